@@ -1,0 +1,153 @@
+"""Find the noise (or step size) that makes a planned run spend its budget."""
+
+import numpy as np
+from scipy.optimize import brentq
+
+from . import pld
+from .accountant import Accountant
+from .events import SubsampledGaussianMechanism
+
+
+def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
+              max_evals=60):
+    """Solve ``epsilon_of(x) = target`` from below for a monotone ``epsilon_of``.
+
+    Runs a bracketing secant search (the Illinois variant of regula falsi) on
+    ``log epsilon`` against ``log x`` and stops at the first ``x`` whose
+    epsilon lies in ``[(1 - rtol) * target, target]``.  The bracket is widened
+    geometrically when the target is not inside ``[lower, upper]``.
+
+    Parameters
+    ----------
+    epsilon_of : callable
+        Maps the parameter to the planned run's epsilon.
+    target : float
+        Target epsilon (> 0).
+    lower, upper : float
+        Initial bracket of the parameter (> 0).
+    increasing : bool
+        Whether epsilon grows with the parameter (a step size) or shrinks
+        (a noise multiplier).
+    rtol : float, default=0.02
+        Accepted relative shortfall below the target.
+    max_evals : int, default=60
+        Budget of evaluations of ``epsilon_of``.
+
+    Returns
+    -------
+    x : float
+        A parameter whose epsilon is at most ``target``.
+    epsilon : float
+        Its epsilon.
+
+    Raises
+    ------
+    ValueError
+        If no parameter in (0, inf) reaches the target within the budget.
+    """
+    sign = 1.0 if increasing else -1.0
+
+    def gap(log_x):
+        eps = epsilon_of(float(np.exp(log_x)))
+        return eps, (np.log(eps) - np.log(target)) * sign if eps > 0 else -np.inf
+
+    lo, hi = np.log(lower), np.log(upper)
+    eps_lo, g_lo = gap(lo)
+    eps_hi, g_hi = gap(hi)
+    evals = 2
+    # Widen until the bracket holds the target: g_lo <= 0 <= g_hi.
+    while g_lo > 0 and evals < max_evals:
+        hi, eps_hi, g_hi = lo, eps_lo, g_lo
+        lo -= np.log(2.0)
+        eps_lo, g_lo = gap(lo)
+        evals += 1
+    while g_hi < 0 and evals < max_evals:
+        lo, eps_lo, g_lo = hi, eps_hi, g_hi
+        hi += np.log(2.0)
+        eps_hi, g_hi = gap(hi)
+        evals += 1
+    if g_lo > 0 or g_hi < 0:
+        raise ValueError(
+            f"could not calibrate to epsilon={target}: the reachable range does "
+            "not contain it"
+        )
+
+    def good(eps):
+        return (1 - rtol) * target <= eps <= target
+
+    if good(eps_lo):
+        return float(np.exp(lo)), eps_lo
+    if good(eps_hi):
+        return float(np.exp(hi)), eps_hi
+    side = 0
+    while evals < max_evals:
+        if np.isfinite(g_lo) and np.isfinite(g_hi) and g_hi > g_lo:
+            mid = lo - g_lo * (hi - lo) / (g_hi - g_lo)
+            # Keep clear of the ends so that the bracket always shrinks.
+            span = hi - lo
+            mid = min(max(mid, lo + 0.01 * span), hi - 0.01 * span)
+        else:
+            mid = 0.5 * (lo + hi)
+        eps_mid, g_mid = gap(mid)
+        evals += 1
+        if good(eps_mid):
+            return float(np.exp(mid)), eps_mid
+        if g_mid > 0:
+            hi, eps_hi, g_hi = mid, eps_mid, g_mid
+            if side == 1:
+                g_lo /= 2.0  # Illinois: stop the stale end from stalling
+            side = 1
+        else:
+            lo, eps_lo, g_lo = mid, eps_mid, g_mid
+            if side == -1:
+                g_hi /= 2.0
+            side = -1
+    # Budget exhausted: return the safe end (epsilon below the target).
+    return float(np.exp(lo)), eps_lo
+
+
+def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
+                               relation="replace_one", rtol=0.02):
+    """Noise multiplier for ``steps`` Poisson-subsampled Gaussian steps.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target guarantee.
+    sampling_rate : float
+        Poisson sampling rate q in (0, 1].
+    steps : int
+        Number of steps.
+    relation : {"replace_one", "add_remove"}, default="replace_one"
+    rtol : float, default=0.02
+        Accepted shortfall below the target epsilon.
+
+    Returns
+    -------
+    noise_multiplier : float
+        Noise std over clip norm.
+    spent_epsilon : float
+        An upper bound (from the fast accountant) on the epsilon the run
+        then spends; at most ``epsilon``.
+    """
+
+    def epsilon_of(noise_multiplier):
+        acc = Accountant(relation)
+        acc.compose(SubsampledGaussianMechanism(sampling_rate, noise_multiplier), steps)
+        return acc.epsilon(delta, fast=True)
+
+    guess = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
+    return calibrate(epsilon_of, epsilon, 0.7 * guess, 1.1 * guess,
+                     increasing=False, rtol=rtol)
+
+
+def _clt_noise_multiplier(epsilon, delta, sampling_rate, steps):
+    """Starting guess from the central limit theorem of Dong, Roth and Su (2022).
+
+    Many subsampled steps behave like a Gaussian mechanism with
+    ``mu = q sqrt(T (exp(D^2 / s^2) - 1))``, D = 2 the replace-one distance
+    in units of the clip norm; invert it at the mu that meets (eps, delta).
+    """
+    mu = brentq(lambda m: pld.gaussian_curve_delta(m, epsilon) - delta, 1e-6, 1e3)
+    ratio = mu**2 / (sampling_rate**2 * steps)
+    return 2.0 / np.sqrt(np.log1p(ratio))
