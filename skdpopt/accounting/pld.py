@@ -155,7 +155,7 @@ class DiscretePLD:
         conv = fftconvolve(a, b)
         np.maximum(conv, 0.0, out=conv)
         round_off = (_FFT_SAFETY * _UNIT_ROUNDOFF * max(np.log2(len(conv)), 1.0)
-                     * np.linalg.norm(a) * np.linalg.norm(b))
+                     * np.sqrt(np.einsum("i,i", a, a) * np.einsum("i,i", b, b)))
         ea, eb = self.error, other.error
         error = (round_off + ea * b.sum() + eb * a.sum()
                  + ea * eb * min(len(a), len(b)))

@@ -1,0 +1,81 @@
+"""What every skdpopt estimator shares: privacy parameters, randomness, and
+the record of what a fit spent."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .accounting import PrivacySpent
+
+PRIVACY_PARAMETER_CONSTRAINTS = {
+    # np.inf is allowed: it means "no privacy", and must be asked for.
+    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "random_state": ["random_state"],
+}
+
+
+def make_generator(random_state):
+    """One ``numpy.random.Generator`` for a whole fit.
+
+    Parameters
+    ----------
+    random_state : None, int or numpy.random.RandomState
+        ``None`` draws fresh entropy from the operating system, which is what
+        a real private release should do: a fixed seed lets anyone who knows
+        it reproduce (and so subtract) the noise.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    if random_state is None or isinstance(random_state, Integral):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    raise ValueError(
+        "random_state must be None, an int or a numpy RandomState, got "
+        f"{random_state!r}"
+    )
+
+
+class DPEstimatorMixin:
+    """Mixin for estimators that take ``epsilon`` and ``delta``.
+
+    Provides the checks and bookkeeping every private estimator needs; the
+    subclass's ``_parameter_constraints`` should include
+    ``PRIVACY_PARAMETER_CONSTRAINTS``.
+    """
+
+    @property
+    def _is_private(self):
+        return self.epsilon != np.inf
+
+    def _warn_if_delta_too_large(self, n_samples):
+        # A mechanism that publishes one random record is (0, 1/n)-DP, so a
+        # delta of 1/n or more promises nothing.
+        if self._is_private and self.delta >= 1.0 / n_samples:
+            warnings.warn(
+                f"delta={self.delta} is not below 1/n_samples={1.0 / n_samples:.3g}; "
+                "such a guarantee allows releasing records outright. "
+                "Choose delta much smaller than 1/n_samples.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _record_spent(self, accountant):
+        """Set ``privacy_spent_`` from the run's accountant."""
+        if not self._is_private:
+            self.privacy_spent_ = PrivacySpent(np.inf, 0.0, accountant.relation)
+            return
+        spent = accountant.spent(self.delta)
+        if spent.epsilon > self.epsilon * (1 + 1e-9):
+            raise RuntimeError(  # a bug in calibration, never a user error
+                f"fit spent epsilon={spent.epsilon} above the requested "
+                f"{self.epsilon}"
+            )
+        self.privacy_spent_ = spent
