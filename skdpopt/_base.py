@@ -5,13 +5,13 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, Options
 
 from .accounting import PrivacySpent
 
 PRIVACY_PARAMETER_CONSTRAINTS = {
     # np.inf is allowed: it means "no privacy", and must be asked for.
-    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "random_state": ["random_state"],
 }

@@ -52,9 +52,20 @@ def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
         return eps, (np.log(eps) - np.log(target)) * sign if eps > 0 else -np.inf
 
     lo, hi = np.log(lower), np.log(upper)
-    eps_lo, g_lo = gap(lo)
-    eps_hi, g_hi = gap(hi)
-    evals = 2
+    # Probe the geometric middle first: with a good initial bracket it is
+    # often already within tolerance.
+    mid = 0.5 * (lo + hi)
+    eps_mid, g_mid = gap(mid)
+    evals = 1
+    if (1 - rtol) * target <= eps_mid <= target:
+        return float(np.exp(mid)), eps_mid
+    if g_mid > 0:
+        hi, eps_hi, g_hi = mid, eps_mid, g_mid
+        eps_lo, g_lo = gap(lo)
+    else:
+        lo, eps_lo, g_lo = mid, eps_mid, g_mid
+        eps_hi, g_hi = gap(hi)
+    evals += 1
     # Widen until the bracket holds the target: g_lo <= 0 <= g_hi.
     while g_lo > 0 and evals < max_evals:
         hi, eps_hi, g_hi = lo, eps_lo, g_lo
@@ -127,17 +138,16 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
     noise_multiplier : float
         Noise std over clip norm.
     spent_epsilon : float
-        An upper bound (from the fast accountant) on the epsilon the run
-        then spends; at most ``epsilon``.
+        The epsilon the run then spends; at most ``epsilon``.
     """
 
     def epsilon_of(noise_multiplier):
         acc = Accountant(relation)
         acc.compose(SubsampledGaussianMechanism(sampling_rate, noise_multiplier), steps)
-        return acc.epsilon(delta, fast=True)
+        return acc.epsilon(delta)
 
     guess = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
-    return calibrate(epsilon_of, epsilon, 0.7 * guess, 1.1 * guess,
+    return calibrate(epsilon_of, epsilon, 0.8 * guess, 1.05 * guess,
                      increasing=False, rtol=rtol)
 
 

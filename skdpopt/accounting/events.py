@@ -8,8 +8,6 @@ its privacy loss pair for PLD accounting and its pure-DP epsilon.
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import pld, rdp
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.utils.extmath import row_norms
 
 from ..accounting import SubsampledGaussianMechanism
-from ..mechanisms import gaussian_noise
+from ..mechanisms import gaussian_noise, uniform_subset
 
 # Noise for this many steps is drawn at once, to amortise call overhead.
 _NOISE_CHUNK = 256
@@ -128,7 +128,10 @@ def noisy_sgd(
     """
     n_samples, n_features = X.shape
     full_batch = sampling_rate >= 1.0
-    example_norms = np.sqrt(row_norms(X, squared=True) + float(fit_intercept))
+    # ||(x_i, 1)||, the only per-row quantity kept: one n-vector, in place.
+    example_norms = row_norms(X, squared=True)
+    example_norms += float(fit_intercept)
+    np.sqrt(example_norms, out=example_norms)
     denominator = sampling_rate * n_samples
     noise_std = noise_multiplier * clip_norm
     dim = n_features + int(fit_intercept)
@@ -145,12 +148,12 @@ def noisy_sgd(
 
     for t in range(n_steps):
         if t % _NOISE_CHUNK == 0:
-            noise = gaussian_noise(rng, noise_std, (min(_NOISE_CHUNK, n_steps - t), dim))
+            chunk = min(_NOISE_CHUNK, n_steps - t)
+            noise = gaussian_noise(rng, noise_std, (chunk, dim))
         if full_batch:
             rows = None
         else:
-            rows = rng.choice(n_samples, size=batch_sizes[t], replace=False,
-                              shuffle=False)
+            rows = uniform_subset(rng, n_samples, batch_sizes[t])
         if single_pass:
             rows = np.arange(n_samples) if rows is None else rows
             rows = rows[~seen[rows]]
@@ -161,7 +164,8 @@ def noisy_sgd(
 
         residual = loss.derivative(X_batch @ coef + intercept, y_batch)
         # Clip r_i (x_i, 1) to norm C by rescaling r_i.
-        scaled = residual * (clip_norm / np.maximum(np.abs(residual) * norms, clip_norm))
+        scaled = residual * (
+            clip_norm / np.maximum(np.abs(residual) * norms, clip_norm))
         step_noise = noise[t % _NOISE_CHUNK]
         grad_coef = (X_batch.T @ scaled + step_noise[:n_features]) / denominator
         eta = learning_rate(t)
@@ -191,5 +195,6 @@ def noisy_sgd(
         coef=coef,
         intercept=float(intercept),
         n_steps=n_steps,
-        mechanism=SubsampledGaussianMechanism(min(sampling_rate, 1.0), noise_multiplier),
+        mechanism=SubsampledGaussianMechanism(
+            min(sampling_rate, 1.0), noise_multiplier),
     )

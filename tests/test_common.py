@@ -1,0 +1,19 @@
+"""scikit-learn's estimator checks over every public estimator."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdpopt import DPSGDClassifier, DPSGDRegressor
+
+ESTIMATORS = [DPSGDRegressor(), DPSGDClassifier()]
+
+# No check is expected to fail; an entry here needs a reason a user would
+# accept, written beside it.
+EXPECTED_FAILED_CHECKS = {}
+
+
+@parametrize_with_checks(
+    ESTIMATORS,
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(type(est), {}),
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

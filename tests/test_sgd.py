@@ -1,0 +1,218 @@
+"""DPSGDRegressor and DPSGDClassifier: privacy claims, accuracy, bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skdpopt import DPSGDClassifier, DPSGDRegressor, PrivacySpent
+
+dp_accounting = pytest.importorskip("dp_accounting")
+from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
+
+REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
+
+
+def peer_epsilon(noise_multiplier, rate, steps, delta, pessimistic=True):
+    """dp-accounting's replace-one PLD epsilon for Poisson-subsampled DP-SGD.
+
+    The pessimistic estimate is an upper bound on the true epsilon, the
+    optimistic one (privacy buckets rounded down) a lower bound, both up to
+    the peer's own numerics; a sound and tight claim lies between them.
+    """
+    # Full batch (rate 1) is the Gaussian mechanism with sensitivity 2 C.
+    pld = pld_lib.from_gaussian_mechanism(
+        noise_multiplier, sampling_prob=min(rate, 1.0),
+        neighboring_relation=REPLACE_ONE, value_discretization_interval=1e-4,
+        pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
+    return pld.self_compose(steps).get_epsilon_for_delta(delta)
+
+
+def assert_claim_matches_peer(claimed, noise_multiplier, rate, steps, delta):
+    """Never below the peer's lower bound, at most 15% above its upper bound."""
+    lower = peer_epsilon(noise_multiplier, rate, steps, delta, pessimistic=False)
+    upper = peer_epsilon(noise_multiplier, rate, steps, delta, pessimistic=True)
+    assert lower <= claimed <= 1.15 * upper
+
+
+@pytest.fixture(scope="module")
+def regression_data():
+    X, y, coef = make_regression(n_samples=4000, n_features=8, noise=5.0,
+                                 coef=True, random_state=0)
+    scale = np.abs(y).max()
+    return X / 3.0, y / scale, coef / scale
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "full"])
+def test_spent_epsilon_matches_peer_accountant(regression_data, sampling):
+    """The claim is at least dp-accounting's PLD and at most 15% above it."""
+    X, y, _ = regression_data
+    model = DPSGDRegressor(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
+                           sampling=sampling, random_state=0).fit(X, y)
+    rate = 1.0 if sampling == "full" else 200 / len(X)
+    claimed = model.privacy_spent_.epsilon
+    assert_claim_matches_peer(claimed, model.noise_multiplier_, rate, model.t_, 1e-5)
+    # The claim never exceeds the request and calibration wastes little.
+    assert 0.95 <= claimed <= 1.0
+    assert model.privacy_spent_.delta == 1e-5
+    assert model.privacy_spent_.relation == "replace_one"
+
+
+def test_multiclass_budget_covers_all_binary_fits():
+    X, y = make_classification(n_samples=1500, n_features=6, n_informative=4,
+                               n_classes=3, random_state=0)
+    clf = DPSGDClassifier(epsilon=2.0, delta=1e-6, batch_size=150, max_iter=2,
+                          random_state=0).fit(X, y)
+    assert clf.coef_.shape == (3, 6)
+    # Three one-vs-rest problems of t_ steps each, composed.
+    assert_claim_matches_peer(clf.privacy_spent_.epsilon, clf.noise_multiplier_,
+                              150 / 1500, 3 * clf.t_, 1e-6)
+    assert clf.privacy_spent_.epsilon <= 2.0
+
+
+def test_accuracy_close_to_non_private(regression_data):
+    X, y, _ = regression_data
+    X_train, y_train, X_test, y_test = X[:3000], y[:3000], X[3000:], y[3000:]
+    exact = LinearRegression().fit(X_train, y_train).score(X_test, y_test)
+    private = DPSGDRegressor(epsilon=2.0, delta=1e-6, eta0=0.5, max_iter=10,
+                             random_state=0).fit(X_train, y_train)
+    assert private.score(X_test, y_test) > exact - 0.05
+
+
+def test_no_privacy_means_no_noise(regression_data):
+    X, y, _ = regression_data
+    model = DPSGDRegressor(epsilon=np.inf, random_state=0).fit(X, y)
+    assert model.noise_multiplier_ == 0.0
+    assert model.privacy_spent_ == PrivacySpent(np.inf, 0.0)
+    # Without noise two seeds differ only through the sampling.
+    other = DPSGDRegressor(epsilon=np.inf, random_state=1).fit(X, y)
+    np.testing.assert_allclose(model.coef_, other.coef_, atol=0.05)
+
+
+def test_random_state_reproduces_fit(regression_data):
+    X, y, _ = regression_data
+    a = DPSGDRegressor(random_state=3).fit(X, y)
+    b = DPSGDRegressor(random_state=3).fit(X, y)
+    c = DPSGDRegressor(random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_sparse_input_gives_the_dense_result(regression_data):
+    X, y, _ = regression_data
+    X = X * (np.abs(X) > 0.5)  # make it worth storing sparsely
+    dense = DPSGDRegressor(random_state=0).fit(X, y)
+    for fmt in (sp.csr_matrix, sp.csc_matrix, sp.csr_array):
+        sparse = DPSGDRegressor(random_state=0).fit(fmt(X), y)
+        np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(sparse.predict(fmt(X)), dense.predict(X))
+
+
+def test_feature_scale_changes_nothing_about_privacy(regression_data):
+    """Clipping bounds sensitivity, so huge features neither break privacy nor
+    overflow."""
+    X, y, _ = regression_data
+    base = DPSGDRegressor(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = DPSGDRegressor(random_state=0).fit(X * 1e12, y)
+        huge.predict(X * 1e12)
+    assert huge.noise_multiplier_ == base.noise_multiplier_
+    assert huge.privacy_spent_ == base.privacy_spent_
+    assert np.all(np.isfinite(huge.coef_))
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "huber", "epsilon_insensitive"])
+def test_regression_losses_fit(regression_data, loss):
+    X, y, _ = regression_data
+    model = DPSGDRegressor(loss=loss, epsilon=np.inf, eta0=0.5, max_iter=10,
+                           random_state=0).fit(X, y)
+    assert model.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("loss", ["log_loss", "hinge", "modified_huber"])
+def test_classification_losses_fit(loss):
+    X, y = make_classification(n_samples=3000, n_features=5, n_informative=3,
+                               class_sep=2.0, random_state=1)
+    clf = DPSGDClassifier(loss=loss, epsilon=1.0, delta=1e-6,
+                          random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.85
+    if loss != "hinge":
+        proba = clf.predict_proba(X)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert np.array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
+    else:
+        assert not hasattr(clf, "predict_proba")
+
+
+def test_single_pass_mode_runs_half_an_epoch(regression_data):
+    X, y, _ = regression_data
+    model = DPSGDRegressor(loss="epsilon_insensitive", sampling="single_pass",
+                           batch_size=40, epsilon=np.inf, eta0=0.5,
+                           random_state=0).fit(X, y)
+    rate = 40 / len(X)
+    assert model.t_ == int(np.ceil(np.log(2) / -np.log1p(-rate)))
+    assert model.score(X, y) > 0.5
+
+
+def test_pipeline_and_grid_search(regression_data):
+    X, y, _ = regression_data
+    pipe = make_pipeline(FunctionTransformer(lambda Z: Z / 2.0),
+                         DPSGDRegressor(epsilon=1.0, delta=1e-6, random_state=0))
+    search = GridSearchCV(pipe, {"dpsgdregressor__eta0": [0.05, 0.5]}, cv=3)
+    search.fit(X, y)
+    assert search.best_estimator_[-1].privacy_spent_.epsilon <= 1.0
+
+
+def test_single_sample_fits():
+    model = DPSGDRegressor(random_state=0).fit([[1.0, 2.0]], [3.0])
+    assert model.predict([[1.0, 2.0]]).shape == (1,)
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": -0.1}, "delta"),
+        ({"clip_norm": 0.0}, "clip_norm"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"batch_size": 10_000}, "batch_size"),
+        ({"sampling": "uniform"}, "sampling"),
+    ],
+)
+def test_bad_parameters_name_themselves(regression_data, params, name):
+    X, y, _ = regression_data
+    with pytest.raises(ValueError, match=name):
+        DPSGDRegressor(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_input_rejected(regression_data, bad):
+    X, y, _ = regression_data
+    X_bad, y_bad = X.copy(), y.copy()
+    X_bad[0, 0] = bad
+    y_bad[0] = bad
+    with pytest.raises(ValueError):
+        DPSGDRegressor().fit(X_bad, y)
+    with pytest.raises(ValueError):
+        DPSGDRegressor().fit(X, y_bad)
+
+
+def test_delta_zero_is_refused_with_a_reason(regression_data):
+    X, y, _ = regression_data
+    with pytest.raises(ValueError, match="delta"):
+        DPSGDRegressor(delta=0.0).fit(X, y)
+
+
+def test_large_delta_warns(regression_data):
+    X, y, _ = regression_data
+    with pytest.warns(UserWarning, match="delta"):
+        DPSGDRegressor(delta=0.01).fit(X, y)
