@@ -141,13 +141,17 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
         The epsilon the run then spends; at most ``epsilon``.
     """
 
-    def epsilon_of(noise_multiplier):
+    def epsilon_of(noise_multiplier, points=None):
         acc = Accountant(relation)
         acc.compose(SubsampledGaussianMechanism(sampling_rate, noise_multiplier), steps)
-        return acc.epsilon(delta)
+        return acc.epsilon(delta, points=points)
 
+    # A rough search on a coarse PLD grid (cheap, and an upper bound, so its
+    # answer errs on the side of more noise), then a short fine one.
     guess = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
-    return calibrate(epsilon_of, epsilon, 0.8 * guess, 1.05 * guess,
+    rough, _ = calibrate(lambda s: epsilon_of(s, points=2**11), epsilon,
+                         0.8 * guess, 1.05 * guess, increasing=False, rtol=0.05)
+    return calibrate(epsilon_of, epsilon, 0.93 * rough, rough,
                      increasing=False, rtol=rtol)
 
 

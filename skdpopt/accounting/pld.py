@@ -42,6 +42,20 @@ _FFT_SAFETY = 4.0
 _DISCRETIZATION_SLACK = 1e-10
 
 
+def _log_cumsum(log_values):
+    """``log(cumsum(exp(log_values)))``, computed in the linear domain.
+
+    Much faster than ``np.logaddexp.accumulate``; terms more than e^-700
+    below the largest underflow to zero, which is far below every mass
+    that matters here.
+    """
+    top = np.max(log_values)
+    if not np.isfinite(top):
+        return np.full_like(log_values, top)
+    with np.errstate(divide="ignore"):
+        return np.log(np.cumsum(np.exp(log_values - top))) + top
+
+
 class DiscretePLD:
     """A privacy loss distribution on a grid, stored exponentially tilted.
 
@@ -125,7 +139,7 @@ class DiscretePLD:
         """
         log_mass = self.log_mass_bounds()
         n = len(log_mass)
-        from_top = np.logaddexp.accumulate(log_mass[::-1])
+        from_top = _log_cumsum(log_mass[::-1])
         n_top = int(np.searchsorted(from_top, np.log(tail_mass), side="right"))
         n_top = min(n_top, n - 1)
         inf_mass = self.infinity_mass
@@ -134,7 +148,7 @@ class DiscretePLD:
         keep = n - n_top
         # The distribution has total mass 1, so no cumulative mass exceeds 1
         # even where the round-off bound on single entries is loose.
-        from_bottom = np.minimum(np.logaddexp.accumulate(log_mass[:keep]), 0.0)
+        from_bottom = np.minimum(_log_cumsum(log_mass[:keep]), 0.0)
         # Tilted weight the lower tail would have once moved up to point k.
         moved = from_bottom + self.tilt * self.losses[:keep] - self.log_scale
         n_bottom = int(np.searchsorted(
@@ -189,8 +203,8 @@ class DiscretePLD:
         """
         log_mass = self.log_mass_bounds()
         losses = self.losses
-        log_a = np.logaddexp.accumulate(log_mass[::-1])[::-1]
-        log_d = np.logaddexp.accumulate((log_mass - losses)[::-1])[::-1]
+        log_a = _log_cumsum(log_mass[::-1])[::-1]
+        log_d = _log_cumsum((log_mass - losses)[::-1])[::-1]
         log_a = np.append(log_a[1:], -np.inf)
         log_d = np.append(log_d[1:], -np.inf) + losses
         return log_a, log_d
