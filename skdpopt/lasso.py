@@ -1,0 +1,425 @@
+"""DPLasso: l1-regularised least squares by private greedy coordinate descent."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._clipping import clip_targets
+from .accounting import (
+    Accountant,
+    ExponentialMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    PureDPMechanism,
+    calibrate,
+)
+from .solvers.frank_wolfe import private_frank_wolfe
+from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd
+
+# Shares of each step's privacy budget (in zCDP units, rho) given to the
+# selection, the coordinate gradient and, with curvature="private", the
+# coordinate curvature.  Chosen by measurement (docs/benchmarks/dplasso.md).
+SELECTION_SHARE = 0.5
+CURVATURE_SHARE = 0.05
+
+
+def _clip_features_if_needed(X, bound):
+    """X clipped to ``[-bound, bound]``; no copy when it already is inside."""
+    values = X.data if sp.issparse(X) else X
+    if values.size == 0 or np.abs(values).max() <= bound:
+        return X
+    X = X.copy()
+    values = X.data if sp.issparse(X) else X
+    np.clip(values, -bound, bound, out=values)
+    return X
+
+
+def plan_greedy_cd(rho, *, selection, gradient_noise, curvature):
+    """Per-step privacy parameters of DP-GCD with per-step budget ``rho``.
+
+    Every mechanism gets its share of ``rho`` as a zCDP-style cost: the
+    exponential mechanism with score sensitivity D costs ``D^2 / 2``
+    (bounded range), a Gaussian with noise multiplier s costs
+    ``1 / (2 s^2)``, and a pure epsilon0-DP mechanism (report-noisy-max,
+    Laplace) ``epsilon0^2 / 2``.  The accountant then computes the run's
+    actual (epsilon, delta) with its tightest bound.
+
+    Returns
+    -------
+    dict
+        ``selection_epsilon``, ``gradient_noise_multiplier`` and
+        ``curvature_noise_multiplier`` (None unless curvature="private").
+    """
+    curvature_share = CURVATURE_SHARE if curvature == "private" else 0.0
+    selection_rho = SELECTION_SHARE * rho
+    gradient_rho = (1.0 - SELECTION_SHARE - curvature_share) * rho
+    if selection == "exponential":
+        selection_epsilon = 2.0 * np.sqrt(2.0 * selection_rho)
+    else:
+        selection_epsilon = np.sqrt(2.0 * selection_rho)
+    if gradient_noise == "gaussian":
+        gradient_multiplier = 1.0 / np.sqrt(2.0 * gradient_rho)
+    else:
+        gradient_multiplier = 1.0 / np.sqrt(2.0 * gradient_rho)
+    curvature_multiplier = (1.0 / np.sqrt(2.0 * curvature_share * rho)
+                            if curvature_share else None)
+    return {
+        "selection_epsilon": float(selection_epsilon),
+        "gradient_noise_multiplier": float(gradient_multiplier),
+        "curvature_noise_multiplier": curvature_multiplier,
+    }
+
+
+def greedy_cd_events(plan, n_steps, *, selection, gradient_noise):
+    """The mechanisms a planned DP-GCD run composes (curvature releases
+    counted for every step, the most there can be)."""
+    if selection == "exponential":
+        chooser = ExponentialMechanism(0.5 * plan["selection_epsilon"])
+    else:
+        chooser = PureDPMechanism(plan["selection_epsilon"])
+    multiplier = plan["gradient_noise_multiplier"]
+    release = (GaussianMechanism(multiplier) if gradient_noise == "gaussian"
+               else LaplaceMechanism(1.0 / multiplier))
+    events = [(chooser, n_steps), (release, n_steps)]
+    if plan["curvature_noise_multiplier"] is not None:
+        events.append((GaussianMechanism(plan["curvature_noise_multiplier"]),
+                       n_steps))
+    return events
+
+
+def _log_inverse(delta):
+    """log(1/delta) for the calibrations' starting guesses (finite at 0)."""
+    return np.log(1.0 / max(delta, 1e-12))
+
+
+def _accountant(events):
+    accountant = Accountant()
+    for mechanism, count in events:
+        accountant.compose(mechanism, count)
+    return accountant
+
+
+class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Lasso under differential privacy: private greedy coordinate descent.
+
+    Minimises scikit-learn's Lasso objective
+    ``1/(2n) ||y - Xw - b||^2 + alpha ||w||_1`` with the (epsilon,
+    delta)-DP greedy coordinate descent of Mangold et al. (seed 002,
+    proximal variant): each of ``max_iter`` steps privately selects the
+    coordinate with the largest distance from zero to its subdifferential,
+    releases that coordinate's gradient with noise, and applies the
+    soft-threshold proximal map.  Iterates start at 0 and change one
+    coordinate per step, so ``coef_`` has at most ``max_iter`` non-zeros.
+    Noise is calibrated by the library's accountant under replace-one
+    neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
+
+    Sensitivity is bounded by public bounds, never by the data: features
+    are clipped to ``[-feature_bound, feature_bound]``, targets to
+    ``[-target_bound, target_bound]`` and residuals to
+    ``[-residual_bound, residual_bound]`` (the loss is therefore Huber's,
+    equal to the squared error wherever residuals stay within the bound).
+    Scale the data with public constants so that these bounds hold.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`.
+        Unused by ``solver="frank_wolfe"``.
+    epsilon : float, default=1.0
+        Privacy budget of the fit; ``np.inf`` runs without noise.  Each call
+        to ``fit`` spends it again.
+    delta : float, default=1e-5
+        Failure probability; choose it well below ``1 / n_samples``.
+    fit_intercept : bool, default=True
+        Fit an intercept.  It is one more coordinate of the greedy selection
+        (unpenalised) with the same sensitivity as the features, so it is
+        covered by the budget at no extra cost.
+    max_iter : int, default=20
+        Number of steps T (each one private selection and one noisy
+        release).  Every step costs budget, so T should be about the number
+        of non-zeros one hopes to find, not a convergence cap: at epsilon
+        around 1 and n in the tens of thousands, 10 to 30 is best in the
+        benchmark; with more budget (larger n * epsilon) more steps pay.
+    warm_start : bool, default=False
+        Start from the previous fit's solution (which must itself count in
+        the privacy analysis: the two fits compose).
+    feature_bound : float, default=1.0
+        Public bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.
+    target_bound : float, default=1.0
+        Public bound on ``|y_i|``; targets are clipped to it.
+    residual_bound : float or None, default=None
+        Public bound C on ``|x_i . w + b - y_i|`` used in the gradient;
+        larger residuals are clipped.  ``None`` means ``target_bound`` (the
+        residuals of the starting point w = 0).
+    solver : {"greedy_cd", "frank_wolfe"}, default="greedy_cd"
+        "greedy_cd": private greedy coordinate descent on the penalised
+        problem.  "frank_wolfe": private Frank-Wolfe (Talwar, Thakurta and
+        Zhang 2015) on the constrained problem ``||(w, b / B)||_1 <=
+        radius`` without penalty, selecting one of the l1 ball's vertices by
+        the exponential mechanism at each step.
+    radius : float, default=1.0
+        Radius of the l1 ball for ``solver="frank_wolfe"`` (the intercept,
+        divided by ``feature_bound``, counts as a coordinate).
+    selection : {"exponential", "laplace"}, default="exponential"
+        Private selection of the greedy solver: the exponential mechanism
+        (Gumbel-max; bounded range, so it composes better) or
+        report-noisy-max with Laplace noise.
+    gradient_noise : {"gaussian", "laplace"}, default="gaussian"
+        Noise on the released coordinate gradient.
+    curvature : {"private", "bound"}, default="private"
+        Step size of the greedy solver.  "private": each feature step also
+        releases the chosen column's mean square ``(1/n) sum_i x_ij^2`` with
+        Gaussian noise (5% of the step's budget) and steps by the inverse of
+        an upper confidence bound on it, which is close to an exact
+        coordinate minimisation.  "bound": step ``1 / feature_bound**2``,
+        the public smoothness bound, free but short when features are
+        smaller than their bound.
+    verbose : int, default=0
+        Print progress (only the private iterate's sparsity and intercept).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fit's one random generator.  A fixed seed reproduces a fit
+        and lets anyone who knows it reproduce the noise: leave it ``None``
+        for a real release.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    sparse_coef_ : scipy.sparse.csr_matrix of shape (1, n_features)
+    intercept_ : float
+    n_iter_ : int
+        Steps run.
+    selected_ : ndarray of int
+        Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
+        the vertex index).
+    privacy_spent_ : PrivacySpent
+        The (epsilon, delta) guarantee of the fitted model, replace-one.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    See Also
+    --------
+    sklearn.linear_model.Lasso : The non-private model.
+    DPSGDRegressor : Private linear regression with an L2 penalty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpopt import DPLasso
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 50))
+    >>> y = 0.5 * X[:, 0] - 0.3 * X[:, 1] + 0.05 * rng.normal(size=20000)
+    >>> model = DPLasso(alpha=0.01, epsilon=1.0, delta=1e-8, random_state=0)
+    >>> model.fit(X, y).privacy_spent_.epsilon <= 1.0
+    True
+    >>> sorted(np.argsort(-np.abs(model.coef_))[:2].tolist())
+    [0, 1]
+    """
+
+    _parameter_constraints = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "warm_start": ["boolean"],
+        "feature_bound": [Interval(Real, 0, None, closed="neither")],
+        "target_bound": [Interval(Real, 0, None, closed="neither")],
+        "residual_bound": [None, Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions({"greedy_cd", "frank_wolfe"})],
+        "radius": [Interval(Real, 0, None, closed="neither")],
+        "selection": [StrOptions({"exponential", "laplace"})],
+        "gradient_noise": [StrOptions({"gaussian", "laplace"})],
+        "curvature": [StrOptions({"bound", "private"})],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        alpha=1.0,
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        fit_intercept=True,
+        max_iter=20,
+        warm_start=False,
+        feature_bound=1.0,
+        target_bound=1.0,
+        residual_bound=None,
+        solver="greedy_cd",
+        radius=1.0,
+        selection="exponential",
+        gradient_noise="gaussian",
+        curvature="private",
+        verbose=0,
+        random_state=None,
+    ):
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.delta = delta
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.warm_start = warm_start
+        self.feature_bound = feature_bound
+        self.target_bound = target_bound
+        self.residual_bound = residual_bound
+        self.solver = solver
+        self.radius = radius
+        self.selection = selection
+        self.gradient_noise = gradient_noise
+        self.curvature = curvature
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the model, spending ``epsilon`` and ``delta``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Dense, CSR or CSC; sparse input stays sparse.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : DPLasso
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                             y_numeric=True, dtype=[np.float64, np.float32])
+        n_samples = X.shape[0]
+        self._warn_if_delta_too_large(n_samples)
+        gaussian = self.solver == "greedy_cd" and (
+            self.gradient_noise == "gaussian" or self.curvature == "private")
+        if self._is_private and self.delta == 0 and gaussian:
+            raise ValueError(
+                "delta must be > 0: Gaussian noise gives no pure (delta=0) "
+                "guarantee; use gradient_noise='laplace' and curvature='bound' "
+                "for pure differential privacy."
+            )
+        X = _clip_features_if_needed(X, self.feature_bound)
+        y = clip_targets(y, self.target_bound)
+        residual_bound = (self.target_bound if self.residual_bound is None
+                          else self.residual_bound)
+        rng = make_generator(self.random_state)
+        if self.solver == "greedy_cd":
+            self._fit_greedy_cd(X, y, residual_bound, rng)
+        else:
+            self._fit_frank_wolfe(X, y, residual_bound, rng)
+        self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
+        return self
+
+    def _warm_start_point(self, n_features):
+        if self.warm_start and hasattr(self, "coef_") and \
+                self.coef_.shape == (n_features,):
+            intercept = self.intercept_ if self.fit_intercept else 0.0
+            return self.coef_.copy(), float(intercept)
+        return None, 0.0
+
+    def _fit_greedy_cd(self, X, y, residual_bound, rng):
+        n_steps = self.max_iter
+        options = {"selection": self.selection,
+                   "gradient_noise": self.gradient_noise}
+        if self._is_private:
+            def epsilon_of(rho):
+                plan = plan_greedy_cd(rho, curvature=self.curvature, **options)
+                return _accountant(greedy_cd_events(plan, n_steps, **options)
+                                   ).epsilon(self.delta)
+
+            # zCDP's rho for the whole run is about eps^2 / (4 log(1/delta)).
+            guess = self.epsilon**2 / (4.0 * _log_inverse(self.delta) * n_steps)
+            rho, _ = calibrate(epsilon_of, self.epsilon, 0.5 * guess, 4.0 * guess,
+                               increasing=True)
+            plan = plan_greedy_cd(rho, curvature=self.curvature, **options)
+        else:
+            plan = {"selection_epsilon": np.inf, "gradient_noise_multiplier": 0.0,
+                    "curvature_noise_multiplier": (0.0 if self.curvature == "private"
+                                                   else None)}
+        coef_init, intercept_init = self._warm_start_point(X.shape[1])
+        problem = ClippedLeastSquares(X, y, self.feature_bound, residual_bound)
+        result = private_greedy_cd(
+            problem, alpha=self.alpha, n_steps=n_steps,
+            fit_intercept=self.fit_intercept, rng=rng, coef_init=coef_init,
+            intercept_init=intercept_init, verbose=self.verbose, **options, **plan)
+        self.coef_ = result.coef
+        self.intercept_ = result.intercept if self.fit_intercept else 0.0
+        self.n_iter_ = result.n_steps
+        self.selected_ = result.selected
+        self._record_spent(_accountant(result.mechanisms))
+
+    def _fit_frank_wolfe(self, X, y, residual_bound, rng):
+        n_samples, n_features = X.shape
+        bound = self.feature_bound
+        # |x . w + b| <= B ||(w, b/B)||_1 <= B R on the ball, so the residual
+        # never exceeds B R + target_bound: clip there if that is tighter.
+        residual_bound = min(residual_bound, bound * self.radius + self.target_bound)
+        problem = ClippedLeastSquares(X, y, bound, residual_bound)
+        dim = n_features + int(self.fit_intercept)
+
+        def gradient(point):
+            problem.reset(point[:n_features],
+                          bound * point[n_features] if self.fit_intercept else 0.0)
+            grad, grad_intercept = problem.gradient()
+            return np.append(grad, grad_intercept) if self.fit_intercept else grad
+
+        # <v, grad> moves by at most R * 2 B C / n between neighbours.
+        linear_sensitivity = self.radius * 2.0 * bound * residual_bound / n_samples
+        n_steps = self.max_iter
+        if self._is_private:
+            def epsilon_of(score_scale):
+                return Accountant().compose(
+                    ExponentialMechanism(score_scale * linear_sensitivity), n_steps
+                ).epsilon(self.delta)
+
+            guess = np.sqrt(2.0 * self.epsilon**2
+                            / (4.0 * _log_inverse(self.delta) * n_steps))
+            score_scale, _ = calibrate(epsilon_of, self.epsilon,
+                                       0.5 * guess / linear_sensitivity,
+                                       4.0 * guess / linear_sensitivity,
+                                       increasing=True)
+        else:
+            score_scale = np.inf
+        coef_init, intercept_init = self._warm_start_point(n_features)
+        start = None
+        if coef_init is not None:
+            start = np.append(coef_init, intercept_init / bound)[:dim]
+            if np.abs(start).sum() > self.radius:
+                start = None
+        result = private_frank_wolfe(gradient, dim, radius=self.radius,
+                                     n_steps=n_steps, score_scale=score_scale,
+                                     rng=rng, coef_init=start)
+        self.coef_ = result.coef[:n_features]
+        self.intercept_ = (bound * float(result.coef[n_features])
+                           if self.fit_intercept else 0.0)
+        self.n_iter_ = n_steps
+        self.selected_ = result.selected
+        accountant = Accountant()
+        if self._is_private:
+            accountant.compose(
+                ExponentialMechanism(score_scale * linear_sensitivity), n_steps)
+        self._record_spent(accountant)
+
+    def predict(self, X):
+        """Predict with the fitted linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
