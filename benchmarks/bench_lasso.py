@@ -282,7 +282,7 @@ def main():
             stats = []
             for seed in seeds:
                 model, seconds = timed(
-                    lambda eps=eps, seed=seed: DPLasso(
+                    lambda eps=eps, seed=seed, X=X, y=y: DPLasso(
                         alpha=ALPHA, epsilon=eps, delta=1.0 / X.shape[0]**2,
                         random_state=seed).fit(X, y))
                 stats.append(reference.measure(model, seconds))
@@ -291,7 +291,6 @@ def main():
         rows.append([f"{n_features:.0e}"] + format_row(
             "Lasso (non-private)", np.inf,
             reference.measure(reference.model, reference.seconds)))
-        del X, y, reference
     print_table("scaling with p: n=20000, density 0.05, 10 informative, CSR "
                 "(precision/recall vs the true support)", rows, ["p"] + COLUMNS)
 
