@@ -11,7 +11,7 @@ Medians over seeds.  Every DP fit's time includes its noise calibration
 
 Usage::
 
-    pip install torch==2.13.0 && pip install ".[bench]"
+    pip install ".[bench,opacus]"
     python benchmarks/bench_sgd.py            # full run
     python benchmarks/bench_sgd.py --quick    # 2 seeds, smaller scaling run
 """
@@ -164,7 +164,7 @@ def opacus_run(datasets, seeds):
         import opacus  # noqa: F401
         import torch
     except ImportError:
-        print("\nOpacus: not installed (pip install torch==2.13.0 opacus); skipped.")
+        print("\nOpacus: not installed (pip install '.[opacus]'); skipped.")
         return
     rows = []
     for name, (X_train, _, y_train, _) in datasets.items():

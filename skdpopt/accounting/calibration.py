@@ -151,7 +151,7 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
     guess = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
     rough, _ = calibrate(lambda s: epsilon_of(s, points=2**11), epsilon,
                          0.8 * guess, 1.05 * guess, increasing=False, rtol=0.05)
-    return calibrate(epsilon_of, epsilon, 0.93 * rough, rough,
+    return calibrate(epsilon_of, epsilon, 0.96 * rough, rough,
                      increasing=False, rtol=rtol)
 
 

@@ -35,6 +35,8 @@ _TARGET_POINTS = 2**14
 # Renyi orders among which the tilt is chosen (a coarse grid suffices: the
 # tilt only steers numerical accuracy, never soundness).
 _TILT_ORDERS = np.unique(np.round(np.geomspace(1.05, 1024.0, 48), 3))
+# Tilted masses more than e^-700 below the largest are not represented.
+_LOG_TINY = -700.0
 # Unit round-off of float64, and a safety factor on the textbook bound of an
 # FFT convolution's error, ``u * log2(n) * ||a||_2 * ||b||_2`` in each entry
 # (checked against exact convolutions in the tests).
@@ -139,9 +141,21 @@ class DiscretePLD:
         with np.errstate(divide="ignore"):
             log_tilted = np.log(masses) + tilt * losses
         top = np.max(log_tilted)
+        # Masses too small to be represented once tilted are moved up to the
+        # next representable point (or to infinite loss above the last one):
+        # pessimistic, and nothing is silently lost.
+        lost = (masses > 0) & (log_tilted - top < _LOG_TINY)
+        kept = np.nonzero(~lost)[0]
+        log_tilted[lost] = -np.inf
         tilted = np.exp(log_tilted - top)
-        # Entries that underflowed to zero are covered by this error term.
-        return cls(tilted, offset, step, tilt, top, 1e-300, infinity_mass)
+        if lost.any():
+            target = np.searchsorted(kept, np.nonzero(lost)[0])
+            above = target < len(kept)
+            infinity_mass += masses[lost][~above].sum()
+            moved = np.bincount(target[above], weights=masses[lost][above],
+                                minlength=len(kept))
+            tilted[kept] += moved * np.exp(tilt * losses[kept] - top)
+        return cls(tilted, offset, step, tilt, top, 0.0, infinity_mass)
 
     @property
     def losses(self):
@@ -169,6 +183,8 @@ class DiscretePLD:
         terms, that is where the moved mass, tilted at its new place, is at
         most ``tail_mass`` times the largest tilted mass.
         """
+        if tail_mass <= 0:
+            return self
         n = len(self.tilted)
         log_tail = np.log(tail_mass)
         # Cumulative masses from the top, grown until they pass the cut.
@@ -252,11 +268,17 @@ class DiscretePLD:
         if target <= 0 or not np.isfinite(self.error + self.log_scale):
             return np.inf
         log_a, log_d = self._log_delta_terms()
-        # log(A_j - D_j), with D_j < A_j; -inf past the last point.
+        # log(A_j - D_j); D_j <= exp(-step) A_j holds exactly (every term of
+        # D_j is discounted by at least one grid step), so round-off in the
+        # ratio is clipped to that.
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_gap = log_a + np.log1p(-np.exp(log_d - log_a))
+            ratio = np.minimum(log_d - log_a, -self.step)
+            log_gap = log_a + np.log1p(-np.exp(ratio))
         log_gap = np.where(np.isneginf(log_a), -np.inf, log_gap)
-        j = int(np.argmax(log_gap <= np.log(target)))
+        met = np.nonzero(log_gap <= np.log(target))[0]
+        if len(met) == 0 or not np.all(np.isfinite(log_gap[:met[0]])):
+            return np.inf  # nothing met, or numbers not to be trusted
+        j = int(met[0])
         losses = self.losses
         if j == 0:
             return max(0.0, float(losses[0]))
