@@ -113,7 +113,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 radius=self.radius,
                 single_pass=self.sampling == "single_pass",
                 rng=rng,
-                steps_per_epoch=max(1, round(steps / epochs)),
+                n_epochs=epochs,
                 verbose=self.verbose,
             )
             accountant.compose(result.mechanism, result.n_steps)
