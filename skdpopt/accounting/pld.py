@@ -34,7 +34,7 @@ from . import rdp
 _TARGET_POINTS = 2**14
 # Renyi orders among which the tilt is chosen (a coarse grid suffices: the
 # tilt only steers numerical accuracy, never soundness).
-_TILT_ORDERS = np.unique(np.round(np.geomspace(1.05, 1024.0, 48), 3))
+_TILT_ORDERS = 1.0 + np.geomspace(1e-3, 1023.0, 64)
 # Tilted masses more than e^-700 below the largest are not represented.
 _LOG_TINY = -700.0
 # Unit round-off of float64, and a safety factor on the textbook bound of an
@@ -529,7 +529,7 @@ def compose_pairs(pairs_and_counts, delta, points=None):
         width += min(count * single, max(single, 20.0 * np.sqrt(count * var)))
         cgf += count * pair_cgf
     _, order = rdp.rdp_to_epsilon_and_order(orders, cgf / (orders - 1.0), delta)
-    tilt = float(np.clip(order - 1.0, 0.25, 256.0))
+    tilt = float(min(order - 1.0, 256.0))
     step = max(width / (points or _TARGET_POINTS), 1e-7)
     result = None
     for pair, count in pairs_and_counts:
