@@ -92,15 +92,7 @@ def poisson_batch(rng, n_samples, sampling_rate):
 def uniform_subset(rng, n_samples, size):
     """A uniformly random subset of ``range(n_samples)`` of the given size, sorted.
 
-    Small subsets are drawn with replacement keeping the first ``size``
-    distinct values (each new value is uniform over the values not yet
-    drawn, so the subset is uniform), in memory proportional to ``size``.
+    numpy's sampler without replacement uses Floyd's algorithm here (time
+    and memory proportional to ``size``, not to ``n_samples``).
     """
-    if size > n_samples // 4:
-        return np.sort(rng.permutation(n_samples)[:size])
-    kept = np.empty(0, dtype=np.int64)
-    while len(kept) < size:
-        draws = np.concatenate([kept, rng.integers(0, n_samples, 2 * size)])
-        values, first = np.unique(draws, return_index=True)
-        kept = draws[np.sort(first)][:size]
-    return np.sort(kept)
+    return np.sort(rng.choice(n_samples, size=size, replace=False, shuffle=False))

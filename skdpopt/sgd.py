@@ -113,7 +113,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 radius=self.radius,
                 single_pass=self.sampling == "single_pass",
                 rng=rng,
-                steps_per_epoch=max(1, round(steps / epochs)),
+                n_epochs=epochs,
                 verbose=self.verbose,
             )
             accountant.compose(result.mechanism, result.n_steps)
@@ -168,7 +168,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         steps is ``ceil(max_iter * n_samples / batch_size)``.
     learning_rate : {"constant", "invscaling"}, default="constant"
         Step size schedule: ``eta0`` or ``eta0 / (t + 1)**power_t``.
-    eta0 : float, default=0.1
+    eta0 : float, default=0.5
         Initial step size.
     power_t : float, default=0.25
         Exponent of the "invscaling" schedule.
@@ -251,7 +251,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         fit_intercept=True,
         max_iter=5,
         learning_rate="constant",
-        eta0=0.1,
+        eta0=0.5,
         power_t=0.25,
         average=True,
         batch_size="auto",
@@ -349,7 +349,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
     max_iter : int, default=5
         Epochs per binary problem.
     learning_rate : {"constant", "invscaling"}, default="constant"
-    eta0 : float, default=0.1
+    eta0 : float, default=0.5
     power_t : float, default=0.25
     average : bool or int, default=True
     batch_size : int or "auto", default="auto"
@@ -399,7 +399,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         fit_intercept=True,
         max_iter=5,
         learning_rate="constant",
-        eta0=0.1,
+        eta0=0.5,
         power_t=0.25,
         average=True,
         batch_size="auto",

@@ -1,7 +1,10 @@
 """Projections and proximal maps against their defining optimisation problems."""
 
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis.extra.numpy import arrays
 from scipy.optimize import minimize
 
 from skdpopt.geometry import (
@@ -50,3 +53,36 @@ def test_vertex_coordinates():
     np.testing.assert_array_equal(values, [2.0, 2.0, -2.0, -2.0])
     features, values = vertex_coordinates(np.array([1]), 3, 2.0, "simplex")
     np.testing.assert_array_equal(values, [2.0])
+
+
+finite_vectors = arrays(np.float64, st.integers(1, 12),
+                        elements=st.floats(-1e3, 1e3, allow_nan=False))
+
+
+@given(finite_vectors, st.floats(0.01, 100.0))
+@settings(max_examples=200, deadline=None)
+def test_simplex_projection_properties(v, radius):
+    p = project_simplex(v, radius)
+    assert np.all(p >= 0)
+    assert np.isclose(p.sum(), radius, rtol=1e-9, atol=1e-9 * radius)
+    # Optimality (KKT): v - p is constant (= theta) on the support of p and
+    # at most theta off it.
+    support = p > 0
+    theta = np.mean((v - p)[support])
+    assert np.allclose((v - p)[support], theta, atol=1e-6 * (1 + np.abs(v).max()))
+    assert np.all((v - p)[~support] <= theta + 1e-6 * (1 + np.abs(v).max()))
+    # Idempotent.
+    np.testing.assert_allclose(project_simplex(p, radius), p, atol=1e-9 * radius)
+
+
+@given(finite_vectors, st.floats(0.01, 100.0))
+@settings(max_examples=200, deadline=None)
+def test_l1_ball_projection_is_feasible_and_no_farther_than_any_vertex(v, radius):
+    p = project_l1_ball(v, radius)
+    assert np.abs(p).sum() <= radius * (1 + 1e-9)
+    distance = np.linalg.norm(v - p)
+    for j in range(len(v)):
+        for sign in (-1.0, 1.0):
+            vertex = np.zeros(len(v))
+            vertex[j] = sign * radius
+            assert distance <= np.linalg.norm(v - vertex) + 1e-9 * (1 + radius)

@@ -216,3 +216,12 @@ def test_large_delta_warns(regression_data):
     X, y, _ = regression_data
     with pytest.warns(UserWarning, match="delta"):
         DPSGDRegressor(delta=0.01).fit(X, y)
+
+
+def test_verbose_prints_one_line_block_per_epoch(regression_data, capsys):
+    X, y, _ = regression_data
+    DPSGDRegressor(max_iter=3, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert out.count("-- Epoch") == 3
+    # Progress shows the private iterate's norm, never a training loss.
+    assert "Norm:" in out and "loss" not in out.lower()

@@ -47,49 +47,59 @@ def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
     """
     sign = 1.0 if increasing else -1.0
 
-    def gap(log_x):
+    def probe(log_x):
+        """Epsilon at exp(log_x), and the log-gap used for interpolation,
+        signed so that the gap grows with log_x and is > 0 exactly when
+        epsilon exceeds the target on the high side (for increasing
+        epsilon) or is within budget on the high side (for decreasing)."""
         eps = epsilon_of(float(np.exp(log_x)))
-        return eps, (np.log(eps) - np.log(target)) * sign if eps > 0 else -np.inf
+        if eps <= 0:
+            return eps, -sign * np.inf
+        gap = sign * (np.log(eps) - np.log(target))
+        # Keep the sign faithful to eps vs target despite rounding in logs.
+        if eps > target and gap * sign <= 0:
+            gap = sign * 1e-300
+        if eps <= target and gap * sign > 0:
+            gap = -sign * 1e-300
+        return eps, gap
+
+    def good(eps):
+        return (1 - rtol) * target <= eps <= target
 
     lo, hi = np.log(lower), np.log(upper)
     # Probe the geometric middle first: with a good initial bracket it is
     # often already within tolerance.
     mid = 0.5 * (lo + hi)
-    eps_mid, g_mid = gap(mid)
+    eps_mid, g_mid = probe(mid)
     evals = 1
-    if (1 - rtol) * target <= eps_mid <= target:
+    if good(eps_mid):
         return float(np.exp(mid)), eps_mid
     if g_mid > 0:
         hi, eps_hi, g_hi = mid, eps_mid, g_mid
-        eps_lo, g_lo = gap(lo)
+        eps_lo, g_lo = probe(lo)
     else:
         lo, eps_lo, g_lo = mid, eps_mid, g_mid
-        eps_hi, g_hi = gap(hi)
+        eps_hi, g_hi = probe(hi)
     evals += 1
-    # Widen until the bracket holds the target: g_lo <= 0 <= g_hi.
+    # Widen until the bracket holds the target: g_lo <= 0 < g_hi.
     while g_lo > 0 and evals < max_evals:
         hi, eps_hi, g_hi = lo, eps_lo, g_lo
         lo -= np.log(2.0)
-        eps_lo, g_lo = gap(lo)
+        eps_lo, g_lo = probe(lo)
         evals += 1
-    while g_hi < 0 and evals < max_evals:
+    while g_hi <= 0 and evals < max_evals:
         lo, eps_lo, g_lo = hi, eps_hi, g_hi
         hi += np.log(2.0)
-        eps_hi, g_hi = gap(hi)
+        eps_hi, g_hi = probe(hi)
         evals += 1
-    if g_lo > 0 or g_hi < 0:
+    if g_lo > 0 or g_hi <= 0:
         raise ValueError(
             f"could not calibrate to epsilon={target}: the reachable range does "
             "not contain it"
         )
-
-    def good(eps):
-        return (1 - rtol) * target <= eps <= target
-
-    if good(eps_lo):
-        return float(np.exp(lo)), eps_lo
-    if good(eps_hi):
-        return float(np.exp(hi)), eps_hi
+    for log_x, eps in ((lo, eps_lo), (hi, eps_hi)):
+        if good(eps):
+            return float(np.exp(log_x)), eps
     side = 0
     while evals < max_evals:
         if np.isfinite(g_lo) and np.isfinite(g_hi) and g_hi > g_lo:
@@ -99,7 +109,7 @@ def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
             mid = min(max(mid, lo + 0.01 * span), hi - 0.01 * span)
         else:
             mid = 0.5 * (lo + hi)
-        eps_mid, g_mid = gap(mid)
+        eps_mid, g_mid = probe(mid)
         evals += 1
         if good(eps_mid):
             return float(np.exp(mid)), eps_mid
@@ -113,8 +123,9 @@ def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
             if side == -1:
                 g_hi /= 2.0
             side = -1
-    # Budget exhausted: return the safe end (epsilon below the target).
-    return float(np.exp(lo)), eps_lo
+    # Budget exhausted: return the end whose epsilon is within budget.
+    safe_log_x, safe_eps = (lo, eps_lo) if increasing else (hi, eps_hi)
+    return float(np.exp(safe_log_x)), safe_eps
 
 
 def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
@@ -144,14 +155,14 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
     def epsilon_of(noise_multiplier, points=None):
         acc = Accountant(relation)
         acc.compose(SubsampledGaussianMechanism(sampling_rate, noise_multiplier), steps)
-        return acc.epsilon(delta, points=points)
+        return acc.epsilon(delta, points=points, fast=True)
 
     # A rough search on a coarse PLD grid (cheap, and an upper bound, so its
     # answer errs on the side of more noise), then a short fine one.
     guess = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
     rough, _ = calibrate(lambda s: epsilon_of(s, points=2**11), epsilon,
                          0.8 * guess, 1.05 * guess, increasing=False, rtol=0.05)
-    return calibrate(epsilon_of, epsilon, 0.93 * rough, rough,
+    return calibrate(epsilon_of, epsilon, 0.96 * rough, rough,
                      increasing=False, rtol=rtol)
 
 

@@ -32,6 +32,11 @@ from . import rdp
 # Number of grid points the composed distribution of a whole run should span;
 # sets the discretisation step and, with it, accuracy against run time.
 _TARGET_POINTS = 2**14
+# Renyi orders among which the tilt is chosen (a coarse grid suffices: the
+# tilt only steers numerical accuracy, never soundness).
+_TILT_ORDERS = 1.0 + np.geomspace(1e-3, 1023.0, 64)
+# Tilted masses more than e^-700 below the largest are not represented.
+_LOG_TINY = -700.0
 # Unit round-off of float64, and a safety factor on the textbook bound of an
 # FFT convolution's error, ``u * log2(n) * ||a||_2 * ||b||_2`` in each entry
 # (checked against exact convolutions in the tests).
@@ -54,6 +59,28 @@ def _log_cumsum(log_values):
         return np.full_like(log_values, top)
     with np.errstate(divide="ignore"):
         return np.log(np.cumsum(np.exp(log_values - top))) + top
+
+
+def _prefix_search(prefix_values, n, log_threshold):
+    """Count the leading values ``<= log_threshold`` of a non-decreasing sequence.
+
+    ``prefix_values(m)`` gives the first m values; the prefix examined grows
+    fourfold until the count falls inside it, so that cutting a short tail
+    costs time in the tail's length, not the array's.
+
+    Returns
+    -------
+    count : int
+    values : ndarray
+        The prefix examined (at least ``count`` long).
+    """
+    m = min(n, 512)
+    while True:
+        values = prefix_values(m)
+        count = int(np.searchsorted(values, log_threshold, side="right"))
+        if count < m or m == n:
+            return count, values
+        m = min(n, 4 * m)
 
 
 class DiscretePLD:
@@ -114,14 +141,33 @@ class DiscretePLD:
         with np.errstate(divide="ignore"):
             log_tilted = np.log(masses) + tilt * losses
         top = np.max(log_tilted)
+        # Masses too small to be represented once tilted are moved up to the
+        # next representable point (or to infinite loss above the last one):
+        # pessimistic, and nothing is silently lost.
+        lost = (masses > 0) & (log_tilted - top < _LOG_TINY)
+        kept = np.nonzero(~lost)[0]
+        log_tilted[lost] = -np.inf
         tilted = np.exp(log_tilted - top)
-        # Entries that underflowed to zero are covered by this error term.
-        return cls(tilted, offset, step, tilt, top, 1e-300, infinity_mass)
+        if lost.any():
+            target = np.searchsorted(kept, np.nonzero(lost)[0])
+            above = target < len(kept)
+            infinity_mass += masses[lost][~above].sum()
+            moved = np.bincount(target[above], weights=masses[lost][above],
+                                minlength=len(kept))
+            tilted[kept] += moved * np.exp(tilt * losses[kept] - top)
+        return cls(tilted, offset, step, tilt, top, 0.0, infinity_mass)
 
     @property
     def losses(self):
         """Loss value of each grid point."""
         return (self.offset + np.arange(len(self.tilted))) * self.step
+
+    def _log_mass_slice(self, start, stop):
+        """:meth:`log_mass_bounds` for the grid points ``start:stop``."""
+        losses = (self.offset + np.arange(start, stop)) * self.step
+        with np.errstate(divide="ignore"):
+            return (np.log(self.tilted[start:stop] + self.error) + self.log_scale
+                    - self.tilt * losses)
 
     def log_mass_bounds(self):
         """Log of the upper bound on each grid point's probability."""
@@ -137,26 +183,33 @@ class DiscretePLD:
         terms, that is where the moved mass, tilted at its new place, is at
         most ``tail_mass`` times the largest tilted mass.
         """
-        log_mass = self.log_mass_bounds()
-        n = len(log_mass)
-        from_top = _log_cumsum(log_mass[::-1])
-        n_top = int(np.searchsorted(from_top, np.log(tail_mass), side="right"))
+        if tail_mass <= 0:
+            return self
+        n = len(self.tilted)
+        log_tail = np.log(tail_mass)
+        # Cumulative masses from the top, grown until they pass the cut.
+        n_top, from_top = _prefix_search(
+            lambda m: _log_cumsum(self._log_mass_slice(n - m, n)[::-1]), n, log_tail)
         n_top = min(n_top, n - 1)
         inf_mass = self.infinity_mass
         if n_top:
             inf_mass = min(1.0, inf_mass + float(np.exp(from_top[n_top - 1])))
         keep = n - n_top
-        # The distribution has total mass 1, so no cumulative mass exceeds 1
-        # even where the round-off bound on single entries is loose.
-        from_bottom = np.minimum(_log_cumsum(log_mass[:keep]), 0.0)
-        # Tilted weight the lower tail would have once moved up to point k.
-        moved = from_bottom + self.tilt * self.losses[:keep] - self.log_scale
-        n_bottom = int(np.searchsorted(
-            np.maximum.accumulate(moved), np.log(tail_mass), side="right"))
+
+        def moved(m):
+            # Tilted weight the lowest m points would have once moved up to
+            # point m - 1; the distribution has total mass 1, so no
+            # cumulative mass exceeds 1 even where round-off bounds are loose.
+            from_bottom = np.minimum(_log_cumsum(self._log_mass_slice(0, m)), 0.0)
+            losses = (self.offset + np.arange(m)) * self.step
+            return np.maximum.accumulate(
+                from_bottom + self.tilt * losses - self.log_scale)
+
+        n_bottom, moved_mass = _prefix_search(moved, keep, log_tail)
         n_bottom = min(n_bottom, keep - 1)
         tilted = self.tilted[n_bottom:keep].copy()
         if n_bottom:
-            tilted[0] += np.exp(moved[n_bottom - 1]
+            tilted[0] += np.exp(moved_mass[n_bottom - 1]
                                 + self.tilt * self.step)  # one point higher
         return DiscretePLD(tilted, self.offset + n_bottom, self.step, self.tilt,
                            self.log_scale, self.error, inf_mass)
@@ -215,11 +268,17 @@ class DiscretePLD:
         if target <= 0 or not np.isfinite(self.error + self.log_scale):
             return np.inf
         log_a, log_d = self._log_delta_terms()
-        # log(A_j - D_j), with D_j < A_j; -inf past the last point.
+        # log(A_j - D_j); D_j <= exp(-step) A_j holds exactly (every term of
+        # D_j is discounted by at least one grid step), so round-off in the
+        # ratio is clipped to that.
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_gap = log_a + np.log1p(-np.exp(log_d - log_a))
+            ratio = np.minimum(log_d - log_a, -self.step)
+            log_gap = log_a + np.log1p(-np.exp(ratio))
         log_gap = np.where(np.isneginf(log_a), -np.inf, log_gap)
-        j = int(np.argmax(log_gap <= np.log(target)))
+        met = np.nonzero(log_gap <= np.log(target))[0]
+        if len(met) == 0 or not np.all(np.isfinite(log_gap[:met[0]])):
+            return np.inf  # nothing met, or numbers not to be trusted
+        j = int(met[0])
         losses = self.losses
         if j == 0:
             return max(0.0, float(losses[0]))
@@ -422,7 +481,7 @@ def _coarse_summary(pair, tail_mass, orders):
     the tilt, never to bound privacy.
     """
     low, high = pair.support(tail_mass)
-    step = (high - low) / 1000 if high > low else 1.0
+    step = (high - low) / 500 if high > low else 1.0
     coarse = discretize(pair, step, tail_mass, tilt=0.0)
     losses = coarse.losses
     log_w = coarse.log_mass_bounds()
@@ -463,14 +522,14 @@ def compose_pairs(pairs_and_counts, delta, points=None):
     n_ops = sum(2 * int(np.log2(c) + 2) for _, c in pairs_and_counts) + 2
     tail = delta * 1e-4 / n_ops
     width = 0.0
-    orders = rdp.DEFAULT_ORDERS
+    orders = _TILT_ORDERS
     cgf = np.zeros(len(orders))
     for pair, count in pairs_and_counts:
         single, var, pair_cgf = _coarse_summary(pair, tail / count, orders)
         width += min(count * single, max(single, 20.0 * np.sqrt(count * var)))
         cgf += count * pair_cgf
     _, order = rdp.rdp_to_epsilon_and_order(orders, cgf / (orders - 1.0), delta)
-    tilt = float(np.clip(order - 1.0, 0.25, 256.0))
+    tilt = float(min(order - 1.0, 256.0))
     step = max(width / (points or _TARGET_POINTS), 1e-7)
     result = None
     for pair, count in pairs_and_counts:

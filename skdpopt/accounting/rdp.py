@@ -198,7 +198,8 @@ def rdp_to_epsilon_and_order(orders, rdp, delta):
     Uses the conversion of Balle et al. (2020, Thm. 21) and Canonne, Kamath and
     Steinke (2020, Prop. 12):
     ``eps = rdp(a) + log((a-1)/a) - (log(delta) + log(a)) / (a-1)``,
-    minimised over the orders.
+    minimised over the orders, and epsilon = 0 when some order's divergence
+    already bounds the total variation distance by delta.
 
     Parameters
     ----------
@@ -218,6 +219,12 @@ def rdp_to_epsilon_and_order(orders, rdp, delta):
     rdp = np.asarray(rdp, dtype=float)
     if delta <= 0:
         return (0.0 if np.all(rdp == 0) else np.inf), float(a[-1])
+    # Renyi divergence grows with the order, so every D_alpha bounds the KL
+    # divergence, and by the Bretagnolle-Huber inequality total variation is
+    # at most sqrt(1 - exp(-KL)): the run is (0, delta)-DP if that is <= delta.
+    tv_ok = -np.expm1(-rdp) <= delta**2
+    if np.any(tv_ok):
+        return 0.0, float(a[np.argmax(tv_ok)])
     eps = rdp + np.log1p(-1.0 / a) - (np.log(delta) + np.log(a)) / (a - 1.0)
     best = int(np.argmin(eps))
     return float(max(0.0, eps[best])), float(a[best])

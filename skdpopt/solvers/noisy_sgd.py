@@ -85,7 +85,7 @@ def noisy_sgd(
     radius,
     single_pass,
     rng,
-    steps_per_epoch,
+    n_epochs,
     verbose=0,
 ):
     """Run DP-SGD on a linear model.
@@ -118,8 +118,8 @@ def noisy_sgd(
     single_pass : bool
         Use each row's gradient at most once.
     rng : numpy.random.Generator
-    steps_per_epoch : int
-        Used for progress messages only.
+    n_epochs : int
+        Number of epochs the steps make up; used for progress messages only.
     verbose : int, default=0
 
     Returns
@@ -182,9 +182,10 @@ def noisy_sgd(
             coef_sum += coef
             intercept_sum += intercept
             n_averaged += 1
-        if verbose and (t + 1) % steps_per_epoch == 0:
+        epoch = (t + 1) * n_epochs // n_steps
+        if verbose and epoch > t * n_epochs // n_steps:
             print(
-                f"-- Epoch {(t + 1) // steps_per_epoch}\n"
+                f"-- Epoch {epoch}\n"
                 f"Norm: {np.linalg.norm(coef):.2f}, Bias: {intercept:.6f}, "
                 f"T: {t + 1}, Elapsed: {time.perf_counter() - start:.2f} s"
             )

@@ -12,7 +12,7 @@ def run(X, y, loss=None, **overrides):
     params = dict(sampling_rate=1.0, n_steps=1, clip_norm=1.0, noise_multiplier=0.0,
                   learning_rate=learning_rate_schedule("constant", 1.0, 0.25),
                   alpha=0.0, fit_intercept=True, average_start=None, radius=None,
-                  single_pass=False, rng=np.random.default_rng(0), steps_per_epoch=1)
+                  single_pass=False, rng=np.random.default_rng(0), n_epochs=1)
     params.update(overrides)
     return noisy_sgd(X, y, loss or SquaredError(), **params)
 
