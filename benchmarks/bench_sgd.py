@@ -102,10 +102,10 @@ def scaling_run(sizes, seeds):
     for n in sizes:
         X, y = X_all[:n], y_all[:n]
         delta = min(DELTA, 1.0 / n**1.1)  # keep delta below 1/n at every size
-        dp = np.median([timed(lambda s=s: DPSGDRegressor(
+        dp = np.median([timed(lambda s=s, X=X, y=y, delta=delta: DPSGDRegressor(
             epsilon=1.0, delta=delta, max_iter=EPOCHS, random_state=s).fit(X, y))[1]
             for s in seeds])
-        sgd = np.median([timed(lambda s=s: SGDRegressor(
+        sgd = np.median([timed(lambda s=s, X=X, y=y: SGDRegressor(
             max_iter=EPOCHS, tol=None, random_state=s).fit(X, y))[1] for s in seeds])
         dp_times.append(dp)
         rows.append([f"{n:,}", f"{delta:.2g}", f"{dp:.3f}", f"{sgd:.3f}",
@@ -170,9 +170,9 @@ def opacus_run(datasets, seeds):
     for name, (X_train, _, y_train, _) in datasets.items():
         ours, theirs = [], []
         for seed in seeds:
-            model, seconds = timed(lambda s=seed: DPSGDRegressor(
+            model, seconds = timed(lambda s=seed, X=X_train, y=y_train: DPSGDRegressor(
                 epsilon=1.0, delta=DELTA, max_iter=EPOCHS, random_state=s,
-            ).fit(X_train, y_train))
+            ).fit(X, y))
             ours.append(seconds)
             rate = min(256, len(X_train)) / len(X_train)
             theirs.append(opacus_fit(X_train, y_train, model.noise_multiplier_, rate,

@@ -66,7 +66,7 @@ def _log_integral(log_p, log_q, orders, x, step, noise_multiplier, upper_edges):
     log_norm = np.log(step) - 0.5 * np.log(2.0 * np.pi * noise_multiplier**2)
     ends = np.searchsorted(x, upper_edges)
     out = np.empty(len(orders))
-    for i, (alpha, end) in enumerate(zip(orders, ends)):
+    for i, (alpha, end) in enumerate(zip(orders, ends, strict=True)):
         out[i] = logsumexp(alpha * log_p[:end] + (1.0 - alpha) * log_q[:end])
     return out + log_norm
 

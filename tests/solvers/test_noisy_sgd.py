@@ -87,11 +87,10 @@ def test_averaging_returns_the_mean_iterate():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(100, 2))
     y = X @ [1.0, -1.0]
-    last = run(X, y, n_steps=3, learning_rate=learning_rate_schedule("constant", 0.5, 0))
-    averaged = run(X, y, n_steps=3, average_start=0,
-                   learning_rate=learning_rate_schedule("constant", 0.5, 0))
-    iterates = [run(X, y, n_steps=k, learning_rate=learning_rate_schedule(
-        "constant", 0.5, 0)).coef for k in (1, 2, 3)]
+    constant = learning_rate_schedule("constant", 0.5, 0)
+    last = run(X, y, n_steps=3, learning_rate=constant)
+    averaged = run(X, y, n_steps=3, average_start=0, learning_rate=constant)
+    iterates = [run(X, y, n_steps=k, learning_rate=constant).coef for k in (1, 2, 3)]
     np.testing.assert_allclose(averaged.coef, np.mean(iterates, axis=0))
     np.testing.assert_allclose(last.coef, iterates[-1])
 
