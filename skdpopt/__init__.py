@@ -1,7 +1,8 @@
 """skdpopt: differentially private optimisation as scikit-learn estimators."""
 
 from .accounting import PrivacySpent
+from .logistic_simplex import DPLogisticSimplex
 from .sgd import DPSGDClassifier, DPSGDRegressor
 
-__all__ = ["DPSGDClassifier", "DPSGDRegressor", "PrivacySpent"]
+__all__ = ["DPLogisticSimplex", "DPSGDClassifier", "DPSGDRegressor", "PrivacySpent"]
 __version__ = "0.1.0.dev0"
