@@ -2,9 +2,14 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpopt import DPSGDClassifier, DPSGDRegressor
+from skdpopt import DPLogisticSimplex, DPSGDClassifier, DPSGDRegressor
 
-ESTIMATORS = [DPSGDRegressor(), DPSGDClassifier()]
+ESTIMATORS = [
+    DPSGDRegressor(),
+    DPSGDClassifier(),
+    DPLogisticSimplex(),
+    DPLogisticSimplex(solver="frank_wolfe"),
+]
 
 # No check is expected to fail; an entry here needs a reason a user would
 # accept, written beside it.

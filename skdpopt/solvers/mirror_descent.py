@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+
 @dataclass(frozen=True)
 class VertexSet:
     """Vertices ``+R e_j`` for every feature j and ``-R e_j`` for some.
@@ -69,24 +70,31 @@ class VertexSet:
         signed[list(signed_features)] = True
         return cls(n_features, float(radius), signed)
 
+    def __post_init__(self):
+        signed = np.asarray(self.signed, dtype=bool)
+        object.__setattr__(self, "signed", signed)
+        # Lookups used at every step, built once: O(D) here, O(1) per vertex.
+        negative = np.full(self.n_features, -1, dtype=np.int64)
+        signed_features = np.flatnonzero(signed)
+        negative[signed_features] = self.n_features + np.arange(len(signed_features))
+        object.__setattr__(self, "_negative_vertex", negative)
+        object.__setattr__(self, "_signed_features", signed_features)
+
     @property
     def n_vertices(self):
-        return self.n_features + int(self.signed.sum())
+        return self.n_features + len(self._signed_features)
 
     @property
     def negative_vertex(self):
         """Index of ``-R e_j`` for each feature j, -1 where there is none."""
-        index = np.full(self.n_features, -1, dtype=np.int64)
-        index[self.signed] = self.n_features + np.arange(int(self.signed.sum()))
-        return index
+        return self._negative_vertex
 
     def coordinates(self, vertices):
         """Feature and value of each vertex: vertex k is ``values[k] e_features[k]``."""
         vertices = np.asarray(vertices, dtype=np.int64)
-        features = np.where(vertices < self.n_features, vertices, 0)
         negative = vertices >= self.n_features
-        features[negative] = np.flatnonzero(self.signed)[
-            vertices[negative] - self.n_features]
+        features = vertices.copy()
+        features[negative] = self._signed_features[vertices[negative] - self.n_features]
         values = np.where(negative, -self.radius, self.radius)
         return features, values
 
@@ -96,6 +104,12 @@ class VertexSet:
         point = np.zeros(self.n_features)
         np.add.at(point, features, values / len(features))
         return point
+
+    def sparse_point(self, vertices):
+        """The average of the given vertices as (features, values), O(K)."""
+        features, values = self.coordinates(vertices)
+        unique, inverse = np.unique(features, return_inverse=True)
+        return unique, np.bincount(inverse, weights=values / len(features))
 
     def vertex_gradient(self, features, feature_gradient):
         """Gradient over vertex weights from the gradient over coordinates.
@@ -117,7 +131,7 @@ class VertexSet:
         """
         features = np.asarray(features, dtype=np.int64)
         plus = self.radius * np.asarray(feature_gradient, dtype=float)
-        negative = self.negative_vertex[features]
+        negative = self._negative_vertex[features]
         has_negative = negative >= 0
         return (np.concatenate([features, negative[has_negative]]),
                 np.concatenate([plus, -plus[has_negative]]))
@@ -395,12 +409,15 @@ def linear_model_gradient(X, y, loss, vertex_set, batches, intercept_value=None)
     n_features = X.shape[1]
     sparse = sp.issparse(X)
     point = np.zeros(vertex_set.n_features)
-    state = {"vertices": None}
+    state = {"vertices": None, "support": np.empty(0, dtype=np.int64)}
 
     def gradient(t, vertices):
         if vertices is not state["vertices"]:
-            point[:] = vertex_set.point(vertices)
-            state["vertices"] = vertices
+            # O(K): clear the previous point's support, write the new one.
+            point[state["support"]] = 0.0
+            support, values = vertex_set.sparse_point(vertices)
+            point[support] = values
+            state["vertices"], state["support"] = vertices, support
         rows = batches[t]
         X_batch = X[rows]
         prediction = X_batch @ point[:n_features]
