@@ -158,22 +158,28 @@ class EntropicIterates:
     n_vertices : int
     max_steps : int
         Largest number of steps that will be taken.
+    initial_log_weights : ndarray of shape (n_vertices,), default=None
+        Unnormalised log weights of ``x_1`` (a data-independent prior);
+        ``None`` for uniform weights.
     """
 
     # Flush when the normaliser has moved by more than this factor.
     _MAX_RATIO = 1e3
 
-    def __init__(self, n_vertices, max_steps):
+    def __init__(self, n_vertices, max_steps, initial_log_weights=None):
         m = int(n_vertices)
         self.n_vertices = m
         self.t = 1  # the current iterate is x_t
-        self._log_weights = np.zeros(m)
-        self._shift = 0.0
-        self._scaled = np.ones(m)  # exp(log_weights - shift)
-        self._total = float(m)  # sum of _scaled: x_t = _scaled / _total
+        if initial_log_weights is None:
+            self._log_weights = np.zeros(m)
+        else:
+            self._log_weights = np.array(initial_log_weights, dtype=float)
+        self._shift = self._log_weights.max()
+        self._scaled = np.exp(self._log_weights - self._shift)
+        self._total = self._scaled.sum()  # x_t = _scaled / _total
         # _inverse_sums[i] - _inverse_sums[j] = 1 / Z_{j+1} + ... + 1 / Z_i.
         self._inverse_sums = np.zeros(int(max_steps) + 2)
-        self._inverse_sums[1] = 1.0 / m
+        self._inverse_sums[1] = 1.0 / self._total
         # The iterates x_1 .. x_{_last[k]} are summed into _folded[k].
         self._last = np.zeros(m, dtype=np.int64)
         self._folded = np.zeros(m)
@@ -318,7 +324,8 @@ class MirrorDescentResult:
 
 
 def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
-                                   refresh_every, step_size, rng, verbose=0):
+                                   refresh_every, step_size, rng,
+                                   initial_log_weights=None, verbose=0):
     """Private stochastic mirror descent with vertex sampling (seed 001, Alg. 5).
 
     For t = 1..T: ``w_t`` is the average of the iterates ``x_1..x_t``; at
@@ -346,6 +353,10 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
     step_size : float
         tau.
     rng : numpy.random.Generator
+    initial_log_weights : ndarray of shape (n_vertices,), default=None
+        Log weights of the starting point ``x_1`` (data-independent); seed
+        001 starts from uniform weights (``None``).  Mirror descent's regret
+        then depends on ``KL(u || x_1)`` instead of ``log m``.
     verbose : int, default=0
         Print progress about ten times per run.
 
@@ -353,7 +364,7 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
     -------
     MirrorDescentResult
     """
-    iterates = EntropicIterates(n_vertices, n_steps)
+    iterates = EntropicIterates(n_vertices, n_steps, initial_log_weights)
     refreshes = set(refresh_steps(n_steps, refresh_every).tolist())
     sampled = None
     released = 0
@@ -362,7 +373,7 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
     for t in range(1, n_steps + 1):
         if t in refreshes:
             sampled = draw_vertices(rng, iterates.average(), n_draws)
-            if iterates.t > 1:  # the uniform start reveals nothing
+            if iterates.t > 1:  # the starting point reveals nothing
                 released += n_draws
         vertices, values = gradient(t - 1, sampled)
         iterates.step(vertices, values, step_size)
