@@ -255,3 +255,10 @@ def test_non_finite_input_rejected(bad):
     X[4, 1] = bad
     with pytest.raises(ValueError):
         DPLogisticSimplex().fit(X, np.arange(20) % 2)
+
+
+def test_verbose_prints_progress(sparse_binary, capsys):
+    X, y = sparse_binary
+    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "-- Step" in out and "elapsed" in out
