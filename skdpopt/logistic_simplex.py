@@ -135,8 +135,9 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         pure differential privacy.
     constraint : {"l1_ball", "simplex"}, default="l1_ball"
         "l1_ball": weights of any sign with ``||w||_1 <= radius``.
-        "simplex": non-negative weights; with the intercept's share,
-        ``sum(w) + |b| / feature_bound = radius``.
+        "simplex": non-negative weights with
+        ``sum(w) + |b| / feature_bound <= radius`` (equality without an
+        intercept; the intercept takes either sign).
     radius : float, default=10.0
         Radius R of the l1 ball (total mass of the simplex).  Public.
     feature_bound : float, default=1.0
