@@ -2,7 +2,14 @@
 
 from .accounting import PrivacySpent
 from .lasso import DPLasso
+from .logistic_simplex import DPLogisticSimplex
 from .sgd import DPSGDClassifier, DPSGDRegressor
 
-__all__ = ["DPLasso", "DPSGDClassifier", "DPSGDRegressor", "PrivacySpent"]
+__all__ = [
+    "DPLasso",
+    "DPLogisticSimplex",
+    "DPSGDClassifier",
+    "DPSGDRegressor",
+    "PrivacySpent",
+]
 __version__ = "0.1.0.dev0"

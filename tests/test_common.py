@@ -2,9 +2,16 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpopt import DPLasso, DPSGDClassifier, DPSGDRegressor
+from skdpopt import DPLasso, DPLogisticSimplex, DPSGDClassifier, DPSGDRegressor
 
-ESTIMATORS = [DPSGDRegressor(), DPSGDClassifier(), DPLasso()]
+ESTIMATORS = [
+    DPSGDRegressor(),
+    DPSGDClassifier(),
+    DPLasso(),
+    DPLasso(solver="frank_wolfe"),
+    DPLogisticSimplex(),
+    DPLogisticSimplex(solver="frank_wolfe"),
+]
 
 # No check is expected to fail; an entry here needs a reason a user would
 # accept, written beside it.

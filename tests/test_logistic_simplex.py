@@ -1,0 +1,267 @@
+"""DPLogisticSimplex: privacy claims recomputed independently, sparsity,
+dense/sparse agreement, probabilities, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
+from sklearn.datasets import make_classification
+
+from skdpopt import DPLogisticSimplex, PrivacySpent
+from skdpopt.logistic_simplex import mirror_descent_schedule, theorem_steps
+from skdpopt.solvers.mirror_descent import count_vertex_draws
+
+dp_accounting = pytest.importorskip("dp_accounting")
+from dp_accounting.pld import common  # noqa: E402
+from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
+
+
+def zcdp_epsilon(rho, delta):
+    """(epsilon, delta) from rho-zCDP, written out independently of skdpopt:
+    the Renyi curve alpha * rho converted by Canonne, Kamath and Steinke
+    (2020, Prop. 12), minimised over real alpha > 1."""
+    def eps(alpha):
+        return (alpha * rho + math.log((alpha - 1) / alpha)
+                - (math.log(delta) + math.log(alpha)) / (alpha - 1))
+    best = minimize_scalar(eps, bounds=(1.0 + 1e-9, 1e6), method="bounded",
+                           options={"xatol": 1e-10})
+    return best.fun
+
+
+def pure_dp_pld_epsilon(epsilon0, count, delta):
+    """dp-accounting's PLD for ``count`` compositions of an epsilon0-DP
+    mechanism (its dominating pair is randomised response)."""
+    pld = pld_lib.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(epsilon0, 0.0),
+        value_discretization_interval=1e-4)
+    return pld.self_compose(count).get_epsilon_for_delta(delta)
+
+
+def reference_epsilon(score_sensitivity, count, delta):
+    """The tightest of the independent bounds for ``count`` draws whose
+    scores move by at most D: each is D^2/2-zCDP (bounded range, and for
+    the average of iterates the mixture argument of the privacy page) and
+    2D-DP (composed by dp-accounting's PLD, or plainly summed)."""
+    D = score_sensitivity
+    return min(zcdp_epsilon(count * D**2 / 2, delta),
+               pure_dp_pld_epsilon(2 * D, count, delta),
+               2 * D * count)
+
+
+@pytest.fixture(scope="module")
+def sparse_binary():
+    """Binary sparse features, 3 of 200 relevant."""
+    rng = np.random.default_rng(0)
+    n, d = 6000, 200
+    X = (rng.random((n, d)) < 0.05).astype(float)
+    X[:, :3] = rng.random((n, 3)) < 0.5
+    logits = 2.0 * X[:, 0] - 2.0 * X[:, 1] + 1.5 * X[:, 2] - 0.75
+    y = (rng.random(n) < 1 / (1 + np.exp(-logits))).astype(int)
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("solver", ["mirror_descent", "frank_wolfe"])
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-8), (4.0, 1e-6), (0.5, 0.0)])
+def test_claim_is_never_below_an_independent_recomputation(sparse_binary, solver,
+                                                           epsilon, delta):
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=epsilon, delta=delta, solver=solver,
+                            random_state=0).fit(X, y)
+    claimed = clf.privacy_spent_.epsilon
+    reference = reference_epsilon(clf.score_sensitivity_, clf.n_draws_, delta) \
+        if delta > 0 else 2 * clf.score_sensitivity_ * clf.n_draws_
+    assert claimed >= reference * (1 - 1e-6)
+    assert claimed <= 1.02 * reference  # and the accountant is that tight
+    assert 0.97 * epsilon <= claimed <= epsilon  # calibration wastes little
+    assert clf.privacy_spent_.delta == delta
+    assert clf.privacy_spent_.relation == "replace_one"
+
+
+def test_recorded_draws_and_sensitivity_follow_from_the_run(sparse_binary):
+    """n_draws_ is the plan's count and the sensitivity is 2 tau R b / B."""
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=2.0, delta=1e-8, radius=4.0, feature_bound=0.5,
+                            random_state=0).fit(X, y)
+    n = X.shape[0]
+    batch = n // clf.n_iter_
+    assert clf.score_sensitivity_ == pytest.approx(
+        2 * clf.step_size_ * 4.0 * 0.5 / batch, rel=1e-12)
+    assert clf.n_draws_ == count_vertex_draws(clf.n_iter_, clf.n_vertices_,
+                                              clf.refresh_every_)
+    # Never more than seed 001's T K / q + q K + K.
+    T, K, q = clf.n_iter_, clf.n_vertices_, clf.refresh_every_
+    assert clf.n_draws_ <= T * K / q + q * K + K
+
+
+def test_multiclass_composes_every_binary_fit():
+    X, y = make_classification(n_samples=3000, n_features=20, n_informative=5,
+                               n_classes=3, random_state=0)
+    clf = DPLogisticSimplex(epsilon=2.0, delta=1e-8, feature_bound=3.0,
+                            random_state=0).fit(X, y)
+    per_problem = count_vertex_draws(clf.n_iter_, clf.n_vertices_,
+                                     clf.refresh_every_)
+    assert clf.n_draws_ == 3 * per_problem
+    assert clf.coef_.shape == (3, 20) and clf.intercept_.shape == (3,)
+    assert clf.privacy_spent_.epsilon >= reference_epsilon(
+        clf.score_sensitivity_, clf.n_draws_, 1e-8) * (1 - 1e-6)
+    assert clf.privacy_spent_.epsilon <= 2.0
+
+
+@pytest.mark.parametrize("constraint", ["l1_ball", "simplex"])
+def test_coef_is_sparse_and_feasible(sparse_binary, constraint):
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=3.0, delta=1e-8, constraint=constraint,
+                            radius=5.0, random_state=1).fit(X, y)
+    assert np.count_nonzero(clf.coef_) <= clf.n_vertices_
+    # The output is an average of vertices of the polytope (with the
+    # intercept's coordinate scaled by b = 1).
+    total = np.abs(clf.coef_).sum() + np.abs(clf.intercept_).sum()
+    assert total <= 5.0 + 1e-9
+    if constraint == "simplex":
+        assert np.all(clf.coef_ >= 0)
+        no_intercept = DPLogisticSimplex(epsilon=3.0, delta=1e-8, radius=5.0,
+                                         constraint="simplex", fit_intercept=False,
+                                         random_state=1).fit(X, y)
+        assert no_intercept.coef_.sum() == pytest.approx(5.0)
+
+
+def test_learns_the_relevant_features(sparse_binary):
+    X, y = sparse_binary
+    X_train, y_train, X_test, y_test = X[:5000], y[:5000], X[5000:], y[5000:]
+    clf = DPLogisticSimplex(epsilon=8.0, delta=1e-8, random_state=0).fit(
+        X_train, y_train)
+    # Class balance is about 0.5; the Bayes rule reaches about 0.75.
+    assert clf.score(X_test, y_test) > 0.66
+    # Vertices drawn uniformly would put 3/402 of the mass on the relevant
+    # features; the fit puts a quarter or more there (the output is drawn
+    # from the average of all iterates, early near-uniform ones included).
+    coef = np.abs(clf.coef_.ravel())
+    assert coef[:3].sum() > 0.25 * coef.sum()
+    assert np.sign(clf.coef_[0, 0]) == 1 and np.sign(clf.coef_[0, 1]) == -1
+
+
+def test_frank_wolfe_solver(sparse_binary):
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=3.0, delta=1e-8, solver="frank_wolfe",
+                            random_state=0).fit(X[:5000], y[:5000])
+    assert clf.score(X[5000:], y[5000:]) > 0.68
+    assert np.count_nonzero(clf.coef_) <= clf.n_iter_
+
+
+def test_no_privacy(sparse_binary):
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=np.inf, random_state=0).fit(X, y)
+    assert clf.privacy_spent_ == PrivacySpent(np.inf, 0.0)
+    assert clf.n_iter_ == X.shape[0]  # one row per step, as the theorem says
+    assert clf.score(X, y) > 0.7
+
+
+def test_sparse_input_gives_the_dense_result(sparse_binary):
+    X, y = sparse_binary
+    X, y = X[:1500], y[:1500]
+    for solver in ("mirror_descent", "frank_wolfe"):
+        dense = DPLogisticSimplex(epsilon=3.0, delta=1e-8, solver=solver,
+                                  random_state=0).fit(X.toarray(), y)
+        for fmt in (sp.csr_matrix, sp.csc_matrix, sp.csr_array):
+            sparse = DPLogisticSimplex(epsilon=3.0, delta=1e-8, solver=solver,
+                                       random_state=0).fit(fmt(X), y)
+            np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-12)
+            np.testing.assert_allclose(sparse.intercept_, dense.intercept_,
+                                       atol=1e-12)
+            np.testing.assert_allclose(sparse.decision_function(fmt(X)),
+                                       dense.decision_function(X.toarray()))
+
+
+def test_random_state_reproduces_fit(sparse_binary):
+    X, y = sparse_binary
+    a = DPLogisticSimplex(random_state=3).fit(X, y)
+    b = DPLogisticSimplex(random_state=3).fit(X, y)
+    c = DPLogisticSimplex(random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_probabilities_agree_with_the_decision(n_classes):
+    X, y = make_classification(n_samples=1500, n_features=10, n_informative=4,
+                               n_classes=n_classes, random_state=0)
+    clf = DPLogisticSimplex(epsilon=np.inf, feature_bound=3.0,
+                            random_state=0).fit(X, y)
+    proba = clf.predict_proba(X)
+    scores = clf.decision_function(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), proba)
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
+    if n_classes == 2:
+        np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-scores)))
+        np.testing.assert_array_equal(clf.predict(X), clf.classes_[(scores > 0) * 1])
+    else:
+        np.testing.assert_array_equal(scores.argmax(axis=1), proba.argmax(axis=1))
+
+
+def test_feature_scale_changes_nothing_about_privacy(sparse_binary):
+    """Clipping to the public bound fixes the sensitivity."""
+    X, y = sparse_binary
+    base = DPLogisticSimplex(random_state=0).fit(X, y)
+    huge = DPLogisticSimplex(random_state=0).fit(X * 1e12, y)
+    assert huge.score_sensitivity_ == base.score_sensitivity_
+    assert huge.privacy_spent_ == base.privacy_spent_
+    assert np.all(np.isfinite(huge.coef_))
+
+
+def test_schedule_follows_theorem_when_the_budget_allows():
+    m = 2 * 10**4
+    log_m = math.log(m)
+    # Large n eps: the theorem's T, and q, K from it.
+    T, q, K = mirror_descent_schedule(10**7, m, 1.0, 1e-14)
+    assert T == theorem_steps(10**7, m, 1.0, 1e-14)
+    assert q == round(math.sqrt(T / log_m)) and K == round(math.sqrt(T * log_m))
+    # Small n eps: fewer steps than the theorem's, same relations.
+    T, q, K = mirror_descent_schedule(8000, m, 3.0, 1 / 8000**2)
+    assert T < theorem_steps(8000, m, 3.0, 1 / 8000**2)
+    assert K == max(1, round(math.sqrt(T * log_m)))
+    assert mirror_descent_schedule(500, m, np.inf, 0.0)[0] == 500
+
+
+def test_one_class_is_rejected():
+    with pytest.raises(ValueError, match="class"):
+        DPLogisticSimplex().fit(np.ones((10, 2)), np.zeros(10))
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"radius": 0.0}, "radius"),
+        ({"radius": -1.0}, "radius"),
+        ({"feature_bound": 0.0}, "feature_bound"),
+        ({"feature_bound": -2.0}, "feature_bound"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+        ({"constraint": "l2_ball"}, "constraint"),
+        ({"solver": "sgd"}, "solver"),
+        ({"n_vertices": 0}, "n_vertices"),
+        ({"refresh_every": 0}, "refresh_every"),
+        ({"max_iter": 10**6}, "max_iter"),
+    ],
+)
+def test_bad_parameters_name_themselves(sparse_binary, params, name):
+    X, y = sparse_binary
+    with pytest.raises(ValueError, match=name):
+        DPLogisticSimplex(**params).fit(X[:500], y[:500])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_input_rejected(bad):
+    X = np.ones((20, 3))
+    X[4, 1] = bad
+    with pytest.raises(ValueError):
+        DPLogisticSimplex().fit(X, np.arange(20) % 2)
+
+
+def test_verbose_prints_progress(sparse_binary, capsys):
+    X, y = sparse_binary
+    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "-- Step" in out and "elapsed" in out
