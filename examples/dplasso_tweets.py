@@ -1,6 +1,6 @@
 """
 Sparse private regression on tweet text: DPLasso's privacy-utility curve
-=======================================================================
+========================================================================
 
 Predict how much a tweet is retweeted from its words, under differential
 privacy.  The data is ``dslabs::trump_tweets`` (20,761 tweets, shipped by
