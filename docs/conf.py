@@ -103,5 +103,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
+# Pages without sub-pages need no left sidebar; their tables get the width.
+html_sidebars = {page: [] for page in
+                 ["index", "getting_started", "user_guide", "comparison"]}
 html_static_path = []
 html_show_sourcelink = False

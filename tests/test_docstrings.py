@@ -60,7 +60,8 @@ def _fitted(estimator):
         y = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return clone(estimator).fit(X, y)
+        # Estimators whose fit needs more (group labels, say) add it here.
+        return clone(estimator).fit(X) if y is None else clone(estimator).fit(X, y)
 
 
 def _ids(estimators):
