@@ -9,7 +9,7 @@ from .events import SubsampledGaussianMechanism
 
 
 def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
-              max_evals=60):
+              max_evals=60, slope=None):
     """Solve ``epsilon_of(x) = target`` from below for a monotone ``epsilon_of``.
 
     Runs a bracketing secant search (the Illinois variant of regula falsi) on
@@ -32,6 +32,10 @@ def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
         Accepted relative shortfall below the target.
     max_evals : int, default=60
         Budget of evaluations of ``epsilon_of``.
+    slope : float, default=None
+        A guess of ``|d log epsilon / d log x|``.  If given, the second probe
+        is the Newton step from the first instead of the bracket's other
+        end, which saves evaluations when the initial bracket is poor.
 
     Returns
     -------
@@ -74,24 +78,43 @@ def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
     evals = 1
     if good(eps_mid):
         return float(np.exp(mid)), eps_mid
-    if g_mid > 0:
-        hi, eps_hi, g_hi = mid, eps_mid, g_mid
-        eps_lo, g_lo = probe(lo)
+    if slope is not None:
+        step = np.clip(abs(g_mid) / abs(slope), np.log(1.01), np.log(4.0))
+        second = mid - step if g_mid > 0 else mid + step
     else:
-        lo, eps_lo, g_lo = mid, eps_mid, g_mid
-        eps_hi, g_hi = probe(hi)
-    evals += 1
-    # Widen until the bracket holds the target: g_lo <= 0 < g_hi.
-    while g_lo > 0 and evals < max_evals:
-        hi, eps_hi, g_hi = lo, eps_lo, g_lo
-        lo -= np.log(2.0)
-        eps_lo, g_lo = probe(lo)
+        second = lo if g_mid > 0 else hi
+    eps_2, g_2 = probe(second)
+    evals = 2
+    if good(eps_2):
+        return float(np.exp(second)), eps_2
+    (lo, eps_lo, g_lo), (hi, eps_hi, g_hi) = sorted(
+        [(mid, eps_mid, g_mid), (second, eps_2, g_2)], key=lambda p: p[0])
+    # Widen until the bracket holds the target (g_lo <= 0 < g_hi), stepping
+    # by secant extrapolation through the last two probes, by a factor of
+    # 1.05 to 4 at a time.
+    # The probe that is not the end being moved.
+    previous = (hi, g_hi) if g_lo > 0 else (lo, g_lo)
+    while (g_lo > 0 or g_hi <= 0) and evals < max_evals:
+        down = g_lo > 0
+        end, g_end = (lo, g_lo) if down else (hi, g_hi)
+        log_x0, g0 = previous
+        if np.isfinite(g0) and np.isfinite(g_end) and g_end != g0 and end != log_x0:
+            move = -g_end * (end - log_x0) / (g_end - g0)
+        else:
+            move = -np.log(2.0) if down else np.log(2.0)
+        move = np.clip(abs(move), np.log(1.05), np.log(4.0)) * (-1 if down else 1)
+        previous = (end, g_end)
+        new_end = end + move
+        eps_new, g_new = probe(new_end)
         evals += 1
-    while g_hi <= 0 and evals < max_evals:
-        lo, eps_lo, g_lo = hi, eps_hi, g_hi
-        hi += np.log(2.0)
-        eps_hi, g_hi = probe(hi)
-        evals += 1
+        if good(eps_new):
+            return float(np.exp(new_end)), eps_new
+        if down:
+            hi, eps_hi, g_hi = lo, eps_lo, g_lo
+            lo, eps_lo, g_lo = new_end, eps_new, g_new
+        else:
+            lo, eps_lo, g_lo = hi, eps_hi, g_hi
+            hi, eps_hi, g_hi = new_end, eps_new, g_new
     if g_lo > 0 or g_hi <= 0:
         raise ValueError(
             f"could not calibrate to epsilon={target}: the reachable range does "
@@ -160,10 +183,13 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
     # A rough search on a coarse PLD grid (cheap, and an upper bound, so its
     # answer errs on the side of more noise), then a short fine one.
     guess = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
+    # Epsilon falls a little faster than 1 / noise in the regimes of use.
     rough, _ = calibrate(lambda s: epsilon_of(s, points=2**11), epsilon,
-                         0.8 * guess, 1.05 * guess, increasing=False, rtol=0.05)
-    return calibrate(epsilon_of, epsilon, 0.96 * rough, rough,
-                     increasing=False, rtol=rtol)
+                         0.8 * guess, 1.05 * guess, increasing=False, rtol=0.05,
+                         slope=1.5)
+    # The fine grid's epsilon is a little lower: start just below rough.
+    return calibrate(epsilon_of, epsilon, 0.97 * rough, rough,
+                     increasing=False, rtol=rtol, slope=1.5)
 
 
 def _clt_noise_multiplier(epsilon, delta, sampling_rate, steps):

@@ -511,7 +511,7 @@ def compose_pairs(pairs_and_counts, delta, points=None):
     delta : float
         The delta the result will be queried at (sets the truncation mass).
     points : int, default=None
-        Target grid size; ``None`` means 2**14 (epsilon within about 2% of
+        Target grid size; ``None`` means 2**14 (epsilon within about 4% of
         the limit of a fine grid in the tests' runs; 2**16 is within 0.2%,
         four times slower).
 

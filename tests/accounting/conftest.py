@@ -46,9 +46,7 @@ SUBSET = [
     (1e-3, 1.0, 1, 1e-3),
     (1e-2, 1.0, 1000, 1e-5),
     (1e-2, 2.0, 10_000, 1e-9),
-    (1e-2, 5.0, 10, 1e-7),
-    (0.1, 0.6, 10_000, 1e-5),
-    (0.1, 1.0, 100, 1e-3),
+    (0.1, 0.6, 100_000, 1e-3),
     (0.1, 10.0, 1, 1e-9),
     (0.5, 2.0, 1000, 1e-7),
     (0.5, 10.0, 100_000, 1e-3),
@@ -81,10 +79,10 @@ def point_id(p):
 def dpa_rdp_epsilon(q, sigma, steps, delta, orders=None):
     """dp-accounting's RDP accountant, add/remove, Poisson-subsampled Gaussian."""
     kwargs = {} if orders is None else {"orders": list(orders)}
-    acc = dpa_rdp.RdpAccountant(neighboring_relation=NeighborRel.ADD_OR_REMOVE_ONE,
-                                **kwargs)
-    event = dp_accounting.PoissonSampledDpEvent(
-        q, dp_accounting.GaussianDpEvent(sigma))
+    acc = dpa_rdp.RdpAccountant(
+        neighboring_relation=NeighborRel.ADD_OR_REMOVE_ONE, **kwargs
+    )
+    event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
     acc.compose(event, int(steps))
     return acc.get_epsilon(delta)
 
@@ -154,11 +152,26 @@ def replace_one_loss_moments(q, sigma):
 # dp-accounting's cost, measured on this machine: building the single-step
 # PLD takes about 5 microseconds per grid point (1.9e6 points in 9.6 s), and
 # self-composition about 0.3 microseconds per point of the composed grid
-# (1.07e8 points in 28 s).  These budgets keep each call near 1 s.
-FAST_BUDGET = (1.5e5, 2e6)    # default suite
-SLOW_BUDGET = (3e5, 4e6)      # full grid (slow marker): ~2 s per call
-VDI_CHOICES = (1e-8, 3e-8, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4,
-               1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+# (1.07e8 points in 28 s).
+FAST_BUDGET = (7.5e4, 1e6)  # default suite: ~0.5 s per call
+SLOW_BUDGET = (1e5, 1.5e6)  # full grid (slow marker): ~0.7 s per call
+VDI_CHOICES = (
+    1e-8,
+    3e-8,
+    1e-7,
+    3e-7,
+    1e-6,
+    3e-6,
+    1e-5,
+    3e-5,
+    1e-4,
+    3e-4,
+    1e-3,
+    3e-3,
+    1e-2,
+    3e-2,
+    1e-1,
+)
 
 
 def choose_vdi(q, sigma, steps, budget=FAST_BUDGET):
@@ -214,9 +227,16 @@ def gaussian_epsilon(mu, delta):
 
 def rdp_conversion(orders, curve, delta):
     """Balle et al. 2020 Thm. 21 / Canonne, Kamath, Steinke 2020 Prop. 12,
-    re-implemented: min over a of r(a) + log((a-1)/a) - (log delta + log a)/(a-1)."""
+    re-implemented: min over a of r(a) + log((a-1)/a) - (log delta + log a)/(a-1).
+
+    Plus the total-variation shortcut dp-accounting also applies: D_a >= KL
+    for a > 1, and TV <= sqrt(1 - exp(-KL)) (Bretagnolle and Huber 1979), so
+    the run is (0, delta)-DP as soon as 1 - exp(-r(a)) <= delta^2 at some a.
+    """
     a = np.asarray(orders, dtype=float)
     r = np.asarray(curve, dtype=float)
+    if np.any(-np.expm1(-r) <= delta * delta):
+        return 0.0
     eps = r + np.log((a - 1) / a) - (math.log(delta) + np.log(a)) / (a - 1)
     return max(0.0, float(np.min(eps)))
 
@@ -247,12 +267,10 @@ def mixture_renyi_quad(alpha, q, sigma, shift_p, shift_q, q_p=None, q_q=None):
             return -(x**2) / v
         if qq == 1.0:
             return -((x - shift) ** 2) / v
-        return np.logaddexp(np.log1p(-qq) - x**2 / v,
-                            np.log(qq) - (x - shift) ** 2 / v)
+        return np.logaddexp(np.log1p(-qq) - x**2 / v, np.log(qq) - (x - shift) ** 2 / v)
 
     def log_f(x):
-        return (alpha * log_mix(x, q_p, shift_p)
-                + (1 - alpha) * log_mix(x, q_q, shift_q))
+        return alpha * log_mix(x, q_p, shift_p) + (1 - alpha) * log_mix(x, q_q, shift_q)
 
     # The integrand is a sum of Gaussian bumps of width s centred within
     # alpha * (|shift_p| + |shift_q|) of 0; 40 std beyond that is ample.
@@ -260,22 +278,45 @@ def mixture_renyi_quad(alpha, q, sigma, shift_p, shift_q, q_p=None, q_q=None):
     scan = np.linspace(-reach, reach, 40_001)
     vals = log_f(scan)
     m = float(vals.max())
-    pts = sorted({0.0, shift_p, shift_q, float(scan[np.argmax(vals)]),
-                  alpha * shift_p + (1 - alpha) * shift_q})
+    pts = sorted(
+        {
+            0.0,
+            shift_p,
+            shift_q,
+            float(scan[np.argmax(vals)]),
+            alpha * shift_p + (1 - alpha) * shift_q,
+        }
+    )
     pts = [p for p in pts if -reach < p < reach]
-    val, _ = integrate.quad(lambda x: math.exp(log_f(x) - m), -reach, reach,
-                            points=pts, epsabs=0.0, epsrel=1e-13, limit=2000)
+    val, _ = integrate.quad(
+        lambda x: math.exp(log_f(x) - m),
+        -reach,
+        reach,
+        points=pts,
+        epsabs=0.0,
+        epsrel=1e-13,
+        limit=2000,
+    )
     log_int = math.log(val) + m + log_norm
     if log_int > 1e-3:
         return log_int / (alpha - 1)
 
     def excess(x):
-        log_q = log_mix(x, q_q, shift_q)
-        ratio = log_mix(x, q_p, shift_p) - log_q
-        return math.exp(log_q + log_norm) * math.expm1(alpha * ratio)
+        log_q = log_mix(x, q_q, shift_q) + log_norm
+        t = alpha * (log_mix(x, q_p, shift_p) - log_q + log_norm)
+        if t > 30.0:  # no cancellation to protect; avoid overflowing expm1
+            return math.exp(log_q + t) - math.exp(log_q)
+        return math.exp(log_q) * math.expm1(t)
 
-    minus_one, _ = integrate.quad(excess, -reach, reach, points=pts,
-                                  epsabs=0.0, epsrel=1e-12, limit=2000)
+    # quad may report that round-off stops it short of epsrel on the very
+    # flattest integrands (divergence ~ 1e-8); the result is still accurate
+    # to ~1e-8 relative, as test_quadrature_reference_matches_mpmath checks
+    # at exactly that point against a 40-digit mpmath integral.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        minus_one, _ = integrate.quad(
+            excess, -reach, reach, points=pts, epsabs=0.0, epsrel=1e-10, limit=2000
+        )
     return math.log1p(minus_one) / (alpha - 1)
 
 

@@ -1,0 +1,172 @@
+"""Tests of ``skdpopt.accounting.calibration``.
+
+The noise a calibration returns is re-checked with dp-accounting's PLD
+accountant (replace-one, both estimates), independently of the library.
+"""
+
+import math
+import statistics
+import time
+
+import numpy as np
+import pytest
+
+from skdpopt.accounting import (
+    Accountant,
+    SubsampledGaussianMechanism,
+    calibrate,
+    calibrate_noise_multiplier,
+)
+
+# (epsilon, delta, sampling rate, steps): the issue's typical settings.
+SETTINGS = [
+    (1.0, 1e-5, 0.01, 10_000),
+    (0.1, 1e-5, 0.01, 1000),
+    (8.0, 1e-5, 0.01, 1000),
+    (1.0, 1e-5, 1e-3, 100_000),
+]
+
+# dp-accounting's pessimistic estimate is above the truth by its own
+# discretisation slack, so a calibration that lands exactly on the target
+# can read slightly above it there.  That slack is second order in the
+# interval for connect-the-dots: on Gaussian runs where the truth is exact
+# (q = 1, see test_accountant) it is below 1e-5 relative, but its estimate
+# also moves by ~1e-3 relative between neighbouring intervals (e.g. 0.09885
+# at 3e-7 vs 0.09895 at 1e-7 for the second setting).  0.5% covers both.
+DPA_SLACK = 0.005
+
+
+@pytest.fixture(scope="module")
+def calibrated():
+    return {s: calibrate_noise_multiplier(s[0], s[1], s[2], s[3]) for s in SETTINGS}
+
+
+@pytest.mark.parametrize(
+    "setting", SETTINGS, ids=lambda s: "eps{:g}-d{:g}-q{:g}-T{:g}".format(*s)
+)
+def test_calibrated_noise_checked_by_dp_accounting(ref, calibrated, setting):
+    eps, delta, q, steps = setting
+    noise, spent = calibrated[setting]
+    assert noise > 0 and spent <= eps
+    # Our own (full) accountant agrees that the run is within budget.
+    ours = (
+        Accountant()
+        .compose(SubsampledGaussianMechanism(q, noise), steps)
+        .epsilon(delta)
+    )
+    assert ours <= eps
+    # The calibration's own figure comes from the fast accountant (Renyi
+    # bound skipped), an upper bound on the full one.
+    assert ours <= spent * (1 + 1e-12)
+    # Independent check: dp-accounting, replace-one, at the finest interval
+    # that keeps each of its calls near one second.
+    vdi = ref.choose_vdi(q, noise, steps, ref.FAST_BUDGET)
+    pessimistic = ref.dpa_replace_one_epsilon(
+        q, noise, steps, delta, vdi, pessimistic=True
+    )
+    optimistic = ref.dpa_replace_one_epsilon(
+        q, noise, steps, delta, vdi, pessimistic=False
+    )
+    assert optimistic <= eps, "the run provably spends more than the target"
+    assert pessimistic <= eps * (1 + DPA_SLACK), (pessimistic, eps)
+    # ... and the calibration does not waste budget (DESIGN.md: within a few
+    # percent below the target).
+    assert pessimistic >= 0.95 * eps, (pessimistic, eps)
+
+
+@pytest.mark.parametrize(
+    "setting", SETTINGS, ids=lambda s: "eps{:g}-d{:g}-q{:g}-T{:g}".format(*s)
+)
+def test_calibration_is_fast(setting):
+    """Median of 3 wall times below 1 s.  The accountant caches results per
+    planned run, so each repetition asks for a target a hair different
+    (relative 1e-6 * k), which changes every noise multiplier tried and
+    defeats the cache: each timing is a cold calibration."""
+    eps, delta, q, steps = setting
+    times = []
+    for k in range(1, 4):
+        start = time.perf_counter()
+        calibrate_noise_multiplier(eps * (1 - 1e-6 * k), delta, q, steps)
+        times.append(time.perf_counter() - start)
+    assert statistics.median(times) < 1.0, times
+
+
+def test_calibration_add_remove_relation(ref):
+    """With add/remove the calibrated run meets the target under dp-accounting's
+    RDP accountant (add/remove is what it computes), within its 2% criterion."""
+    eps, delta, q, steps = 2.0, 1e-5, 0.01, 1000
+    noise, spent = calibrate_noise_multiplier(
+        eps, delta, q, steps, relation="add_remove"
+    )
+    assert spent <= eps
+    theirs = ref.dpa_rdp_epsilon(q, noise, steps, delta)
+    assert 0.95 * eps <= theirs <= eps * 1.02
+
+
+# ---------------------------------------------------------------------------
+# The generic solver
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", [1e-3, 0.5, 3.0, 200.0])
+@pytest.mark.parametrize("rtol", [0.02, 1e-3])
+def test_calibrate_increasing(target, rtol):
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return 0.3 * x**1.7
+
+    x, eps = calibrate(f, target, 1.0, 2.0, increasing=True, rtol=rtol)
+    assert (1 - rtol) * target <= eps <= target
+    assert eps == f(x)
+    assert len(calls) <= 60
+
+
+@pytest.mark.parametrize("target", [1e-3, 0.5, 3.0, 200.0])
+@pytest.mark.parametrize("rtol", [0.02, 1e-3])
+def test_calibrate_decreasing(target, rtol):
+    def f(x):
+        return 4.0 / x + 0.01 / x**2
+
+    x, eps = calibrate(f, target, 0.5, 0.8, increasing=False, rtol=rtol)
+    assert (1 - rtol) * target <= eps <= target
+    assert eps == pytest.approx(f(x), rel=1e-15)
+
+
+def test_calibrate_step_function():
+    """A monotone but discontinuous epsilon (e.g. an integer number of steps):
+    the answer must still be at most the target, even if the tolerance band
+    cannot be hit."""
+    f = lambda x: float(math.ceil(x))  # noqa: E731
+    x, eps = calibrate(f, 2.5, 1.0, 5.0, increasing=True, rtol=0.01)
+    assert eps <= 2.5
+    assert f(x) == eps
+
+
+def test_calibrate_unreachable_raises():
+    with pytest.raises(ValueError):
+        calibrate(lambda x: min(x, 1.0), 2.0, 0.1, 0.5, increasing=True)
+    with pytest.raises(ValueError):
+        # epsilon never drops below 1 however large the parameter
+        calibrate(lambda x: 1.0 + 1.0 / x, 0.5, 1.0, 2.0, increasing=False)
+
+
+def test_calibrate_noise_multiplier_monotone_in_target():
+    noises = [
+        calibrate_noise_multiplier(e, 1e-5, 0.02, 500)[0] for e in [0.5, 1.0, 2.0, 4.0]
+    ]
+    assert all(a > b for a, b in zip(noises, noises[1:], strict=False))
+
+
+def test_calibrated_epsilon_is_finite_and_positive():
+    noise, spent = calibrate_noise_multiplier(3.0, 1e-6, 1.0, 50)
+    assert np.isfinite(noise) and 0.95 * 3.0 <= spent <= 3.0
+    # q = 1: check against the analytic Gaussian with mu = 2 sqrt(T) / s.
+    from scipy.stats import norm
+
+    mu = 2 * math.sqrt(50) / noise
+    delta_at_target = norm.cdf(-3.0 / mu + mu / 2) - math.exp(3.0) * norm.cdf(
+        -3.0 / mu - mu / 2
+    )
+    assert delta_at_target <= 1e-6 * (1 + 1e-9)
