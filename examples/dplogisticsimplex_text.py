@@ -117,7 +117,7 @@ fig.savefig("dplogisticsimplex_text.png", dpi=120)
 # class (the dip to the majority rate in the median at epsilon = 2).
 # Frank-Wolfe, which draws one vertex per step from the full-data gradient,
 # is steadier here; the benchmark page of DPLogisticSimplex shows where
-# mirror descent's advantage begins (millions of columns).
+# mirror descent's advantage begins (a hundred thousand columns and more).
 
 # %%
 # Reading one private model
