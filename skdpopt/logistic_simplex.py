@@ -170,9 +170,12 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Class labels seen during ``fit`` (treated as public).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        At most ``n_vertices_`` non-zeros per row.
+        Coefficients; one row for a binary problem, one per class
+        (one-vs-rest) otherwise.  At most ``n_vertices_`` non-zeros per row.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts, one per row of ``coef_``.
     n_iter_ : int
         Steps T per binary problem.
     n_vertices_ : int
@@ -189,8 +192,10 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has feature names that are all strings.
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during ``fit``.  Defined only when X has
+        feature names that are all strings.
 
     See Also
     --------
@@ -279,11 +284,16 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input should be CSR.  Values are clipped
+            to ``[-feature_bound, feature_bound]``.
         y : array-like of shape (n_samples,)
+            Class labels.  The set of labels becomes ``classes_`` and is
+            treated as public.
 
         Returns
         -------
         self : DPLogisticSimplex
+            The fitted estimator.
         """
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr",
@@ -466,10 +476,13 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_.T + intercept_``; one column per class when there
+            are more than two classes.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", reset=False)
@@ -482,10 +495,12 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to classify.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
         """
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -502,10 +517,12 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
         """
         scores = self.decision_function(X)
         positive = expit(scores)
@@ -519,10 +536,12 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))

@@ -204,7 +204,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+        Coefficients of the released model (the averaged iterate unless
+        ``average=False``).
     intercept_ : ndarray of shape (1,)
+        Intercept of the released model (0 if ``fit_intercept=False``).
     n_iter_ : int
         Epochs run.
     t_ : int
@@ -214,8 +217,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has feature names that are all strings.
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during ``fit``.  Defined only when X has
+        feature names that are all strings.
 
     See Also
     --------
@@ -287,11 +292,15 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input should be CSR.  Features need no
+            bound: each example's gradient is clipped to ``clip_norm``.
         y : array-like of shape (n_samples,)
+            Targets.
 
         Returns
         -------
         self : DPSGDRegressor
+            The fitted estimator.
         """
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", y_numeric=True,
@@ -311,10 +320,12 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to predict.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted values.
         """
         return np.asarray(self._decision(X)).ravel()
 
@@ -344,34 +355,68 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
     delta : float, default=1e-5
         Failure probability; choose it well below ``1 / n_samples``.
     penalty : {"l2"} or None, default="l2"
+        Regularisation (data-independent, so free of privacy cost).
     alpha : float, default=1e-4
+        Strength of the L2 penalty.
     fit_intercept : bool, default=True
+        Fit an intercept; it is clipped and noised together with the
+        coefficients.
     max_iter : int, default=5
-        Epochs per binary problem.
+        Epochs per binary problem; the number of steps is
+        ``ceil(max_iter * n_samples / batch_size)``.
     learning_rate : {"constant", "invscaling"}, default="constant"
+        Step size schedule: ``eta0`` or ``eta0 / (t + 1)**power_t``.
     eta0 : float, default=0.5
+        Initial step size.
     power_t : float, default=0.25
+        Exponent of the "invscaling" schedule.
     average : bool or int, default=True
+        Output the average of the iterates (after ``average`` samples seen
+        if an int), which smooths out the noise.
     batch_size : int or "auto", default="auto"
+        Expected batch size q * n_samples ("auto": min(256, n_samples)).
     clip_norm : float, default=1.0
+        Bound C on each example's gradient norm (coefficients and intercept
+        together).  Public.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
+        "poisson": Poisson-subsampled steps; "full": every row in every step
+        (NoisyGD); "single_pass": each row's gradient counts only the first
+        time it is drawn (see :class:`DPSGDRegressor`).
     radius : float or None, default=None
+        If set, project the coefficients onto the L2 ball of this radius
+        after each step.
     verbose : int, default=0
+        Print progress once per epoch (never data-dependent quantities
+        beyond the private iterate).
     random_state : int, RandomState instance or None, default=None
-        Leave ``None`` for a real release (see :class:`DPSGDRegressor`).
+        Seeds the fit's one random generator.  A fixed seed reproduces a fit
+        exactly, and lets anyone who knows it reproduce the noise: leave it
+        ``None`` for a real release.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Class labels seen during ``fit`` (treated as public).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients; one row for a binary problem, one per class
+        (one-vs-rest) otherwise.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts, one per row of ``coef_``.
     n_iter_ : int
+        Epochs run per binary problem.
     t_ : int
         Noisy steps per binary problem.
     noise_multiplier_ : float
+        Noise standard deviation over ``clip_norm``, shared by all the
+        binary problems.
     privacy_spent_ : PrivacySpent
+        The (epsilon, delta) guarantee of the fitted model (all classes
+        together), replace-one.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during ``fit``.  Defined only when X has
+        feature names that are all strings.
 
     Examples
     --------
@@ -433,11 +478,16 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input should be CSR.  Features need no
+            bound: each example's gradient is clipped to ``clip_norm``.
         y : array-like of shape (n_samples,)
+            Class labels.  The set of labels becomes ``classes_`` and is
+            treated as public.
 
         Returns
         -------
         self : DPSGDClassifier
+            The fitted estimator.
         """
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr",
@@ -466,10 +516,13 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_.T + intercept_``; one column per class when there
+            are more than two classes.
         """
         scores = np.asarray(self._decision(X))
         return scores.ravel() if scores.shape[1] == 1 else scores
@@ -480,10 +533,12 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to classify.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
         """
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -503,10 +558,12 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
         """
         scores = self.decision_function(X)
         if self.loss == "log_loss":
@@ -523,7 +580,18 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 

@@ -51,7 +51,21 @@ class Accountant:
         self.events = []
 
     def compose(self, mechanism, count=1):
-        """Record ``count`` runs of ``mechanism``; returns the accountant."""
+        """Record ``count`` runs of ``mechanism``.
+
+        Parameters
+        ----------
+        mechanism : GaussianMechanism, SubsampledGaussianMechanism, \
+LaplaceMechanism, ExponentialMechanism or PureDPMechanism
+            One mechanism event (see :mod:`skdpopt.accounting`).
+        count : int, default=1
+            How many times it ran (adaptively composed).
+
+        Returns
+        -------
+        Accountant
+            The accountant itself, so that calls chain.
+        """
         count = int(count)
         if count < 0:
             raise ValueError(f"count must be >= 0, got {count}")
@@ -120,7 +134,19 @@ class Accountant:
         return float(min(bounds))
 
     def spent(self, delta):
-        """The run's guarantee as a :class:`PrivacySpent` at ``delta``."""
+        """The run's guarantee as a :class:`PrivacySpent` at ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in [0, 1).
+
+        Returns
+        -------
+        PrivacySpent
+            ``epsilon(delta)`` and ``delta`` (delta 0 when epsilon is
+            infinite), with the accountant's relation.
+        """
         eps = self.epsilon(delta)
         return PrivacySpent(eps, 0.0 if eps == np.inf else float(delta), self.relation)
 
