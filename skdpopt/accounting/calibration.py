@@ -180,16 +180,29 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
         acc.compose(SubsampledGaussianMechanism(sampling_rate, noise_multiplier), steps)
         return acc.epsilon(delta, points=points, fast=True)
 
-    # A rough search on a coarse PLD grid (cheap, and an upper bound, so its
-    # answer errs on the side of more noise), then a short fine one.
-    guess = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
-    # Epsilon falls a little faster than 1 / noise in the regimes of use.
-    rough, _ = calibrate(lambda s: epsilon_of(s, points=2**11), epsilon,
-                         0.8 * guess, 1.05 * guess, increasing=False, rtol=0.05,
-                         slope=1.5)
-    # The fine grid's epsilon is a little lower: start just below rough.
-    return calibrate(epsilon_of, epsilon, 0.97 * rough, rough,
-                     increasing=False, rtol=rtol, slope=1.5)
+    # Search on a coarse PLD grid, which is eight times cheaper and an upper
+    # bound on the fine grid's answer, then check on the fine grid.  Near the
+    # answer the two differ by an almost constant factor, so one correction
+    # of the coarse target usually lands the fine epsilon in tolerance.
+    aim = epsilon
+    start_low, start_high = 0.8, 1.05
+    noise = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
+    fine = []
+    for _ in range(2):
+        noise, coarse_eps = calibrate(
+            lambda s: epsilon_of(s, points=2**11), aim, start_low * noise,
+            start_high * noise, increasing=False, rtol=rtol / 2, slope=1.5)
+        fine.append((noise, epsilon_of(noise)))
+        if (1 - rtol) * epsilon <= fine[-1][1] <= epsilon:
+            return fine[-1]
+        aim = epsilon * (1 - rtol / 4) * coarse_eps / fine[-1][1]
+        start_low, start_high = 0.97, 1.03
+    # The factor moved too much: finish on the fine grid itself, with the
+    # slope seen between the two fine probes.
+    (s1, e1), (s2, e2) = fine
+    slope = abs(np.log(e1 / e2) / np.log(s1 / s2)) if s1 != s2 else 1.5
+    return calibrate(epsilon_of, epsilon, 0.99 * s2, 1.01 * s2,
+                     increasing=False, rtol=rtol, slope=slope)
 
 
 def _clt_noise_multiplier(epsilon, delta, sampling_rate, steps):
