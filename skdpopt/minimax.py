@@ -83,10 +83,19 @@ def encode_groups(sensitive_features, n_samples):
     return labels, codes.ravel()
 
 
-def default_schedule(n_samples):
-    """Default T and K: ``T = sqrt(n)`` batches of ``sqrt(n)`` rows and
-    ``K = sqrt(T)`` draws per player per step."""
-    n_steps = int(min(n_samples, max(1, round(math.sqrt(n_samples)))))
+def default_schedule(n_samples, epsilon):
+    """Default T and K.
+
+    Without privacy ``T = sqrt(n)`` batches of ``sqrt(n)`` rows.  With
+    privacy every draw shares the budget, so each step's score sensitivity
+    falls as ``1 / sqrt(T K)`` and the total movement of the weights with
+    it: T is cut to ``max(10, 10 epsilon)`` (a rule of thumb measured on the
+    benchmark's synthetic groups, not a theorem).  ``K = sqrt(T)``.
+    """
+    n_steps = max(1, round(math.sqrt(n_samples)))
+    if not np.isinf(epsilon):
+        n_steps = min(n_steps, max(10, round(10 * epsilon)))
+    n_steps = int(min(n_samples, n_steps))
     return n_steps, max(1, round(math.sqrt(n_steps)))
 
 
@@ -142,7 +151,8 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         adversary's sensitivity grows as the inverse of the smallest group.
     max_iter : int, default=None
         Number of steps T, each on a fresh batch of ``n_samples // T``
-        rows.  ``None``: ``sqrt(n_samples)``.
+        rows.  ``None``: ``sqrt(n_samples)``, and at most
+        ``max(10, 10 epsilon)`` with privacy (see Notes).
     n_vertices : int, default=None
         K, the number of vertices drawn per player per step.  ``None``:
         ``sqrt(T)``.
@@ -172,8 +182,11 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Steps T.
     n_vertices_ : int
         K.
-    step_sizes_ : tuple of float
-        (tau_x, tau_y), the two players' step sizes.
+    step_sizes_ : tuple of (ndarray of shape (n_iter_,), float)
+        The model's step size at each step and the adversary's.  The model's
+        step t is ``s B / (2 R b max_g(ybar_g / p_g))`` (capped at the
+        non-private step), larger when that step's adversary draws ``ybar``
+        weigh small groups less: its draws then move its weights less.
     score_sensitivity_ : float
         Replace-one sensitivity of each draw's score (log weight).
     n_draws_ : int
@@ -196,6 +209,11 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
 
     Notes
     -----
+    Default schedule: without privacy ``T = sqrt(n)`` steps and
+    ``K = sqrt(T)``.  With privacy all ``2 K (T - 1)`` draws share the
+    budget, so fewer steps let each move the weights further; T is capped
+    at ``max(10, 10 epsilon)``, a rule of thumb measured on the
+    benchmark's synthetic groups (``docs/benchmarks/dpminimax.md``).
     Binary classification only: ``fit`` raises ``ValueError`` for more than
     two classes.  Without ``sensitive_features`` there is one group and the
     estimator is private l1-constrained logistic regression.  With routing
@@ -374,7 +392,7 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         b, R = self.feature_bound, self.radius
         vertex_set = VertexSet.l1_ball(n_features + int(self.fit_intercept), R)
         n_groups = len(proportions)
-        n_steps, n_draws = default_schedule(n_samples)
+        n_steps, n_draws = default_schedule(n_samples, self.epsilon)
         if self.max_iter is not None:
             if self.max_iter > n_samples:
                 raise ValueError(
@@ -388,22 +406,30 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         batch_size = n_samples // n_steps  # the smallest batch
         # |<x, z>| <= R b on the ball, so the loss lies in [low, high].
         low, high = np.logaddexp(0.0, -R * b), np.logaddexp(0.0, R * b)
-        weight = 1.0 / (batch_size * proportions.min())  # largest row weight
-        # Replace-one: one batch's gradients change, each coordinate by at
-        # most (docs/privacy/dpminimax.md):
-        x_change = 2.0 * R * b * weight
-        y_change = (high - low) * weight
+        # Replace-one changes one batch's gradients; per coordinate, by at
+        # most (docs/privacy/dpminimax.md) 2 R b max_g(ybar_g / p_g) / B for
+        # the model (ybar: that step's group draws) and
+        # (l_max - l_min) / (B p_min) for the adversary.
+        x_change_unit = 2.0 * R * b / batch_size
+        x_change_worst = x_change_unit / proportions.min()
+        y_change = (high - low) / (batch_size * proportions.min())
         draws = 2 * n_draws * (n_steps - 1)
-        # Step sizes that minimise each player's regret bound.
+        # Step sizes that minimise each player's regret bound: never larger.
         regret_x = math.sqrt(2.0 * math.log(vertex_set.n_vertices) / n_steps) / (R * b)
         regret_y = math.sqrt(2.0 * max(math.log(n_groups), 1.0) / n_steps) / (
             0.5 * (high - low)
         )
-        # Both players' draws get the same score sensitivity s; tau = s / change.
-        score = min(regret_x * x_change, regret_y * y_change)
+        # Every draw of either player gets the score sensitivity s.
+        score = max(regret_x * x_change_worst, regret_y * y_change)
         if self._is_private and draws > 0:
             score = self._calibrate_score(accountant, draws, score)
-        x_step, y_step = score / x_change, score / y_change
+        y_step = min(regret_y, score / y_change)
+
+        def x_step(y_drawn):
+            # The largest row weight this step's draws give, times B.
+            y_bar = np.bincount(y_drawn, minlength=n_groups) / len(y_drawn)
+            return min(regret_x, score / (x_change_unit * np.max(y_bar / proportions)))
+
         batches = np.array_split(rng.permutation(n_samples), n_steps)
         oracle = group_linear_model_oracle(
             X,
@@ -439,7 +465,7 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         )
         self.n_iter_ = n_steps
         self.n_vertices_ = n_draws
-        self.step_sizes_ = (x_step, y_step)
+        self.step_sizes_ = (result.x_step_sizes, y_step)
         self.score_sensitivity_ = score
         self.n_draws_ = draws
         self._record_spent(accountant)

@@ -109,7 +109,9 @@ def test_spent_epsilon_recomputed_independently(data, priors):
 
 
 def test_step_sizes_follow_the_sensitivity_formulas(data):
-    """tau_x = s B p_min / (2 R b), tau_y = s B p_min / (l_max - l_min)."""
+    """tau_y = s B p_min / (l_max - l_min); the model's step t is
+    s B / (2 R b max_g(ybar_g / p_g)), between s B p_min / (2 R b) (all
+    draws on the smallest group) and s B / (2 R b) (draws in proportion)."""
     X, y, groups = data
     R, b = 3.0, 0.5
     clf = DPMinimaxClassifier(
@@ -125,8 +127,19 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
     s = clf.score_sensitivity_
     loss_range = np.logaddexp(0, R * b) - np.logaddexp(0, -R * b)
     tau_x, tau_y = clf.step_sizes_
-    assert tau_x == pytest.approx(s * B * 0.25 / (2 * R * b))
     assert tau_y == pytest.approx(s * B * 0.25 / loss_range)
+    assert tau_x.shape == (50,)
+    assert np.all(tau_x >= s * B * 0.25 / (2 * R * b) * (1 - 1e-12))
+    assert np.all(tau_x <= s * B / (2 * R * b) * (1 + 1e-12))
+    # With K draws of two groups, max_g(ybar_g / p_g) takes K + 1 values.
+    ratios = s * B / (2 * R * b) / tau_x
+    K = clf.n_vertices_
+    allowed = [max(k / K / 0.75, (K - k) / K / 0.25) for k in range(K + 1)]
+    matches = np.min(np.abs(ratios[:, None] - allowed), axis=1) < 1e-9
+    # ... unless capped at the non-private step sqrt(2 log m / T) / (R b).
+    cap = np.sqrt(2 * np.log(2 * (X.shape[1] + 1)) / 50) / (R * b)
+    capped = np.isclose(tau_x, cap)
+    assert np.all(matches | capped) and matches.sum() > 25
 
 
 def test_no_privacy_spends_nothing_and_releases_no_counts(data):
@@ -148,7 +161,8 @@ def test_very_large_epsilon_uses_the_regret_step(data):
     ref = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
         X, y, sensitive_features=groups
     )
-    assert clf.step_sizes_[0] == pytest.approx(ref.step_sizes_[0], rel=1e-3)
+    np.testing.assert_allclose(clf.step_sizes_[0], ref.step_sizes_[0])
+    assert clf.step_sizes_[1] == ref.step_sizes_[1]
     assert clf.privacy_spent_.epsilon <= 1e6
 
 

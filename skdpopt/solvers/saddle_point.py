@@ -39,12 +39,15 @@ class SaddlePointResult:
     n_draws : int
         Data-dependent draws per player (the first step's draws come from
         the uniform starting weights and depend on no data).
+    x_step_sizes : ndarray of shape (n_steps,)
+        tau_x at each step.
     """
 
     x_vertices: np.ndarray
     y_vertices: np.ndarray
     n_steps: int
     n_draws: int
+    x_step_sizes: np.ndarray
 
 
 def saddle_point_mirror_descent(
@@ -78,8 +81,13 @@ def saddle_point_mirror_descent(
         T.
     n_draws : int
         K, vertices drawn per player per step.
-    x_step_size, y_step_size : float
-        tau_x and tau_y.
+    x_step_size : float or callable
+        tau_x, or ``x_step_size(y_drawn)`` giving step t's tau_x from the
+        adversary's draws of that step (they are released, so a step size
+        chosen from them costs no privacy; the estimator uses this to scale
+        the step with the weight the draws put on small groups).
+    y_step_size : float
+        tau_y.
     rng : numpy.random.Generator
 
     Returns
@@ -90,18 +98,21 @@ def saddle_point_mirror_descent(
     y_log = np.zeros(n_y_vertices)
     x_drawn = np.empty((n_steps, n_draws), dtype=np.int64)
     y_drawn = np.empty((n_steps, n_draws), dtype=np.int64)
+    x_steps = np.empty(n_steps)
     for t in range(n_steps):
         # Both draws are exponential mechanisms with scores log x_t, log y_t.
         x_drawn[t] = draw_vertices(rng, x_iterates.current(), n_draws)
         y_drawn[t] = draw_vertices(rng, np.exp(y_log - y_log.max()), n_draws)
         x_vertices, x_gradient, y_gradient = oracle(t, x_drawn[t], y_drawn[t])
-        x_iterates.step(x_vertices, x_gradient, x_step_size)
+        x_steps[t] = x_step_size(y_drawn[t]) if callable(x_step_size) else x_step_size
+        x_iterates.step(x_vertices, x_gradient, x_steps[t])
         y_log += y_step_size * np.asarray(y_gradient, dtype=float)
     return SaddlePointResult(
         x_vertices=x_drawn,
         y_vertices=y_drawn,
         n_steps=n_steps,
         n_draws=n_draws * (n_steps - 1),
+        x_step_sizes=x_steps,
     )
 
 
