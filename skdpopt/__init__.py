@@ -3,11 +3,13 @@
 from .accounting import PrivacySpent
 from .lasso import DPLasso
 from .logistic_simplex import DPLogisticSimplex
+from .minimax import DPMinimaxClassifier
 from .sgd import DPSGDClassifier, DPSGDRegressor
 
 __all__ = [
     "DPLasso",
     "DPLogisticSimplex",
+    "DPMinimaxClassifier",
     "DPSGDClassifier",
     "DPSGDRegressor",
     "PrivacySpent",

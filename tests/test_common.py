@@ -2,7 +2,13 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpopt import DPLasso, DPLogisticSimplex, DPSGDClassifier, DPSGDRegressor
+from skdpopt import (
+    DPLasso,
+    DPLogisticSimplex,
+    DPMinimaxClassifier,
+    DPSGDClassifier,
+    DPSGDRegressor,
+)
 
 ESTIMATORS = [
     DPSGDRegressor(),
@@ -11,6 +17,7 @@ ESTIMATORS = [
     DPLasso(solver="frank_wolfe"),
     DPLogisticSimplex(),
     DPLogisticSimplex(solver="frank_wolfe"),
+    DPMinimaxClassifier(),
 ]
 
 # No check is expected to fail; an entry here needs a reason a user would

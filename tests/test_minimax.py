@@ -1,0 +1,334 @@
+"""DPMinimaxClassifier: privacy recomputed independently, groups, routing,
+worst-group behaviour, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+import sklearn
+from scipy.optimize import minimize_scalar
+from sklearn.base import clone
+from sklearn.metrics import make_scorer
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skdpopt import DPMinimaxClassifier
+from skdpopt.metrics import worst_group_accuracy
+
+pd = pytest.importorskip("pandas")
+dp_accounting = pytest.importorskip("dp_accounting")
+from dp_accounting.pld import common  # noqa: E402
+from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
+
+
+def shifted_groups(seed=0, sizes=(3000, 300), d=5):
+    """Group 1 (small) needs feature 1, which group 0 ignores: average-loss
+    training serves group 0 and neglects group 1."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.array(["major", "minor"]), sizes)
+    X = rng.uniform(-1, 1, (sum(sizes), d))
+    is_minor = groups == "minor"
+    logit = np.where(is_minor, 4.0 * X[:, 1] - 2.0 * X[:, 0], 4.0 * X[:, 0])
+    y = (rng.random(len(groups)) < 1 / (1 + np.exp(-logit))).astype(int)
+    return X, y, groups
+
+
+@pytest.fixture(scope="module")
+def data():
+    return shifted_groups()
+
+
+# ----------------------------------------------------------------------
+# Privacy
+
+
+def _laplace_rdp(alpha, eps0):
+    """Renyi divergence of order alpha between Laplace(0, 1/eps0) and
+    Laplace(1, 1/eps0) (Mironov 2017, Table II), written out here."""
+    # log of a sum of two exponentials, computed without overflow.
+    a = math.log(alpha / (2 * alpha - 1)) + (alpha - 1) * eps0
+    b = math.log((alpha - 1) / (2 * alpha - 1)) - alpha * eps0
+    return (max(a, b) + math.log1p(math.exp(-abs(a - b)))) / (alpha - 1)
+
+
+def reference_epsilon(laplace_eps0, n_laplace, score, n_draws, delta):
+    """Independent bound for n_laplace Laplace releases plus n_draws
+    exponential mechanisms with score sensitivity ``score``: the smaller of
+    (a) Renyi DP (Laplace exactly, each draw score^2 / 2 zCDP) converted
+    by Canonne, Kamath and Steinke's Prop. 12, minimised over real alpha,
+    and (b) dp-accounting's PLD (Laplace PLD composed with the draws'
+    randomised-response pairs of epsilon 2 score)."""
+
+    def eps(alpha):
+        rdp = n_laplace * (_laplace_rdp(alpha, laplace_eps0) if laplace_eps0 else 0)
+        rdp += n_draws * alpha * score**2 / 2
+        return (
+            rdp
+            + math.log((alpha - 1) / alpha)
+            - (math.log(delta) + math.log(alpha)) / (alpha - 1)
+        )
+
+    rdp_eps = minimize_scalar(
+        eps, bounds=(1 + 1e-9, 1e5), method="bounded", options={"xatol": 1e-10}
+    ).fun
+    pld = pld_lib.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(2 * score, 0.0),
+        value_discretization_interval=1e-4,
+    ).self_compose(n_draws)
+    if laplace_eps0:
+        laplace = pld_lib.from_laplace_mechanism(
+            1.0 / laplace_eps0, value_discretization_interval=1e-4
+        )
+        pld = pld.compose(laplace.self_compose(n_laplace))
+    return min(rdp_eps, pld.get_epsilon_for_delta(delta))
+
+
+@pytest.mark.parametrize("priors", [None, {"major": 0.9, "minor": 0.1}])
+def test_spent_epsilon_recomputed_independently(data, priors):
+    X, y, groups = data
+    epsilon, delta = 1.0, 1e-6
+    clf = DPMinimaxClassifier(
+        epsilon=epsilon, delta=delta, group_priors=priors, random_state=0
+    ).fit(X, y, sensitive_features=groups)
+    T, K = clf.n_iter_, clf.n_vertices_
+    assert clf.n_draws_ == 2 * K * (T - 1)  # both players, from step 2 on
+    scale = clf.count_noise_scale_
+    if priors is None:
+        assert scale == pytest.approx(2.0 / (0.1 * epsilon))
+    else:
+        assert scale == 0.0
+    reference = reference_epsilon(
+        1.0 / scale if scale else 0.0, 2, clf.score_sensitivity_, clf.n_draws_, delta
+    )
+    claimed = clf.privacy_spent_.epsilon
+    assert claimed >= reference * (1 - 1e-3)
+    assert claimed <= 1.03 * reference
+    assert 0.97 * epsilon <= claimed <= epsilon
+    assert clf.privacy_spent_.delta == delta
+
+
+def test_step_sizes_follow_the_sensitivity_formulas(data):
+    """tau_y = s B p_min / (l_max - l_min); the model's step t is
+    s B / (2 R b max_g(ybar_g / p_g)), between s B p_min / (2 R b) (all
+    draws on the smallest group) and s B / (2 R b) (draws in proportion)."""
+    X, y, groups = data
+    R, b = 3.0, 0.5
+    clf = DPMinimaxClassifier(
+        epsilon=2.0,
+        delta=1e-6,
+        radius=R,
+        feature_bound=b,
+        group_priors=[0.75, 0.25],
+        max_iter=50,
+        random_state=0,
+    ).fit(X, y, sensitive_features=groups)
+    B = X.shape[0] // 50
+    s = clf.score_sensitivity_
+    loss_range = np.logaddexp(0, R * b) - np.logaddexp(0, -R * b)
+    tau_x, tau_y = clf.step_sizes_
+    assert tau_y == pytest.approx(s * B * 0.25 / loss_range)
+    assert tau_x.shape == (50,)
+    assert np.all(tau_x >= s * B * 0.25 / (2 * R * b) * (1 - 1e-12))
+    assert np.all(tau_x <= s * B / (2 * R * b) * (1 + 1e-12))
+    # With K draws of two groups, max_g(ybar_g / p_g) takes K + 1 values.
+    ratios = s * B / (2 * R * b) / tau_x
+    K = clf.n_vertices_
+    allowed = [max(k / K / 0.75, (K - k) / K / 0.25) for k in range(K + 1)]
+    matches = np.min(np.abs(ratios[:, None] - allowed), axis=1) < 1e-9
+    # ... unless capped at the non-private step sqrt(2 log m / T) / (R b).
+    cap = np.sqrt(2 * np.log(2 * (X.shape[1] + 1)) / 50) / (R * b)
+    capped = np.isclose(tau_x, cap)
+    assert np.all(matches | capped) and matches.sum() > 25
+
+
+def test_no_privacy_spends_nothing_and_releases_no_counts(data):
+    X, y, groups = data
+    clf = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
+        X, y, sensitive_features=groups
+    )
+    assert clf.privacy_spent_.epsilon == np.inf
+    assert clf.count_noise_scale_ == 0.0
+    np.testing.assert_allclose(clf.group_proportions_, [3000 / 3300, 300 / 3300])
+
+
+def test_very_large_epsilon_uses_the_regret_step(data):
+    """A budget larger than the non-private step needs is not calibrated."""
+    X, y, groups = data
+    clf = DPMinimaxClassifier(epsilon=1e6, delta=1e-6, random_state=0).fit(
+        X, y, sensitive_features=groups
+    )
+    ref = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
+        X, y, sensitive_features=groups
+    )
+    np.testing.assert_allclose(clf.step_sizes_[0], ref.step_sizes_[0])
+    assert clf.step_sizes_[1] == ref.step_sizes_[1]
+    assert clf.privacy_spent_.epsilon <= 1e6
+
+
+# ----------------------------------------------------------------------
+# Learning
+
+
+def test_worst_group_beats_average_loss_training(data):
+    """Without privacy the minimax model serves the small group better than
+    the same solver with one group (average loss)."""
+    X, y, groups = data
+    Xt, yt, gt = shifted_groups(seed=1)
+    minimax, erm = [], []
+    for seed in range(3):
+        mm = DPMinimaxClassifier(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
+            X, y, sensitive_features=groups
+        )
+        er = DPMinimaxClassifier(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
+            X, y
+        )
+        minimax.append(worst_group_accuracy(yt, mm.predict(Xt), sensitive_features=gt))
+        erm.append(worst_group_accuracy(yt, er.predict(Xt), sensitive_features=gt))
+        # The adversary weighs the minor group far above its 9% share of rows.
+        assert mm.group_weights_[1] > 0.3
+    assert np.median(minimax) > np.median(erm) + 0.05
+
+
+def test_predict_proba_is_deterministic_and_consistent(data):
+    X, y, groups = data
+    clf = DPMinimaxClassifier(random_state=0).fit(X, y, sensitive_features=groups)
+    p1, p2 = clf.predict_proba(X), clf.predict_proba(X)
+    np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_allclose(p1.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(
+        clf.predict(X), clf.classes_[(p1[:, 1] > 0.5).astype(int)]
+    )
+    assert clf.coef_.shape == (1, X.shape[1]) and clf.intercept_.shape == (1,)
+    assert np.abs(clf.coef_).sum() + abs(clf.intercept_[0]) <= clf.radius + 1e-9
+
+
+def test_groups_from_dataframe_columns(data):
+    X, y, groups = data
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"g": groups, "h": rng.choice(["x", "y"], len(groups))})
+    clf = DPMinimaxClassifier(epsilon=np.inf, random_state=0, max_iter=100)
+    clf.fit(X, y, sensitive_features=frame)
+    assert list(clf.groups_) == [
+        ("major", "x"),
+        ("major", "y"),
+        ("minor", "x"),
+        ("minor", "y"),
+    ]
+    clf.fit(X, y, sensitive_features=frame["g"])
+    assert list(clf.groups_) == ["major", "minor"]
+    assert clf.group_weights_.shape == (2,)
+
+
+def test_no_groups_is_one_group(data):
+    X, y, _ = data
+    clf = DPMinimaxClassifier(random_state=0).fit(X, y)
+    assert list(clf.groups_) == ["all"]
+    np.testing.assert_array_equal(clf.group_weights_, [1.0])
+
+
+# ----------------------------------------------------------------------
+# scikit-learn integration
+
+
+def test_grid_search_without_routing(data):
+    X, y, groups = data
+    search = GridSearchCV(
+        DPMinimaxClassifier(epsilon=np.inf, random_state=0),
+        {"radius": [1.0, 5.0]},
+        cv=3,
+    )
+    search.fit(X, y, sensitive_features=groups)
+    assert search.best_params_["radius"] in (1.0, 5.0)
+    scores = cross_val_score(
+        DPMinimaxClassifier(epsilon=np.inf, random_state=0),
+        X,
+        y,
+        cv=3,
+        params={"sensitive_features": groups},
+    )
+    assert scores.shape == (3,)
+
+
+def test_grid_search_and_pipeline_with_routing(data, monkeypatch):
+    X, y, groups = data
+    seen = []
+    original = DPMinimaxClassifier.fit
+
+    def spy(self, X, y, sensitive_features=None):
+        seen.append(None if sensitive_features is None else len(sensitive_features))
+        return original(self, X, y, sensitive_features=sensitive_features)
+
+    monkeypatch.setattr(DPMinimaxClassifier, "fit", spy)
+    with sklearn.config_context(enable_metadata_routing=True):
+        scorer = make_scorer(worst_group_accuracy).set_score_request(
+            sensitive_features=True
+        )
+        pipe = make_pipeline(
+            StandardScaler(), DPMinimaxClassifier(epsilon=np.inf, random_state=0)
+        )
+        search = GridSearchCV(
+            pipe, {"dpminimaxclassifier__radius": [1.0, 5.0]}, cv=3, scoring=scorer
+        )
+        search.fit(X, y, sensitive_features=groups)
+    # Every fold's fit got its fold's groups, and the refit all of them.
+    assert None not in seen
+    assert seen[-1] == len(groups) and set(seen[:-1]) == {2 * len(groups) // 3}
+    assert 0 <= search.best_score_ <= 1
+
+
+# ----------------------------------------------------------------------
+# Bad input
+
+
+def test_misaligned_or_missing_groups_rejected(data):
+    X, y, groups = data
+    with pytest.raises(ValueError, match="rows but X has"):
+        DPMinimaxClassifier().fit(X, y, sensitive_features=groups[:-1])
+    bad = groups.astype(object)
+    bad[5] = None
+    with pytest.raises(ValueError, match="missing"):
+        DPMinimaxClassifier().fit(X, y, sensitive_features=bad)
+
+
+def test_too_small_group_is_named(data):
+    X, y, groups = data
+    groups = groups.copy()
+    groups[:5] = "tiny"
+    with pytest.raises(ValueError, match="'tiny' is too small"):
+        DPMinimaxClassifier(epsilon=np.inf).fit(X, y, sensitive_features=groups)
+    with pytest.raises(ValueError, match="'tiny' is too small"):
+        DPMinimaxClassifier(epsilon=1.0, random_state=0, min_group_size=200).fit(
+            X, y, sensitive_features=groups
+        )
+    with pytest.raises(ValueError, match="'minor' is too small"):
+        DPMinimaxClassifier(
+            group_priors={"major": 0.999, "minor": 0.001, "tiny": 0.001}
+        ).fit(X, y, sensitive_features=groups)
+
+
+def test_bad_priors_rejected(data):
+    X, y, groups = data
+    with pytest.raises(ValueError, match="no entry for group 'minor'"):
+        DPMinimaxClassifier(group_priors={"major": 1.0}).fit(
+            X, y, sensitive_features=groups
+        )
+    with pytest.raises(ValueError, match="3 entries"):
+        DPMinimaxClassifier(group_priors=[0.3, 0.3, 0.4]).fit(
+            X, y, sensitive_features=groups
+        )
+
+
+def test_multiclass_rejected():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    with pytest.raises(ValueError, match="Only binary classification"):
+        DPMinimaxClassifier().fit(X, rng.integers(0, 3, 300))
+
+
+def test_random_state_reproduces_fit(data):
+    X, y, groups = data
+    a = DPMinimaxClassifier(random_state=3).fit(X, y, sensitive_features=groups)
+    b = clone(a).fit(X, y, sensitive_features=groups)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.group_weights_, b.group_weights_)
