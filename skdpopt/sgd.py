@@ -12,7 +12,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+    validate_training_data,
+)
 from .accounting import Accountant, calibrate_noise_multiplier
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
@@ -286,6 +292,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.verbose = verbose
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the model, spending ``epsilon`` and ``delta``.
 
@@ -303,7 +310,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", y_numeric=True,
+        X, y = validate_training_data(self, X, y, accept_sparse="csr", y_numeric=True,
                              dtype=[np.float64, np.float32])
         y = np.asarray(y, dtype=np.float64)
         loss_class = REGRESSION_LOSSES[self.loss]
@@ -472,6 +479,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         self.verbose = verbose
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
@@ -490,7 +498,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr",
+        X, y = validate_training_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32])
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)
