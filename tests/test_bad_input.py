@@ -432,3 +432,13 @@ def test_failed_first_fit_leaves_the_estimator_unfitted(adapter):
         with pytest.raises(NotFittedError):
             check_is_fitted(est)
         assert not [k for k in vars(est) if k.endswith("_")], label
+
+
+@adapters
+@pytest.mark.parametrize("epsilon", [1e3, 1e6])
+def test_huge_epsilon(adapter, epsilon):
+    # Calibration at a huge budget once failed to bracket its starting guess.
+    X, y, kwargs = adapter.data()
+    est = adapter.make().set_params(epsilon=epsilon)
+    fit_strictly(est, X, y, **kwargs)
+    assert_fitted_correctly(est, X)
