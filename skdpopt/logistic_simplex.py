@@ -312,8 +312,11 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
             targets = [np.where(codes == k, 1.0, -1.0)
                        for k in range(len(self.classes_))]
         self._warn_if_delta_too_large(X.shape[0])
-        # Clipping to the public bound is what bounds the sensitivity.
-        X = clip_features(X, self.feature_bound)
+        # Clipping to the public bound is what bounds the sensitivity.  Mirror
+        # descent clips each batch as it reads it (no copy of X); Frank-Wolfe
+        # reads all of X at every step, so it clips once.
+        if self.solver == "frank_wolfe":
+            X = clip_features(X, self.feature_bound)
         rng = make_generator(self.random_state)
         if self.solver == "mirror_descent":
             coefs, intercepts = self._fit_mirror_descent(X, targets, rng)
@@ -376,8 +379,15 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         intercept_value = self.feature_bound if self.fit_intercept else None
         for target in targets:
             batches = np.array_split(rng.permutation(n_samples), n_steps)
-            gradient = linear_model_gradient(X, target, LogLoss(), vertex_set,
-                                             batches, intercept_value)
+            gradient = linear_model_gradient(
+                X,
+                target,
+                LogLoss(),
+                vertex_set,
+                batches,
+                intercept_value,
+                feature_bound=self.feature_bound,
+            )
             result = vertex_sampling_mirror_descent(
                 gradient, vertex_set.n_vertices, n_steps=n_steps,
                 n_draws=n_draws, refresh_every=refresh_every,
