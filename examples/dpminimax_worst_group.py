@@ -1,6 +1,6 @@
 """
 Per-group accuracy: DPMinimaxClassifier against private average-loss training
-============================================================================
+=============================================================================
 
 A lender predicting whether a weekly wage exceeds 500 dollars must show that
 the model does not fail one demographic group, and may not expose the
