@@ -188,7 +188,7 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Steps T.
     n_vertices_ : int
         K.
-    step_sizes_ : tuple of (ndarray of shape (n_iter_,), float)
+    step_sizes_ : tuple of (ndarray of shape (T,), float)
         The model's step size at each step and the adversary's.  The model's
         step t is ``s B / (2 R b max_g(ybar_g / p_g))`` (capped at the
         non-private step), larger when that step's adversary draws ``ybar``
