@@ -9,7 +9,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+    validate_training_data,
+)
 from ._clipping import clip_features
 from ._targets import one_vs_rest_signs
 from .accounting import Accountant, ExponentialMechanism, calibrate
@@ -277,6 +283,7 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # Fitting
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
@@ -295,7 +302,7 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr",
+        X, y = validate_training_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32])
         self.classes_, targets = one_vs_rest_signs(y)
         self._warn_if_delta_too_large(X.shape[0])

@@ -10,7 +10,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+    validate_training_data,
+)
 from ._targets import one_vs_rest_signs
 from .accounting import Accountant, calibrate_noise_multiplier
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
@@ -285,6 +291,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.verbose = verbose
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the model, spending ``epsilon`` and ``delta``.
 
@@ -302,7 +309,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", y_numeric=True,
+        X, y = validate_training_data(self, X, y, accept_sparse="csr", y_numeric=True,
                              dtype=[np.float64, np.float32])
         y = np.asarray(y, dtype=np.float64)
         loss_class = REGRESSION_LOSSES[self.loss]
@@ -471,6 +478,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         self.verbose = verbose
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
@@ -489,7 +497,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr",
+        X, y = validate_training_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32])
         self.classes_, targets = one_vs_rest_signs(y)
         coefs, intercepts = self._fit_problems(X, targets,
