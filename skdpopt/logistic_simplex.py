@@ -6,9 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
@@ -19,6 +17,7 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_features
+from ._targets import one_vs_rest_signs
 from .accounting import Accountant, ExponentialMechanism, calibrate
 from .losses import LogLoss
 from .solvers.frank_wolfe import private_frank_wolfe
@@ -305,19 +304,7 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_training_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                "The number of classes has to be greater than one; got 1 class."
-            )
-        codes = encoder.transform(y)
-        if len(self.classes_) == 2:
-            targets = [np.where(codes == 1, 1.0, -1.0)]
-        else:
-            targets = [np.where(codes == k, 1.0, -1.0)
-                       for k in range(len(self.classes_))]
+        self.classes_, targets = one_vs_rest_signs(y)
         self._warn_if_delta_too_large(X.shape[0])
         # Clipping to the public bound is what bounds the sensitivity.  Mirror
         # descent clips each batch as it reads it (no copy of X); Frank-Wolfe

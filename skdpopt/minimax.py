@@ -19,7 +19,13 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_features
-from .accounting import Accountant, ExponentialMechanism, LaplaceMechanism, calibrate
+from .accounting import (
+    Accountant,
+    ExponentialMechanism,
+    LaplaceMechanism,
+    PrivacySpent,
+    calibrate,
+)
 from .logistic_simplex import _zcdp_sensitivity
 from .losses import LogLoss
 from .solvers.mirror_descent import VertexSet
@@ -188,7 +194,7 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         Steps T.
     n_vertices_ : int
         K.
-    step_sizes_ : tuple of (ndarray of shape (n_iter_,), float)
+    step_sizes_ : tuple of (ndarray of shape (T,), float)
         The model's step size at each step and the adversary's.  The model's
         step t is ``s B / (2 R b max_g(ybar_g / p_g))`` (capped at the
         non-private step), larger when that step's adversary draws ``ybar``
@@ -427,9 +433,10 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
             0.5 * (high - low)
         )
         # Every draw of either player gets the score sensitivity s.
-        score = max(regret_x * x_change_worst, regret_y * y_change)
+        cap = max(regret_x * x_change_worst, regret_y * y_change)
+        score = cap
         if self._is_private and draws > 0:
-            score = self._calibrate_score(accountant, draws, score)
+            score = self._calibrate_score(accountant, draws, cap)
         y_step = min(regret_y, score / y_change)
 
         def x_step(y_drawn):
@@ -476,6 +483,13 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         self.score_sensitivity_ = score
         self.n_draws_ = draws
         self._record_spent(accountant)
+        if self._is_private and score == cap and self.count_noise_scale_ > 0:
+            # The cap depends on the noisy proportions, so the smaller spend
+            # it implies would be a data-dependent claim; what holds for any
+            # proportions is the budget (docs/privacy/dpminimax.md).
+            self.privacy_spent_ = PrivacySpent(
+                self.epsilon, self.delta, accountant.relation
+            )
 
     def _calibrate_score(self, accountant, draws, largest):
         """Largest score sensitivity up to ``largest`` whose draws, composed

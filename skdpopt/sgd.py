@@ -6,10 +6,8 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
@@ -19,6 +17,7 @@ from ._base import (
     make_generator,
     validate_training_data,
 )
+from ._targets import one_vs_rest_signs
 from .accounting import Accountant, calibrate_noise_multiplier
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
@@ -500,19 +499,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         self._validate_params()
         X, y = validate_training_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                "The number of classes has to be greater than one; got 1 class."
-            )
-        codes = encoder.transform(y)
-        if len(self.classes_) == 2:
-            targets = [np.where(codes == 1, 1.0, -1.0)]
-        else:
-            targets = [np.where(codes == k, 1.0, -1.0)
-                       for k in range(len(self.classes_))]
+        self.classes_, targets = one_vs_rest_signs(y)
         coefs, intercepts = self._fit_problems(X, targets,
                                                CLASSIFICATION_LOSSES[self.loss]())
         self.coef_, self.intercept_ = coefs, intercepts
