@@ -307,8 +307,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(self, X, y, accept_sparse=["csr", "csc"],
-                             y_numeric=True, dtype=[np.float64, np.float32])
+        X, y = validate_training_data(
+            self,
+            X,
+            y,
+            accept_sparse=["csr", "csc"],
+            y_numeric=True,
+            dtype=[np.float64, np.float32],
+        )
         n_samples = X.shape[0]
         self._warn_if_delta_too_large(n_samples)
         gaussian = self.solver == "greedy_cd" and (

@@ -302,8 +302,9 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(self, X, y, accept_sparse="csr",
-                             dtype=[np.float64, np.float32])
+        X, y = validate_training_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
+        )
         self.classes_, targets = one_vs_rest_signs(y)
         self._warn_if_delta_too_large(X.shape[0])
         # Clipping to the public bound is what bounds the sensitivity.  Mirror

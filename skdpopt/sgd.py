@@ -309,8 +309,14 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(self, X, y, accept_sparse="csr", y_numeric=True,
-                             dtype=[np.float64, np.float32])
+        X, y = validate_training_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            y_numeric=True,
+            dtype=[np.float64, np.float32],
+        )
         y = np.asarray(y, dtype=np.float64)
         loss_class = REGRESSION_LOSSES[self.loss]
         loss = loss_class() if self.loss == "squared_error" else loss_class(
@@ -497,8 +503,9 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(self, X, y, accept_sparse="csr",
-                             dtype=[np.float64, np.float32])
+        X, y = validate_training_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
+        )
         self.classes_, targets = one_vs_rest_signs(y)
         coefs, intercepts = self._fit_problems(X, targets,
                                                CLASSIFICATION_LOSSES[self.loss]())
