@@ -5,6 +5,7 @@ from .lasso import DPLasso
 from .logistic_simplex import DPLogisticSimplex
 from .minimax import DPMinimaxClassifier
 from .sgd import DPSGDClassifier, DPSGDRegressor
+from .synthetic import DPSyntheticData
 
 __all__ = [
     "DPLasso",
@@ -12,6 +13,7 @@ __all__ = [
     "DPMinimaxClassifier",
     "DPSGDClassifier",
     "DPSGDRegressor",
+    "DPSyntheticData",
     "PrivacySpent",
 ]
 __version__ = "0.1.0.dev0"

@@ -8,6 +8,7 @@ from skdpopt import (
     DPMinimaxClassifier,
     DPSGDClassifier,
     DPSGDRegressor,
+    DPSyntheticData,
 )
 
 ESTIMATORS = [
@@ -18,6 +19,9 @@ ESTIMATORS = [
     DPLogisticSimplex(),
     DPLogisticSimplex(solver="frank_wolfe"),
     DPMinimaxClassifier(),
+    # The checks fit 10 numeric columns; at the default 8 bins that domain
+    # has 8**10 = 1e9 cells, above the memory limit (a clear ValueError).
+    DPSyntheticData(n_bins=3),
 ]
 
 # No check is expected to fail; an entry here needs a reason a user would

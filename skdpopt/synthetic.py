@@ -1,0 +1,631 @@
+"""DPSyntheticData: a private synthetic dataset for a workload of marginals."""
+
+import itertools
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    check_array,
+    check_is_fitted,
+)
+
+from . import _domain
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+)
+from .accounting import (
+    Accountant,
+    ExponentialMechanism,
+    GaussianMechanism,
+    calibrate,
+)
+from .solvers.query_release import (
+    MarginalWorkload,
+    MatrixWorkload,
+    release_workload,
+)
+
+# How a budget of rho (zCDP units, used only to split; the accountant
+# measures the real total) is shared: a warm start from noisy 1-way
+# marginals gets ONE_WAY_SHARE; each round's selection gets SELECTION_SHARE
+# of the round, its measurement the rest.  Shares as in AIM (McKenna et al.
+# 2022), checked by benchmarks/bench_synthetic.py.
+ONE_WAY_SHARE = 0.1
+SELECTION_SHARE = 0.1
+# Share of epsilon spent on bounds of numeric columns nobody declared, when
+# ``preprocessor_epsilon`` is None.
+DEFAULT_PREPROCESSOR_SHARE = 0.1
+
+
+def default_rounds(n_columns, epsilon, n_queries):
+    """Rounds of the default schedule: ``n_columns * 2 ** log10(epsilon)``
+    (half as many at epsilon = 0.1, twice as many at 10), at least 2, at most
+    the number of queries.  Each round splits the budget further, so the
+    best count grows with epsilon; benchmarks/bench_synthetic.py measured
+    this rule against fixed counts."""
+    if not np.isfinite(epsilon):
+        return n_queries
+    rounds = round(n_columns * 2.0 ** np.log10(epsilon))
+    return int(min(max(rounds, 2), n_queries))
+
+
+class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
+    """Private synthetic data that answers a workload of marginal queries.
+
+    Learns, under (epsilon, delta)-differential privacy, a distribution
+    over a finite, public domain of records such that a workload of
+    marginals (by default every 1-, 2- and 3-way marginal) has nearly the
+    same answers on it as on the training data; :meth:`sample` draws
+    synthetic records from it.  The fit is a game between a query player,
+    which picks the marginal the synthetic distribution answers worst (an
+    exponential mechanism, the only step besides measurements that reads
+    the data) and measures it with Gaussian noise, and a data player, which
+    reweights a histogram over the whole domain multiplicatively to agree
+    with every measurement so far (seed 001, Section 1.4; MWEM and AIM in
+    practice).  See :doc:`/privacy/dpsynthetic` for the privacy argument.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget of the whole fit (> 0, or ``np.inf`` for no privacy).
+    delta : float, default=1e-9
+        Privacy parameter; must be > 0 for a finite epsilon (the
+        measurements are Gaussian).
+    workload : int, list of tuple, or ndarray, default=3
+        The queries to preserve.  An int ``k``: every marginal on up to
+        ``k`` columns.  A list of column tuples (names for a DataFrame,
+        positions otherwise): those marginals.  A 2-D array of shape
+        ``(n_queries, n_cells)``: explicit linear queries over the
+        flattened domain (C order of the columns' codes), coefficients in
+        [-1, 1].
+    domain : dict or list, default=None
+        Public domain of the categorical columns: for each column (key:
+        name for a DataFrame, position for an array; or a list with one
+        entry per column, ``None`` for numeric ones), either its list of
+        categories (include ``np.nan`` to allow missing values) or a
+        cardinality ``k`` for integer codes ``0 .. k - 1``.  Columns not
+        listed are numeric.  Categories can never be learnt from the data.
+    bounds : dict or list, default=None
+        Public ``(low, high)`` of numeric columns (same keys as
+        ``domain``).  Values outside are clipped into the end bins.  A
+        numeric column without bounds gets them privately (see
+        ``preprocessor_epsilon``).
+    n_bins : int, default=8
+        Equal-width bins per numeric column.
+    max_iter : int, default=None
+        Number of select-and-measure rounds.  ``None``: the number of
+        columns times ``2 ** log10(epsilon)`` (so 1x at epsilon = 1, 2x at
+        10), at least 2 and at most the number of queries; every query
+        without privacy.
+    preprocessor_epsilon : float, default=None
+        Part of ``epsilon`` spent on the bounds of numeric columns without
+        declared bounds (two exponential-mechanism draws per column, over a
+        public grid of powers of two).  ``None``: a tenth of ``epsilon``.
+        Unused when every numeric column has bounds.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fit's noise.  Leave it ``None`` for a real release.
+
+    Attributes
+    ----------
+    domain_ : list of Column
+        The domain used: per column its categories or bin edges.
+    histogram_ : ndarray
+        The synthetic distribution over the domain (sums to 1), of shape
+        the number of codes per column.
+    workload_ : list of tuple of int or ndarray
+        The workload as column positions (or the query matrix).
+    n_iter_ : int
+        Number of rounds run.
+    noise_std_ : float
+        Standard deviation of the Gaussian noise on each measured
+        normalised marginal cell (0 without privacy).
+    selection_epsilon_ : float
+        Pure-DP epsilon of each round's selection.
+    selected_ : list of int
+        Index in ``workload_`` (plus the added 1-way marginals) of the query
+        selected at each round.
+    privacy_spent_ : PrivacySpent
+        The (epsilon, delta) guarantee of the fit.
+    n_features_in_ : int
+        Number of columns seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X is a DataFrame with string column names.
+
+    See Also
+    --------
+    DPLogisticSimplex : the same saddle-point view applied to a model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpopt import DPSyntheticData
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 3, size=(1000, 4))
+    >>> gen = DPSyntheticData(epsilon=1.0, domain=[3, 3, 3, 3], random_state=0)
+    >>> gen = gen.fit(X)
+    >>> gen.sample(5, random_state=0).shape
+    (5, 4)
+    >>> bool(gen.privacy_spent_.epsilon <= 1.0)
+    True
+    """
+
+    _parameter_constraints = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        "workload": [Interval(Integral, 1, None, closed="left"), list, np.ndarray],
+        "domain": [dict, list, None],
+        "bounds": [dict, list, None],
+        "n_bins": [Interval(Integral, 2, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "preprocessor_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-9,
+        workload=3,
+        domain=None,
+        bounds=None,
+        n_bins=8,
+        max_iter=None,
+        preprocessor_epsilon=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.workload = workload
+        self.domain = domain
+        self.bounds = bounds
+        self.n_bins = n_bins
+        self.max_iter = max_iter
+        self.preprocessor_epsilon = preprocessor_epsilon
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------
+    # Fitting
+
+    @keep_fit_on_error
+    def fit(self, X, y=None):
+        """Learn the synthetic distribution, spending ``epsilon`` and ``delta``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Training records.  Categorical columns must be declared in
+            ``domain``; every value must be a declared category.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPSyntheticData
+            The fitted generator.
+        """
+        self._validate_params()
+        if self._is_private and self.delta == 0:
+            raise ValueError(
+                "delta must be > 0 for a finite epsilon: DPSyntheticData "
+                "measures marginals with Gaussian noise."
+            )
+        frame = _is_dataframe(X)
+        _check_feature_names(self, X, reset=True)
+        columns = self._column_values(X)
+        _check_n_features(self, _Shape(len(columns)), reset=True)
+        n_samples = len(columns[0]) if columns else 0
+        if len(columns) < 2:
+            raise ValueError(
+                f"DPSyntheticData needs at least 2 columns; got {len(columns)} "
+                "feature(s). Marginals of one column are a histogram: release "
+                "it with Laplace or Gaussian noise instead."
+            )
+        if n_samples < 2:
+            raise ValueError(
+                f"DPSyntheticData needs at least 2 samples; got {n_samples} "
+                "sample(s)."
+            )
+        self._warn_if_delta_too_large(n_samples)
+        names = list(X.columns) if frame else list(range(len(columns)))
+        accountant = Accountant()
+        rng = make_generator(self.random_state)
+        # Public checks first (domain size, workload), then the bounds that
+        # cost privacy, then the encoding (which only validates values).
+        domain = self._declared_domain(names)
+        numeric_missing = [i for i, col in enumerate(domain) if col is None]
+        bins = np.zeros(self.n_bins + 1)
+        _domain.domain_shape([c if c is not None else _domain.Column(n, edges=bins)
+                              for n, c in zip(names, domain)])
+        workload = self._resolve_workload(names, domain)
+        if numeric_missing:
+            per_draw = self._bounds_draw_epsilon(2 * len(numeric_missing))
+            for i in numeric_missing:
+                values = _finite_numeric(names[i], columns[i])
+                low, high = _domain.private_bounds(values, per_draw, rng)
+                domain[i] = _domain.numeric_column(names[i], low, high, self.n_bins)
+            if self._is_private:
+                accountant.compose(
+                    ExponentialMechanism(per_draw / 2), 2 * len(numeric_missing)
+                )
+        shape = _domain.domain_shape(domain)
+        codes = np.column_stack(
+            [_domain.encode_column(col, values) for col, values in zip(domain, columns)]
+        )
+        self._fit_histogram(codes, shape, workload, accountant, rng)
+        self.domain_ = domain
+        self._output_frame = frame
+        self._n_samples_fit = n_samples
+        self._record_spent(accountant)
+        return self
+
+    def _fit_histogram(self, codes, shape, workload, accountant, rng):
+        n_samples = codes.shape[0]
+        if isinstance(workload, np.ndarray):
+            queries = MatrixWorkload(workload, shape)
+            one_way = []
+        else:
+            # The 1-way marginals join the queries: they are measured first
+            # (warm start) and can be selected again.
+            extra = [(a,) for a in range(len(shape)) if (a,) not in workload]
+            queries = MarginalWorkload(workload + extra, shape)
+            one_way = [j for j, m in enumerate(queries.marginals) if len(m) == 1]
+        n_rounds = self.max_iter
+        if n_rounds is None:
+            n_rounds = default_rounds(len(shape), self.epsilon, len(queries))
+        real = [queries.answer_records(codes, j) for j in range(len(queries))]
+        plan = self._plan(accountant, n_rounds, len(one_way), n_samples,
+                          queries.l2_sensitivity_times_n)
+        one_way_std, round_std, selection_epsilon = plan
+        measurements = {}
+        for j in one_way:
+            noisy = real[j] + rng.normal(0.0, 1.0, real[j].shape) * one_way_std
+            measurements[j] = (noisy / max(one_way_std, 1e-12) ** 2,
+                               1.0 / max(one_way_std, 1e-12) ** 2)
+        initial = _independent_histogram(shape, queries, measurements)
+        result = release_workload(
+            queries, real, n_samples,
+            n_rounds=n_rounds,
+            selection_epsilon=selection_epsilon,
+            noise_std=round_std,
+            rng=rng,
+            initial=initial,
+            initial_measurements=measurements,
+        )
+        self.histogram_ = result.histogram
+        self.workload_ = workload
+        self.selected_ = result.selected
+        self.n_iter_ = n_rounds
+        self.noise_std_ = round_std
+        self._one_way_noise_std = one_way_std
+        self.selection_epsilon_ = selection_epsilon
+        self._queries = queries
+
+    def _plan(self, accountant, n_rounds, n_one_way, n_samples, l2_times_n):
+        """Noise of the warm start and of each round, and each selection's
+        epsilon, calibrated so the whole run spends ``epsilon``.  The events
+        go into ``accountant``."""
+        if not self._is_private:
+            return 0.0, 0.0, np.inf
+        before = list(accountant.events)
+
+        def split(rho):
+            one_way_z = (np.sqrt(n_one_way / (2 * ONE_WAY_SHARE * rho))
+                         if n_one_way else np.inf)
+            round_rho = (1 - ONE_WAY_SHARE if n_one_way else 1.0) * rho / n_rounds
+            selection_epsilon = np.sqrt(8 * SELECTION_SHARE * round_rho)
+            round_z = 1.0 / np.sqrt(2 * (1 - SELECTION_SHARE) * round_rho)
+            return one_way_z, round_z, selection_epsilon
+
+        def run(rho):
+            one_way_z, round_z, selection_epsilon = split(rho)
+            acc = Accountant(accountant.relation)
+            for event, count in before:
+                acc.compose(event, count)
+            if n_one_way:
+                acc.compose(GaussianMechanism(one_way_z), n_one_way)
+            acc.compose(ExponentialMechanism(selection_epsilon / 2), n_rounds)
+            acc.compose(GaussianMechanism(round_z), n_rounds)
+            return acc
+
+        # zCDP's conversion gives the starting point; the accountant decides.
+        log_term = np.log(1.0 / self.delta)
+        guess = (np.sqrt(log_term + self.epsilon) - np.sqrt(log_term)) ** 2
+        rho, _ = calibrate(lambda r: run(r).epsilon(self.delta), self.epsilon,
+                           0.5 * guess, 3.0 * guess, increasing=True)
+        for event, count in run(rho).events[len(before):]:
+            accountant.compose(event, count)
+        one_way_z, round_z, selection_epsilon = split(rho)
+        sensitivity = l2_times_n / n_samples
+        one_way_std = np.sqrt(2.0) / n_samples * one_way_z
+        return one_way_std, sensitivity * round_z, selection_epsilon
+
+    def _bounds_draw_epsilon(self, n_draws):
+        """Pure epsilon of each bounds draw such that the ``n_draws`` draws
+        together spend ``preprocessor_epsilon`` (at ``delta``; small pure-DP
+        draws compose far below the sum of their epsilons)."""
+        if not self._is_private:
+            return np.inf
+        share = self.preprocessor_epsilon
+        if share is None:
+            share = DEFAULT_PREPROCESSOR_SHARE * self.epsilon
+        if share >= self.epsilon:
+            raise ValueError(
+                f"preprocessor_epsilon={share} must be below epsilon={self.epsilon}."
+            )
+
+        def spent(per_draw):
+            run = Accountant().compose(ExponentialMechanism(per_draw / 2), n_draws)
+            return run.epsilon(self.delta)
+
+        per_draw, _ = calibrate(spent, share, share / n_draws, share,
+                                increasing=True)
+        return per_draw
+
+    # ------------------------------------------------------------------
+    # Input handling
+
+    def _column_values(self, X):
+        """The columns of X as 1-D arrays (object for declared categorical
+        columns, float otherwise)."""
+        if _is_dataframe(X):
+            if X.shape[0] == 0:
+                raise ValueError(
+                    f"Found array with 0 sample(s) (shape={X.shape}) while a "
+                    "minimum of 2 is required."
+                )
+            return [X[c].to_numpy() for c in X.columns]
+        if self.domain is None:
+            array = check_array(X, dtype=np.float64, ensure_min_samples=1,
+                                ensure_all_finite=True)
+            return [array[:, i] for i in range(array.shape[1])]
+        array = check_array(X, dtype=None, ensure_all_finite=False)
+        return [array[:, i] for i in range(array.shape[1])]
+
+    def _declared_domain(self, names):
+        """Per column: a Column if its domain is public, None if a numeric
+        column still needs private bounds."""
+        domain_spec = _per_column(self.domain, names, "domain")
+        bounds_spec = _per_column(self.bounds, names, "bounds")
+        columns = []
+        for name, spec, bound in zip(names, domain_spec, bounds_spec):
+            if spec is not None:
+                column = _domain.declared_categories(name, spec)
+                if column.size < 2:
+                    raise ValueError(
+                        f"Column {name!r} has a single declared value, so it "
+                        "carries nothing; drop it before fitting."
+                    )
+            elif bound is not None:
+                column = _domain.numeric_column(name, *bound, self.n_bins)
+            else:
+                column = None
+            columns.append(column)
+        return columns
+
+    def _resolve_workload(self, names, domain):
+        n_columns = len(names)
+        if isinstance(self.workload, np.ndarray):
+            matrix = np.asarray(self.workload, dtype=np.float64)
+            if matrix.ndim != 2:
+                raise ValueError("workload as an array must be 2-D (queries x cells).")
+            cells = int(np.prod([c.size if c is not None else self.n_bins
+                                 for c in domain]))
+            if matrix.shape[1] != cells:
+                raise ValueError(
+                    f"workload has {matrix.shape[1]} columns but the domain "
+                    f"has {cells} cells."
+                )
+            if not np.all(np.isfinite(matrix)) or np.abs(matrix).max() > 1:
+                raise ValueError("workload coefficients must be finite, in [-1, 1].")
+            return matrix
+        if isinstance(self.workload, Integral):
+            k = min(int(self.workload), n_columns)
+            return [m for size in range(1, k + 1)
+                    for m in itertools.combinations(range(n_columns), size)]
+        positions = {name: i for i, name in enumerate(names)}
+        marginals = []
+        for entry in self.workload:
+            entry = (entry,) if not isinstance(entry, (tuple, list)) else entry
+            try:
+                marginal = tuple(sorted({positions[c] for c in entry}))
+            except KeyError as error:
+                raise ValueError(
+                    f"workload names the column {error.args[0]!r}, which X "
+                    "does not have."
+                ) from None
+            if not marginal:
+                raise ValueError("workload contains an empty marginal.")
+            if marginal not in marginals:
+                marginals.append(marginal)
+        if not marginals:
+            raise ValueError("workload is empty.")
+        return marginals
+
+    def _encode(self, X):
+        check_is_fitted(self)
+        _check_feature_names(self, X, reset=False)
+        if _is_dataframe(X):
+            columns = [X[c].to_numpy() for c in X.columns]
+        else:
+            dtype = np.float64 if all(c.is_numeric for c in self.domain_) else None
+            array = check_array(X, dtype=dtype,
+                                ensure_all_finite=dtype is not None)
+            columns = [array[:, i] for i in range(array.shape[1])]
+        _check_n_features(self, _Shape(len(columns)), reset=False)
+        return np.column_stack(
+            [_domain.encode_column(c, v) for c, v in zip(self.domain_, columns)]
+        )
+
+    # ------------------------------------------------------------------
+    # Using the fit
+
+    def sample(self, n_samples=None, random_state=None):
+        """Draw synthetic records from the learnt distribution.
+
+        Sampling is post-processing: it costs no privacy.
+
+        Parameters
+        ----------
+        n_samples : int, default=None
+            Number of records; ``None`` draws as many as the training data.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draw.
+
+        Returns
+        -------
+        ndarray or DataFrame of shape (n_samples, n_features_in_)
+            A DataFrame (categorical columns with the declared categories)
+            if the training data was one, else an array: float if every
+            column is numeric, object otherwise.  Numeric values are drawn
+            uniformly inside their bin.
+        """
+        check_is_fitted(self)
+        if n_samples is None:
+            n_samples = self._n_train
+        if not isinstance(n_samples, Integral) or n_samples < 0:
+            raise ValueError(f"n_samples must be a non-negative int, got {n_samples!r}.")
+        rng = make_generator(random_state)
+        p = self.histogram_.ravel()
+        flat = rng.choice(p.size, size=int(n_samples), p=p / p.sum())
+        codes = np.unravel_index(flat, self.histogram_.shape)
+        values = [_domain.decode_column(col, c, rng)
+                  for col, c in zip(self.domain_, codes)]
+        if self._output_frame:
+            import pandas as pd
+
+            data = {}
+            for col, v in zip(self.domain_, values):
+                if col.is_numeric:
+                    data[col.name] = v
+                else:
+                    data[col.name] = pd.Categorical(
+                        list(v), categories=[c for c in col.categories
+                                             if not _is_nan(c)])
+            return pd.DataFrame(data)
+        if all(col.is_numeric for col in self.domain_):
+            return np.column_stack(values) if values else np.empty((n_samples, 0))
+        out = np.empty((int(n_samples), len(values)), dtype=object)
+        for i, v in enumerate(values):
+            out[:, i] = v
+        return out
+
+    def query_errors(self, X):
+        """L1 error of each workload query between the synthetic
+        distribution and the records X.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            Records in the fitted domain (for example held-out data).
+
+        Returns
+        -------
+        ndarray of shape (n_queries,)
+            For marginals, the sum over cells of absolute differences of
+            normalised counts; for an explicit query matrix, the absolute
+            difference of the answers.
+        """
+        codes = self._encode(X)
+        queries = self._queries
+        n_user = len(self.workload_)
+        real = [queries.answer_records(codes, j) for j in range(n_user)]
+        return np.array([
+            np.abs(queries.answer(self.histogram_, j) - real[j]).sum()
+            for j in range(n_user)
+        ])
+
+    def score(self, X, y=None):
+        """Minus the mean workload error on X (higher is better).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            Records in the fitted domain.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+        """
+        return -float(np.mean(self.query_errors(X)))
+
+    @property
+    def _n_train(self):
+        return self._n_samples_fit
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.target_tags.required = False
+        return tags
+
+
+class _Shape:
+    """Stand-in with ``shape`` for scikit-learn's n_features_in_ check."""
+
+    def __init__(self, n_features):
+        self.shape = (0, n_features)
+
+
+def _is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _is_nan(value):
+    return isinstance(value, float) and value != value
+
+
+def _per_column(spec, names, parameter):
+    """``domain`` or ``bounds`` as one entry (or None) per column."""
+    if spec is None:
+        return [None] * len(names)
+    if isinstance(spec, dict):
+        unknown = [k for k in spec if k not in names]
+        if unknown:
+            raise ValueError(
+                f"{parameter} names column(s) {unknown!r} that X does not have."
+            )
+        return [spec.get(name) for name in names]
+    spec = list(spec)
+    if len(spec) != len(names):
+        raise ValueError(
+            f"{parameter} has {len(spec)} entries but X has {len(names)} columns."
+        )
+    return spec
+
+
+def _finite_numeric(name, values):
+    try:
+        values = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"Column {name!r} is not numeric; declare its categories in domain "
+            "(categories cannot be learnt from the data for free)."
+        ) from None
+    if not np.all(np.isfinite(values)):
+        raise ValueError(
+            f"Column {name!r} has NaN or infinite values; a numeric column "
+            "needs finite values."
+        )
+    return values
+
+
+def _independent_histogram(shape, queries, measurements):
+    """Product of the measured 1-way marginals (post-processing)."""
+    hist = np.ones(shape)
+    for j, (weighted, precision) in measurements.items():
+        (axis,) = queries.marginals[j]
+        estimate = weighted / precision
+        std = 1.0 / np.sqrt(precision)
+        # Negative noisy counts become a floor at the noise level.
+        factor = np.maximum(estimate, 0.0) + std
+        view = [1] * len(shape)
+        view[axis] = shape[axis]
+        hist = hist * (factor / factor.sum()).reshape(view)
+    return hist / hist.sum()
