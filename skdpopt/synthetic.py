@@ -240,7 +240,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         numeric_missing = [i for i, col in enumerate(domain) if col is None]
         bins = np.zeros(self.n_bins + 1)
         _domain.domain_shape([c if c is not None else _domain.Column(n, edges=bins)
-                              for n, c in zip(names, domain)])
+                              for n, c in zip(names, domain, strict=True)])
         workload = self._resolve_workload(names, domain)
         if numeric_missing:
             per_draw = self._bounds_draw_epsilon(2 * len(numeric_missing))
@@ -254,7 +254,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
                 )
         shape = _domain.domain_shape(domain)
         codes = np.column_stack(
-            [_domain.encode_column(col, values) for col, values in zip(domain, columns)]
+            [_domain.encode_column(col, values)
+             for col, values in zip(domain, columns, strict=True)]
         )
         self._fit_histogram(codes, shape, workload, accountant, rng)
         self.domain_ = domain
@@ -392,7 +393,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         domain_spec = _per_column(self.domain, names, "domain")
         bounds_spec = _per_column(self.bounds, names, "bounds")
         columns = []
-        for name, spec, bound in zip(names, domain_spec, bounds_spec):
+        for name, spec, bound in zip(names, domain_spec, bounds_spec, strict=True):
             if spec is not None:
                 column = _domain.declared_categories(name, spec)
                 if column.size < 2:
@@ -458,7 +459,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             columns = [array[:, i] for i in range(array.shape[1])]
         _check_n_features(self, _Shape(len(columns)), reset=False)
         return np.column_stack(
-            [_domain.encode_column(c, v) for c, v in zip(self.domain_, columns)]
+            [_domain.encode_column(c, v)
+             for c, v in zip(self.domain_, columns, strict=True)]
         )
 
     # ------------------------------------------------------------------
@@ -488,18 +490,20 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         if n_samples is None:
             n_samples = self._n_train
         if not isinstance(n_samples, Integral) or n_samples < 0:
-            raise ValueError(f"n_samples must be a non-negative int, got {n_samples!r}.")
+            raise ValueError(
+                f"n_samples must be a non-negative int, got {n_samples!r}."
+            )
         rng = make_generator(random_state)
         p = self.histogram_.ravel()
         flat = rng.choice(p.size, size=int(n_samples), p=p / p.sum())
         codes = np.unravel_index(flat, self.histogram_.shape)
         values = [_domain.decode_column(col, c, rng)
-                  for col, c in zip(self.domain_, codes)]
+                  for col, c in zip(self.domain_, codes, strict=True)]
         if self._output_frame:
             import pandas as pd
 
             data = {}
-            for col, v in zip(self.domain_, values):
+            for col, v in zip(self.domain_, values, strict=True):
                 if col.is_numeric:
                     data[col.name] = v
                 else:

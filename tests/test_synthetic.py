@@ -6,7 +6,8 @@ import dp_accounting
 import numpy as np
 import pandas as pd
 import pytest
-from dp_accounting import dp_event, pld as dpa_pld
+from dp_accounting import dp_event
+from dp_accounting import pld as dpa_pld
 from sklearn.model_selection import GridSearchCV
 
 from skdpopt import DPSyntheticData

@@ -202,7 +202,8 @@ def release_workload(
     # mechanism's weights.  The expected L1 size of the measurement noise is
     # subtracted (a public, data-independent shift) so that large tables
     # are picked only when their error beats their noise.
-    score_scale = selection_epsilon * n_samples / (2.0 * workload.l1_sensitivity_times_n)
+    sensitivity_times_n = workload.l1_sensitivity_times_n
+    score_scale = selection_epsilon * n_samples / (2.0 * sensitivity_times_n)
     noise_l1 = np.sqrt(2.0 / np.pi) * noise_std * workload.sizes
     for _ in range(n_rounds):
         errors = workload.errors(hist, real_answers) - noise_l1
