@@ -337,3 +337,18 @@ def test_random_state_reproduces_fit(data):
     b = clone(a).fit(X, y, sensitive_features=groups)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.group_weights_, b.group_weights_)
+
+
+def test_sparse_input_gives_the_dense_result(data):
+    sp = pytest.importorskip("scipy.sparse")
+    X, y, groups = data
+    X = np.where(np.abs(X) < 0.5, 0.0, X)  # make it worth storing sparse
+    dense = DPMinimaxClassifier(random_state=4).fit(X, y, sensitive_features=groups)
+    sparse = DPMinimaxClassifier(random_state=4).fit(
+        sp.csr_matrix(X), y, sensitive_features=groups
+    )
+    np.testing.assert_allclose(sparse.coef_, dense.coef_)
+    np.testing.assert_allclose(sparse.intercept_, dense.intercept_)
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X)
+    )
