@@ -1,11 +1,14 @@
 """What every skdpopt estimator shares: privacy parameters, randomness, and
 the record of what a fit spent."""
 
+import functools
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, Options
+from sklearn.utils.validation import _num_samples, validate_data
 
 from .accounting import PrivacySpent
 
@@ -15,6 +18,64 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
     "delta": [Interval(Real, 0, 1, closed="left")],
     "random_state": ["random_state"],
 }
+
+
+def keep_fit_on_error(fit):
+    """Make ``fit`` all-or-nothing: if it raises, the estimator is restored.
+
+    The state before the call (its ``__dict__``, shallow) comes back, so a
+    failed fit after a successful one leaves the old fit usable and
+    unchanged, and a failed first fit leaves the estimator unfitted.  Fits
+    assign new fitted attributes rather than writing into old ones, which is
+    what makes the shallow copy enough.  Nothing is released by a fit that
+    raises, so restoring costs no privacy.
+    """
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        before = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return wrapper
+
+
+def validate_training_data(estimator, X, y, **kwargs):
+    """``validate_data(estimator, X, y, **kwargs)`` with errors that name X or y.
+
+    scikit-learn's messages for rows that do not match, no rows, or
+    non-numeric entries do not say which argument is at fault; these do,
+    and keep scikit-learn's wording after it.
+    """
+    try:
+        n_rows, n_targets = _num_samples(X), _num_samples(y)
+    except TypeError:
+        n_rows = n_targets = None  # left to validate_data's own message
+    if n_rows is not None and n_rows != n_targets:
+        raise ValueError(
+            f"y has {n_targets} entries but X has {n_rows} rows; pass one target "
+            "per row (found input variables with inconsistent numbers of samples)."
+        )
+    try:
+        X, y = validate_data(estimator, X, y, **kwargs)
+        if kwargs.get("y_numeric") and y.dtype.kind in "OUS":
+            # validate_data converts only object arrays; strings stay strings.
+            y = y.astype(np.float64)
+        return X, y
+    except ValueError as exc:
+        message = str(exc)
+        if "0 sample(s)" in message:
+            raise ValueError(f"X has no rows: {message}") from exc
+        if "could not convert" in message:
+            culprit = "y"
+            if not sp.issparse(X) and np.asarray(X).dtype.kind in "OUS":
+                culprit = "X"
+            raise ValueError(f"{culprit} must be numeric: {message}") from exc
+        raise
 
 
 def make_generator(random_state):

@@ -8,7 +8,13 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+    validate_training_data,
+)
 from ._clipping import clip_targets
 from .accounting import (
     Accountant,
@@ -283,6 +289,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the model, spending ``epsilon`` and ``delta``.
 
@@ -300,7 +307,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+        X, y = validate_training_data(self, X, y, accept_sparse=["csr", "csc"],
                              y_numeric=True, dtype=[np.float64, np.float32])
         n_samples = X.shape[0]
         self._warn_if_delta_too_large(n_samples)

@@ -6,13 +6,18 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+    validate_training_data,
+)
 from ._clipping import clip_features
+from ._targets import one_vs_rest_signs
 from .accounting import Accountant, ExponentialMechanism, calibrate
 from .losses import LogLoss
 from .solvers.frank_wolfe import private_frank_wolfe
@@ -278,6 +283,7 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # Fitting
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
@@ -296,24 +302,15 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr",
+        X, y = validate_training_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                "The number of classes has to be greater than one; got 1 class."
-            )
-        codes = encoder.transform(y)
-        if len(self.classes_) == 2:
-            targets = [np.where(codes == 1, 1.0, -1.0)]
-        else:
-            targets = [np.where(codes == k, 1.0, -1.0)
-                       for k in range(len(self.classes_))]
+        self.classes_, targets = one_vs_rest_signs(y)
         self._warn_if_delta_too_large(X.shape[0])
-        # Clipping to the public bound is what bounds the sensitivity.
-        X = clip_features(X, self.feature_bound)
+        # Clipping to the public bound is what bounds the sensitivity.  Mirror
+        # descent clips each batch as it reads it (no copy of X); Frank-Wolfe
+        # reads all of X at every step, so it clips once.
+        if self.solver == "frank_wolfe":
+            X = clip_features(X, self.feature_bound)
         rng = make_generator(self.random_state)
         if self.solver == "mirror_descent":
             coefs, intercepts = self._fit_mirror_descent(X, targets, rng)
@@ -376,8 +373,15 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         intercept_value = self.feature_bound if self.fit_intercept else None
         for target in targets:
             batches = np.array_split(rng.permutation(n_samples), n_steps)
-            gradient = linear_model_gradient(X, target, LogLoss(), vertex_set,
-                                             batches, intercept_value)
+            gradient = linear_model_gradient(
+                X,
+                target,
+                LogLoss(),
+                vertex_set,
+                batches,
+                intercept_value,
+                feature_bound=self.feature_bound,
+            )
             result = vertex_sampling_mirror_descent(
                 gradient, vertex_set.n_vertices, n_steps=n_steps,
                 n_draws=n_draws, refresh_every=refresh_every,

@@ -11,7 +11,13 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+    validate_training_data,
+)
 from ._clipping import clip_features
 from .accounting import (
     Accountant,
@@ -287,6 +293,7 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         self.n_vertices = n_vertices
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y, sensitive_features=None):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
@@ -308,7 +315,7 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(
+        X, y = validate_training_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
         )
         check_classification_targets(y)

@@ -6,13 +6,18 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from ._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+    validate_training_data,
+)
+from ._targets import one_vs_rest_signs
 from .accounting import Accountant, calibrate_noise_multiplier
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
@@ -286,6 +291,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.verbose = verbose
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the model, spending ``epsilon`` and ``delta``.
 
@@ -303,7 +309,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", y_numeric=True,
+        X, y = validate_training_data(self, X, y, accept_sparse="csr", y_numeric=True,
                              dtype=[np.float64, np.float32])
         y = np.asarray(y, dtype=np.float64)
         loss_class = REGRESSION_LOSSES[self.loss]
@@ -472,6 +478,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         self.verbose = verbose
         self.random_state = random_state
 
+    @keep_fit_on_error
     def fit(self, X, y):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
@@ -490,21 +497,9 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr",
+        X, y = validate_training_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                "The number of classes has to be greater than one; got 1 class."
-            )
-        codes = encoder.transform(y)
-        if len(self.classes_) == 2:
-            targets = [np.where(codes == 1, 1.0, -1.0)]
-        else:
-            targets = [np.where(codes == k, 1.0, -1.0)
-                       for k in range(len(self.classes_))]
+        self.classes_, targets = one_vs_rest_signs(y)
         coefs, intercepts = self._fit_problems(X, targets,
                                                CLASSIFICATION_LOSSES[self.loss]())
         self.coef_, self.intercept_ = coefs, intercepts

@@ -23,3 +23,11 @@ def test_sparse_clipping_keeps_format():
 
 def test_clip_targets():
     np.testing.assert_array_equal(clip_targets([3, -0.5], 1.0), [1.0, -0.5])
+
+
+def test_in_bounds_input_is_not_copied():
+    # Large pre-scaled inputs should not be duplicated by a no-op clip.
+    X = np.array([[0.5, -1.0], [1.0, 0.0]])
+    assert clip_features(X, 1.0) is X
+    Xs = sp.csr_matrix(X)
+    assert clip_features(Xs, 1.0) is Xs

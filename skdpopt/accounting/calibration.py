@@ -212,6 +212,23 @@ def _clt_noise_multiplier(epsilon, delta, sampling_rate, steps):
     ``mu = q sqrt(T (exp(D^2 / s^2) - 1))``, D = 2 the replace-one distance
     in units of the clip norm; invert it at the mu that meets (eps, delta).
     """
-    mu = brentq(lambda m: pld.gaussian_curve_delta(m, epsilon) - delta, 1e-6, 1e3)
+    def excess(m):
+        return pld.gaussian_curve_delta(m, epsilon) - delta
+
+    # delta(mu) grows with mu; a large epsilon needs mu of order
+    # sqrt(2 epsilon), a tiny one a mu near zero, so widen the bracket until
+    # it holds the root.  The answer is only a starting point for
+    # ``calibrate``, which widens its own bracket: when no root is found
+    # (a degenerate target), a guess of 1 is safe.
+    low, high = 1e-6, 1e3
+    while excess(high) < 0 and high < 1e12:
+        high *= 8.0
+    while excess(low) > 0 and low > 1e-12:
+        low /= 8.0
+    if not excess(low) < 0 < excess(high):
+        return 1.0
+    mu = brentq(excess, low, high)
     ratio = mu**2 / (sampling_rate**2 * steps)
-    return 2.0 / np.sqrt(np.log1p(ratio))
+    if not np.isfinite(ratio) or ratio <= 0:
+        return 1.0
+    return float(2.0 / np.sqrt(np.log1p(ratio)))

@@ -405,7 +405,14 @@ class SubsampledGaussianPair(LossPair):
             log_b = np.log(self.q) - 1.0 / (2.0 * self.s**2)
             # u = (a e + sqrt(a^2 e^2 + 4 b^2 exp(L))) / (2 b), e = expm1(L);
             # in logs, to survive large L.
-            log_ae = np.log(a) + np.log(np.maximum(np.expm1(mag), 1e-300))
+            # log(expm1(L)) without overflow: L + log1p(-exp(-L)) for large L.
+            small = np.minimum(mag, 30.0)
+            log_expm1 = np.where(
+                mag > 30.0,
+                mag + np.log1p(-np.exp(-np.maximum(mag, 30.0))),
+                np.log(np.maximum(np.expm1(small), 1e-300)),
+            )
+            log_ae = np.log(a) + log_expm1
             log_disc = 0.5 * np.logaddexp(2 * log_ae, np.log(4.0) + 2 * log_b + mag)
             log_u = np.logaddexp(log_ae, log_disc) - np.log(2.0) - log_b
             x = self.s**2 * log_u

@@ -387,7 +387,9 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
                                n_draws=released)
 
 
-def linear_model_gradient(X, y, loss, vertex_set, batches, intercept_value=None):
+def linear_model_gradient(
+    X, y, loss, vertex_set, batches, intercept_value=None, feature_bound=None
+):
     """Stochastic gradient oracle of a linear model for the vertex solvers.
 
     The model predicts ``<coef, x> + intercept_value * c`` where ``(coef, c)``
@@ -410,6 +412,10 @@ def linear_model_gradient(X, y, loss, vertex_set, batches, intercept_value=None)
     batches : list of ndarray of int
         Rows of each batch.
     intercept_value : float or None
+    feature_bound : float or None, default=None
+        If given, each batch's entries are clipped to
+        ``[-feature_bound, feature_bound]`` as it is read: the same gradients
+        as clipping X first, without a clipped copy of the whole of X.
 
     Returns
     -------
@@ -430,7 +436,10 @@ def linear_model_gradient(X, y, loss, vertex_set, batches, intercept_value=None)
             point[support] = values
             state["vertices"], state["support"] = vertices, support
         rows = batches[t]
-        X_batch = X[rows]
+        X_batch = X[rows]  # fancy indexing: a fresh copy, safe to clip in place
+        if feature_bound is not None:
+            values = X_batch.data if sparse else X_batch
+            np.clip(values, -feature_bound, feature_bound, out=values)
         prediction = X_batch @ point[:n_features]
         if intercept_value is not None:
             prediction = prediction + intercept_value * point[n_features]

@@ -25,8 +25,11 @@ from sklearn.utils.extmath import row_norms
 from ..accounting import SubsampledGaussianMechanism
 from ..mechanisms import gaussian_noise, uniform_subset
 
-# Noise for this many steps is drawn at once, to amortise call overhead.
+# Noise for up to this many steps is drawn at once, to amortise call
+# overhead; fewer when the model is wide, so the block stays under
+# _NOISE_BLOCK_VALUES floats (32 MB) instead of growing with n_features.
 _NOISE_CHUNK = 256
+_NOISE_BLOCK_VALUES = 2**22
 
 
 @dataclass
@@ -146,9 +149,10 @@ def noisy_sgd(
                    else rng.binomial(n_samples, sampling_rate, size=n_steps))
     start = time.perf_counter()
 
+    noise_chunk = max(1, min(_NOISE_CHUNK, _NOISE_BLOCK_VALUES // dim))
     for t in range(n_steps):
-        if t % _NOISE_CHUNK == 0:
-            chunk = min(_NOISE_CHUNK, n_steps - t)
+        if t % noise_chunk == 0:
+            chunk = min(noise_chunk, n_steps - t)
             noise = gaussian_noise(rng, noise_std, (chunk, dim))
         if full_batch:
             rows = None
@@ -166,7 +170,7 @@ def noisy_sgd(
         # Clip r_i (x_i, 1) to norm C by rescaling r_i.
         scaled = residual * (
             clip_norm / np.maximum(np.abs(residual) * norms, clip_norm))
-        step_noise = noise[t % _NOISE_CHUNK]
+        step_noise = noise[t % noise_chunk]
         grad_coef = (X_batch.T @ scaled + step_noise[:n_features]) / denominator
         eta = learning_rate(t)
         if alpha:

@@ -170,3 +170,21 @@ def test_calibrated_epsilon_is_finite_and_positive():
         -3.0 / mu - mu / 2
     )
     assert delta_at_target <= 1e-6 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e6, 1e8])
+@pytest.mark.parametrize("sampling_rate", [0.01, 1.0])
+def test_calibration_at_huge_epsilon(epsilon, sampling_rate):
+    # The central-limit starting guess once bracketed mu in [1e-6, 1e3]
+    # only, so brentq failed for epsilon beyond about 1e5.
+    noise, spent = calibrate_noise_multiplier(epsilon, 1e-5, sampling_rate, 50)
+    assert 0 < noise < 1.0
+    assert 0.98 * epsilon <= spent <= epsilon
+
+
+def test_clt_guess_falls_back_when_no_root():
+    from skdpopt.accounting.calibration import _clt_noise_multiplier
+
+    # delta >= 1 is met by any noise: no root, a safe finite guess instead.
+    assert _clt_noise_multiplier(1.0, 1.0, 0.1, 10) == 1.0
+    assert np.isfinite(_clt_noise_multiplier(1e6, 1e-5, 0.01, 100))

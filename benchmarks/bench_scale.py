@@ -1,0 +1,188 @@
+"""Peak memory and fit time of DPSGDRegressor and DPLogisticSimplex at scale.
+
+Two inputs: 1e7 rows by 20 dense float64 features (1.6 GB), and 1e6 rows by
+1e5 sparse features in CSR with 20 non-zeros per row (float64 values, int32
+indices: about 250 MB).  Each fit runs in a fresh subprocess that builds the
+data in place (chunk by chunk, so generation leaves no large temporaries),
+then resets the kernel's peak-RSS mark (``/proc/self/clear_refs``) so
+that the data generation's temporaries do not hide the fit's peak, and
+reads the peak (``VmHWM``) after ``fit``.  Reported, in MB: the process's
+resident size before the data exists (interpreter and libraries), its
+resident size once the data is built, and its peak during the fit; the
+ratio (fit peak - resident before data) / input size is the memory the
+data and the fit take together in units of the input (1.0 would be a fit
+that allocates nothing).  ``ru_maxrss`` (the peak over the whole process,
+generation included) is printed in the JSON lines too.
+
+Usage::
+
+    python benchmarks/bench_scale.py                 # full sizes
+    python benchmarks/bench_scale.py --rows-scale 0.01  # a quick check
+"""
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+N_DENSE, D_DENSE = 10_000_000, 20
+N_SPARSE, D_SPARSE, NNZ_PER_ROW = 1_000_000, 100_000, 20
+CHUNK = 100_000
+
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KB on Linux
+
+
+def hwm_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def reset_peak():
+    # Writing 5 resets VmHWM to the current resident size (Linux >= 4.0).
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def current_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def dense_data(n, rng):
+    X = np.empty((n, D_DENSE))
+    y = np.empty(n)
+    w = np.linspace(-1.0, 1.0, D_DENSE) / np.sqrt(D_DENSE)
+    for start in range(0, n, CHUNK):
+        stop = min(start + CHUNK, n)
+        rng.standard_normal(out=X[start:stop])
+        np.matmul(X[start:stop], w, out=y[start:stop])
+        y[start:stop] += 0.1 * rng.standard_normal(stop - start)
+    return X, y, X.nbytes
+
+
+def sparse_data(n, rng):
+    # Row i's k-th non-zero lies in column stripe k, so columns are distinct
+    # and sorted within a row (canonical CSR) without a sort.
+    stripe = D_SPARSE // NNZ_PER_ROW
+    nnz = n * NNZ_PER_ROW
+    data = np.empty(nnz)
+    indices = np.empty(nnz, dtype=np.int32)
+    y = np.empty(n)
+    w = rng.standard_normal(D_SPARSE) / np.sqrt(NNZ_PER_ROW)
+    offsets = (np.arange(NNZ_PER_ROW) * stripe).astype(np.int32)
+    for start in range(0, n, CHUNK):
+        stop = min(start + CHUNK, n)
+        lo, hi = start * NNZ_PER_ROW, stop * NNZ_PER_ROW
+        cols = rng.integers(0, stripe, size=(stop - start, NNZ_PER_ROW), dtype=np.int32)
+        cols += offsets
+        indices[lo:hi] = cols.ravel()
+        rng.standard_normal(out=data[lo:hi])
+        vals = data[lo:hi].reshape(-1, NNZ_PER_ROW)
+        y[start:stop] = np.einsum("ij,ij->i", vals, w[cols])
+        del cols, vals
+    indptr = np.arange(0, nnz + 1, NNZ_PER_ROW, dtype=np.int32)
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, D_SPARSE), copy=False)
+    return X, y, data.nbytes + indices.nbytes + indptr.nbytes
+
+
+def make_estimator(name, n):
+    from skdpopt import DPLogisticSimplex, DPSGDRegressor
+
+    if name == "DPSGDRegressor":
+        # One epoch of batches of ~n/1000 rows: 1000 noisy steps.
+        return DPSGDRegressor(
+            epsilon=1.0,
+            delta=1e-8,
+            max_iter=1,
+            batch_size=max(n // 1000, 1),
+            random_state=0,
+        )
+    return DPLogisticSimplex(epsilon=1.0, delta=1e-8, random_state=0)
+
+
+def child(name, kind, n):
+    import skdpopt  # noqa: F401  (imports count in the baseline, not the fit)
+
+    before = current_mb()
+    rng = np.random.default_rng(0)
+    X, y, nbytes = (dense_data if kind == "dense" else sparse_data)(n, rng)
+    if name == "DPLogisticSimplex":
+        y = y > 0
+    est = make_estimator(name, n)
+    with_data = current_mb()
+    reset_peak()
+    start = time.perf_counter()
+    est.fit(X, y)
+    seconds = time.perf_counter() - start
+    fit_peak = hwm_mb()
+    print(
+        json.dumps(
+            {
+                "estimator": name,
+                "kind": kind,
+                "shape": list(X.shape),
+                "input_mb": nbytes / 2**20,
+                "rss_before_data_mb": before,
+                "rss_with_data_mb": with_data,
+                "fit_peak_mb": fit_peak,
+                "ru_maxrss_mb": peak_mb(),
+                "fit_seconds": seconds,
+                "ratio": (fit_peak - before) / (nbytes / 2**20),
+                "coef_checksum": float(np.sum(np.abs(est.coef_))),
+            }
+        )
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows-scale", type=float, default=1.0)
+    parser.add_argument("--child", nargs=3, metavar=("ESTIMATOR", "KIND", "ROWS"))
+    parser.add_argument("--only", default=None)
+    args = parser.parse_args()
+    if args.child:
+        name, kind, n = args.child
+        child(name, kind, int(n))
+        return
+    rows = []
+    for name in ("DPSGDRegressor", "DPLogisticSimplex"):
+        if args.only and args.only != name:
+            continue
+        for kind, n in (("dense", N_DENSE), ("sparse", N_SPARSE)):
+            n = max(int(n * args.rows_scale), 1000)
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", name, kind, str(n)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(json.dumps(rows[-1]), flush=True)
+    print()
+    print(
+        "| estimator | input | input MB | RSS before data MB | RSS with data MB "
+        "| fit peak MB | (fit peak - before) / input | fit s |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        shape = "x".join(f"{s:.0e}" if s >= 1000 else str(s) for s in r["shape"])
+        print(
+            f"| {r['estimator']} | {r['kind']} {shape} | {r['input_mb']:.0f} "
+            f"| {r['rss_before_data_mb']:.0f} | {r['rss_with_data_mb']:.0f} "
+            f"| {r['fit_peak_mb']:.0f} | {r['ratio']:.2f} "
+            f"| {r['fit_seconds']:.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
