@@ -259,11 +259,13 @@ def run(dataset_name, load, epsilons, seeds, priors=None):
             f"| {name} | {epsilon:g} | {med[0]:.3f} | {med[1]:.3f} | "
             f"{med[2]:.3f} | {med[4]:.3f} | {med[3]:.3f} | {med[3] / unit:.3f} |"
         )
-    # Seed noise of the worst-group accuracy at epsilon = 1 (for the target).
+    # Seed noise of the worst-group accuracy at epsilon = 1 (for the target),
+    # as a Markdown list after a blank line (so that it ends the table).
+    print()
     for name, epsilon, _, rows in results:
         if epsilon == 1:
             print(
-                f"{name} eps=1 worst-group accuracy per seed: "
+                f"* {name} eps=1 worst-group accuracy per seed: "
                 f"{np.round(rows[:, 1], 3).tolist()}"
             )
     return results

@@ -337,3 +337,29 @@ def test_random_state_reproduces_fit(data):
     b = clone(a).fit(X, y, sensitive_features=groups)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.group_weights_, b.group_weights_)
+
+
+def test_sparse_input_gives_the_dense_result(data):
+    sp = pytest.importorskip("scipy.sparse")
+    X, y, groups = data
+    X = np.where(np.abs(X) < 0.5, 0.0, X)  # make it worth storing sparse
+    dense = DPMinimaxClassifier(random_state=4).fit(X, y, sensitive_features=groups)
+    sparse = DPMinimaxClassifier(random_state=4).fit(
+        sp.csr_matrix(X), y, sensitive_features=groups
+    )
+    np.testing.assert_allclose(sparse.coef_, dense.coef_)
+    np.testing.assert_allclose(sparse.intercept_, dense.intercept_)
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X)
+    )
+
+
+def test_pure_dp_is_the_plain_sum(data):
+    """delta = 0: the counts' share plus 2 s per draw, summed."""
+    X, y, groups = data
+    clf = DPMinimaxClassifier(epsilon=2.0, delta=0.0, random_state=0).fit(
+        X, y, sensitive_features=groups
+    )
+    expected = 2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
+    assert clf.privacy_spent_.epsilon == pytest.approx(expected, rel=1e-9)
+    assert 0.97 * 2.0 <= clf.privacy_spent_.epsilon <= 2.0
