@@ -135,7 +135,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         The (epsilon, delta) guarantee of the fit.
     n_features_in_ : int
         Number of columns seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names, when X is a DataFrame with string column names.
 
     See Also
@@ -480,7 +480,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray or DataFrame of shape (n_samples, n_features_in_)
+        ndarray or DataFrame of shape (n_samples, n_features)
             A DataFrame (categorical columns with the declared categories)
             if the training data was one, else an array: float if every
             column is numeric, object otherwise.  Numeric values are drawn
@@ -524,7 +524,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             Records in the fitted domain (for example held-out data).
 
         Returns
@@ -548,7 +548,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             Records in the fitted domain.
         y : None
             Ignored.
