@@ -28,6 +28,7 @@ from .accounting import (
 )
 from .logistic_simplex import _zcdp_sensitivity
 from .losses import LogLoss
+from .mechanisms import laplace_noise
 from .solvers.mirror_descent import VertexSet
 from .solvers.saddle_point import group_linear_model_oracle, saddle_point_mirror_descent
 
@@ -365,7 +366,7 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
             share = self.count_budget_share * self.epsilon
             scale = 2.0 / share
             counts = np.bincount(codes, minlength=n_groups)
-            sizes = counts + rng.laplace(0.0, scale, n_groups)
+            sizes = counts + laplace_noise(rng, scale, n_groups)
             accountant.compose(LaplaceMechanism(1.0 / scale), 2)
             self.count_noise_scale_ = scale
             what = "noisy count"

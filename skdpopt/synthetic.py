@@ -26,6 +26,7 @@ from .accounting import (
     GaussianMechanism,
     calibrate,
 )
+from .mechanisms import gaussian_noise
 from .solvers.query_release import (
     MarginalWorkload,
     MatrixWorkload,
@@ -284,7 +285,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         one_way_std, round_std, selection_epsilon = plan
         measurements = {}
         for j in one_way:
-            noisy = real[j] + rng.normal(0.0, 1.0, real[j].shape) * one_way_std
+            noisy = real[j] + gaussian_noise(rng, one_way_std, real[j].shape)
             measurements[j] = (noisy / max(one_way_std, 1e-12) ** 2,
                                1.0 / max(one_way_std, 1e-12) ** 2)
         initial = _independent_histogram(shape, queries, measurements)

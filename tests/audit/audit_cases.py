@@ -1,0 +1,313 @@
+"""One audit per estimator: neighbouring datasets, a statistic, a planted bug.
+
+Each case shrinks its estimator to the release it audits (one step, one
+draw, a dataset in which only the canary record moves the output), so that
+the statistic sees the mechanism almost directly and a few thousand fits
+give a bound close to what the mechanism really leaks.  The two datasets
+differ in one record (replace-one, the library's relation): the canary, a
+record at the public bounds with an extreme label, against the same record
+with the opposite label, which moves every clipped gradient by its full
+range.  All other records are zero rows, which move no gradient.
+
+``plant`` is the test-only seam of the companion test: it breaks the
+mechanism the way a real bug would (noise scaled down, a sensitivity
+understated) by patching the name the estimator calls, so that the same
+audit must then report a bound above the claim.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+import skdpopt.minimax
+from skdpopt import logistic_simplex
+import skdpopt.solvers.frank_wolfe
+import skdpopt.solvers.greedy_cd
+import skdpopt.solvers.noisy_sgd
+import skdpopt.solvers.query_release
+import skdpopt.synthetic
+from skdpopt import (
+    DPLasso,
+    DPLogisticSimplex,
+    DPMinimaxClassifier,
+    DPSGDRegressor,
+    DPSyntheticData,
+)
+
+EPSILON = 1.0
+DELTA = 1e-5
+N_ROWS = 50
+
+
+@dataclass
+class AuditCase:
+    """An estimator shrunk to one audited release.
+
+    Attributes
+    ----------
+    name : str
+    release : str
+        What the statistic observes, for the docs table.
+    fit : callable
+        ``fit(dataset, random_state)`` returns a fitted estimator.
+    datasets : callable
+        Returns the neighbouring pair ``(data_in, data_out)``.
+    statistic : callable
+        The test statistic of a fitted estimator.
+    claimed : callable
+        The epsilon the estimator claims for what the statistic sees.
+    plant : callable
+        ``plant(monkeypatch)`` plants the companion test's bug.
+    bug : str
+        What ``plant`` breaks, for the docs table.
+    delta : float
+    """
+
+    name: str
+    release: str
+    fit: Callable
+    datasets: Callable
+    statistic: Callable
+    claimed: Callable
+    plant: Callable
+    bug: str
+    delta: float = DELTA
+
+
+def _canary_pair(n_features=1, low=-1.0, high=1.0):
+    """Zero rows plus a canary at x = (1, 0, ...) with label high vs low."""
+    X = np.zeros((N_ROWS, n_features))
+    X[0, 0] = 1.0
+    y_in, y_out = np.zeros(N_ROWS), np.zeros(N_ROWS)
+    y_in[0], y_out[0] = high, low
+    return (X, y_in), (X, y_out)
+
+
+def _classification_pair():
+    """As :func:`_canary_pair` with 5 features, labels +1/-1; zero rows get
+    alternating labels (they move no gradient: their features are 0).
+
+    With 10 vertices to choose from, the canary's vertex is rare under
+    either dataset, so the odds of drawing it reflect the full change of
+    its log weight rather than half of it."""
+    (X, y_in), (_, y_out) = _canary_pair(n_features=5)
+    rest = np.where(np.arange(N_ROWS) % 2 == 0, 1.0, -1.0)
+    y_in, y_out = np.where(y_in == 0, rest, y_in), np.where(y_out == 0, rest, y_out)
+    return (X, y_in), (X, y_out)
+
+
+def _scaled_noise(modules, name, factor):
+    """A planter that scales the noise scale of ``name`` in each module."""
+
+    def plant(monkeypatch):
+        for module in modules:
+            original = getattr(module, name)
+            monkeypatch.setattr(
+                module, name,
+                lambda rng, scale, size, f=original: f(rng, scale * factor, size))
+
+    return plant
+
+
+def _fit_xy(make):
+    def fit(data, random_state):
+        X, y = data
+        return make(random_state).fit(X, y)
+    return fit
+
+
+def _spent(estimator):
+    return estimator.privacy_spent_.epsilon
+
+
+# -- DPSGDRegressor: one full-batch step, the noisy clipped gradient sum ------
+
+def _sgd(random_state):
+    return DPSGDRegressor(
+        epsilon=EPSILON, delta=DELTA, sampling="full", max_iter=1, average=False,
+        fit_intercept=False, alpha=0.0, learning_rate="constant", eta0=1.0,
+        clip_norm=1.0, random_state=random_state)
+
+
+SGD = AuditCase(
+    name="DPSGDRegressor",
+    release="one full-batch step: coefficient = noisy clipped gradient sum",
+    fit=_fit_xy(_sgd),
+    datasets=lambda: _canary_pair(low=-1e3, high=1e3),
+    statistic=lambda est: est.coef_[0],
+    claimed=_spent,
+    plant=_scaled_noise([skdpopt.solvers.noisy_sgd], "gaussian_noise", 0.25),
+    bug="Gaussian noise scaled down by 4",
+)
+
+
+# -- DPLasso: one greedy step, its noisy coordinate gradient ------------------
+
+def _lasso(random_state):
+    # One feature: the selection has one candidate, the statistic is the
+    # Gaussian-noised coordinate gradient after the step 1/M and a prox
+    # whose threshold (alpha / M) is negligible.
+    return DPLasso(
+        alpha=1e-9, epsilon=EPSILON, delta=DELTA, fit_intercept=False,
+        max_iter=1, curvature="bound", random_state=random_state)
+
+
+LASSO = AuditCase(
+    name="DPLasso",
+    release="one greedy step: coefficient = noisy coordinate gradient / M",
+    fit=_fit_xy(_lasso),
+    datasets=_canary_pair,
+    statistic=lambda est: est.coef_[0],
+    claimed=_spent,
+    # The selection's share leaves the gradient a noise multiplier near 5.5:
+    # a 4-fold bug leaks about epsilon 1.5, too little to show in 2,000 runs.
+    plant=_scaled_noise([skdpopt.solvers.greedy_cd], "gaussian_noise", 0.125),
+    bug="Gaussian noise scaled down by 8",
+)
+
+
+# -- DPLogisticSimplex, Frank-Wolfe: one exponential-mechanism vertex draw ----
+
+def _simplex_fw(random_state):
+    return DPLogisticSimplex(
+        epsilon=EPSILON, delta=DELTA, solver="frank_wolfe", max_iter=1,
+        fit_intercept=False, radius=1.0, random_state=random_state)
+
+
+def _scaled_scores(module, name, factor):
+    """A planter that multiplies the log-weights given to ``module.name``."""
+    original = getattr(module, name)
+
+    def plant(monkeypatch):
+        monkeypatch.setattr(
+            module, name,
+            lambda rng, log_weights, size=None: original(
+                rng, factor * np.asarray(log_weights), size))
+
+    return plant
+
+
+SIMPLEX_FW = AuditCase(
+    name="DPLogisticSimplex (frank_wolfe)",
+    release="one step: sign of the exponential-mechanism vertex",
+    fit=_fit_xy(_simplex_fw),
+    datasets=_classification_pair,
+    statistic=lambda est: np.sign(est.coef_[0, 0]),
+    claimed=_spent,
+    # The canary moves its vertex's score by a quarter of the claimed bound
+    # (the logistic slope at 0 is half its bound, and a draw is charged
+    # twice its score sensitivity), so a 4-fold bug stays within the claim.
+    plant=_scaled_scores(skdpopt.solvers.frank_wolfe, "exponential_mechanism", 8.0),
+    bug="score sensitivity understated 8-fold",
+)
+
+
+# -- DPLogisticSimplex, mirror descent: the K output vertices -----------------
+
+MD_DRAWS = 50
+
+
+def _simplex_md(random_state):
+    return DPLogisticSimplex(
+        epsilon=EPSILON, delta=DELTA, solver="mirror_descent", max_iter=1,
+        n_vertices=MD_DRAWS, refresh_every=1, fit_intercept=False, radius=1.0,
+        random_state=random_state)
+
+
+def _plant_md_step(monkeypatch):
+    # The solver steps 32 times further than the accountant was told.  The
+    # output is drawn from the average of the uniform start and the one
+    # updated iterate, which halves what the canary can move, and the
+    # logistic loss's slope at 0 is half its bound; the accounting ignores
+    # both, so only a gross bug stands out at this size.
+    original = logistic_simplex.vertex_sampling_mirror_descent
+
+    def solver(*args, step_size, **kwargs):
+        return original(*args, step_size=32.0 * step_size, **kwargs)
+
+    monkeypatch.setattr(logistic_simplex, "vertex_sampling_mirror_descent", solver)
+
+
+SIMPLEX_MD = AuditCase(
+    name="DPLogisticSimplex (mirror_descent)",
+    release=f"one step, {MD_DRAWS} output vertices: their mean coefficient",
+    fit=_fit_xy(_simplex_md),
+    datasets=_classification_pair,
+    statistic=lambda est: est.coef_[0, 0],
+    claimed=_spent,
+    plant=_plant_md_step,
+    bug="step size (score sensitivity) understated 32-fold",
+)
+
+
+# -- DPMinimaxClassifier: the Laplace-noised group counts ---------------------
+
+def _minimax(random_state):
+    # max_iter=1 makes no data-dependent vertex draw: the fit spends only
+    # the counts' share, and group_proportions_ releases the noisy counts.
+    return DPMinimaxClassifier(
+        epsilon=EPSILON, delta=DELTA, count_budget_share=0.5, max_iter=1,
+        min_group_size=1, random_state=random_state)
+
+
+def _group_pair():
+    # Enough rows that no noisy count falls below min_group_size.
+    n_rows = 20 * N_ROWS
+    X = np.zeros((n_rows, 1))
+    y = np.where(np.arange(n_rows) % 2 == 0, 1.0, -1.0)
+    groups_in = np.where(np.arange(n_rows) % 4 < 2, "a", "b")
+    groups_out = groups_in.copy()
+    groups_in[0], groups_out[0] = "a", "b"  # the canary changes group
+    return (X, y, groups_in), (X, y, groups_out)
+
+
+def _fit_minimax(data, random_state):
+    X, y, groups = data
+    return _minimax(random_state).fit(X, y, sensitive_features=groups)
+
+
+MINIMAX = AuditCase(
+    name="DPMinimaxClassifier",
+    release="noisy group counts (group_proportions_)",
+    fit=_fit_minimax,
+    datasets=_group_pair,
+    statistic=lambda est: est.group_proportions_[0],
+    # privacy_spent_ reports the whole budget here (docs/privacy/dpminimax.md);
+    # what the statistic sees is the counts' own share.
+    claimed=lambda est: est.count_budget_share * est.epsilon,
+    plant=_scaled_noise([skdpopt.minimax], "laplace_noise", 0.25),
+    bug="Laplace noise scaled down by 4",
+)
+
+
+# -- DPSyntheticData: the measured marginals of two binary columns -----------
+
+def _fit_synthetic(data, random_state):
+    return DPSyntheticData(epsilon=EPSILON, delta=DELTA, workload=1,
+                           domain=[2, 2], random_state=random_state).fit(data)
+
+
+def _column_pair():
+    columns = np.column_stack([np.arange(N_ROWS) % 2, np.arange(N_ROWS) // 2 % 2])
+    data_in, data_out = columns.copy(), columns.copy()
+    data_in[0], data_out[0] = (1, 1), (0, 0)  # the canary moves both columns
+    return data_in, data_out
+
+
+SYNTHETIC = AuditCase(
+    name="DPSyntheticData",
+    release="the fitted distribution (histogram_): both columns' share of 1",
+    fit=_fit_synthetic,
+    datasets=_column_pair,
+    statistic=lambda est: est.histogram_[1].sum() + est.histogram_[:, 1].sum(),
+    claimed=_spent,
+    # Selection and the fit's damping blunt a 4-fold bug (the statistic's
+    # shift over its spread grows only from 0.25 to 0.65).
+    plant=_scaled_noise([skdpopt.solvers.query_release, skdpopt.synthetic],
+                        "gaussian_noise", 0.1),
+    bug="Gaussian noise scaled down by 10",
+)
+
+
+CASES = [SGD, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC]
