@@ -382,9 +382,11 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
                 )
             return [X[c].to_numpy() for c in X.columns]
         if self.domain is None:
-            array = check_array(X, dtype=np.float64, ensure_min_samples=1,
+            # Converted per column, so that a text column is named and the
+            # message points at ``domain``.
+            array = check_array(X, dtype=None, ensure_min_samples=1,
                                 ensure_all_finite=True)
-            return [array[:, i] for i in range(array.shape[1])]
+            return [_finite_numeric(i, array[:, i]) for i in range(array.shape[1])]
         array = check_array(X, dtype=None, ensure_all_finite=False)
         return [array[:, i] for i in range(array.shape[1])]
 
@@ -608,7 +610,7 @@ def _per_column(spec, names, parameter):
 def _finite_numeric(name, values):
     try:
         values = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
+    except ValueError:  # text; other objects raise numpy's TypeError
         raise ValueError(
             f"Column {name!r} is not numeric; declare its categories in domain "
             "(categories cannot be learnt from the data for free)."

@@ -7,6 +7,8 @@ offending parameter.  A fit that raises leaves the estimator as it was
 unchanged, an unfitted estimator stays unfitted.
 
 To cover a new estimator, add one ``Adapter`` to ``ESTIMATOR_ADAPTERS``.
+DPSyntheticData, which takes no ``y`` and has no coefficients, has its own
+block at the end, over the same inputs.
 """
 
 import re
@@ -25,6 +27,7 @@ from skdpopt import (
     DPMinimaxClassifier,
     DPSGDClassifier,
     DPSGDRegressor,
+    DPSyntheticData,
 )
 
 N_SAMPLES, N_FEATURES = 240, 3
@@ -442,3 +445,123 @@ def test_huge_epsilon(adapter, epsilon):
     est = adapter.make().set_params(epsilon=epsilon)
     fit_strictly(est, X, y, **kwargs)
     assert_fitted_correctly(est, X)
+
+
+# -- DPSyntheticData: the same matrix for a generator of records -------------
+
+def _synthetic():
+    return DPSyntheticData(n_bins=3, random_state=0)
+
+
+def _records(n=N_SAMPLES, d=N_FEATURES):
+    return np.random.default_rng(0).integers(0, 3, size=(n, d)).astype(float)
+
+
+def assert_synthetic_fitted(est, X):
+    assert np.all(np.isfinite(est.histogram_))
+    assert est.histogram_.sum() == pytest.approx(1.0)
+    assert est.privacy_spent_.epsilon <= est.epsilon
+    assert est.privacy_spent_.delta <= est.delta
+    assert est.sample(5).shape == (5, X.shape[1])
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_synthetic_non_finite_X(value):
+    X = _records()
+    X[3, 1] = value
+    with pytest.raises(ValueError, match="NaN|infinity|infinite"):
+        _synthetic().fit(X)
+
+
+@pytest.mark.parametrize(
+    "X, pattern",
+    [
+        (np.zeros((0, 3)), "0 sample"),
+        (np.zeros((10, 0)), "0 feature"),
+        (np.zeros((1, 3)), "2 samples"),
+        (np.zeros((10, 1)), "2 columns"),
+    ],
+    ids=["empty", "no columns", "one row", "one column"],
+)
+def test_synthetic_too_small(X, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        _synthetic().fit(X)
+
+
+def test_synthetic_constant_column_fits():
+    # Rejecting a constant column would reveal that it is constant.
+    X = _records()
+    X[:, 1] = 5.0
+    assert_synthetic_fitted(_synthetic().fit(X), X)
+
+
+@pytest.mark.parametrize("where", ["all", "one_row"])
+def test_synthetic_huge_values_change_neither_validity_nor_privacy(where):
+    X = _records()
+    if where == "all":
+        X[:, 0] *= 1e300
+    else:
+        X[0, 0] = 1e300
+    est = _synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est.fit(X)
+    assert_synthetic_fitted(est, X)
+    reference = _synthetic().fit(_records())
+    assert est.privacy_spent_ == reference.privacy_spent_
+
+
+def test_synthetic_text_without_domain_names_domain():
+    X = np.array([["a", "b", "c"]] * 20, dtype=object)
+    with pytest.raises(ValueError, match="domain"):
+        _synthetic().fit(X)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_synthetic_sparse_X_is_refused(fmt):
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        _synthetic().fit(sp.csr_matrix(_records()).asformat(fmt))
+
+
+@pytest.mark.parametrize(
+    "param, value",
+    [("epsilon", v) for v in (0.0, -1.0, np.nan, "1.0", None)]
+    + [("delta", v) for v in (-1e-6, 1.0, 2.0, np.nan, 0.0)]
+    + [("max_iter", v) for v in (2.5, 0, -3, "5", np.nan)],
+)
+def test_synthetic_bad_parameter_is_named(param, value):
+    with pytest.raises((ValueError, TypeError), match=param):
+        _synthetic().set_params(**{param: value}).fit(_records())
+
+
+def test_synthetic_numpy_integer_max_iter():
+    est = _synthetic().set_params(max_iter=np.int64(3)).fit(_records())
+    assert est.n_iter_ == 3
+
+
+def test_synthetic_failed_fit_keeps_the_previous_fit():
+    X = _records()
+    est = _synthetic().fit(X)
+    before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        est.fit(bad)
+    after = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    assert after.keys() == before.keys()
+    assert all(after[k] is v for k, v in before.items())
+
+
+def test_synthetic_failed_first_fit_leaves_it_unfitted():
+    est = _synthetic().set_params(delta=0.0)
+    with pytest.raises(ValueError):
+        est.fit(_records())
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e6])
+def test_synthetic_huge_epsilon(epsilon):
+    X = _records()
+    est = _synthetic().set_params(epsilon=epsilon).fit(X)
+    assert_synthetic_fitted(est, X)
