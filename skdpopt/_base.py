@@ -140,3 +140,25 @@ class DPEstimatorMixin:
                 f"{self.epsilon}"
             )
         self.privacy_spent_ = spent
+
+
+class LinearClassifierMixin:
+    """``predict`` from ``decision_function`` for the linear classifiers."""
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]

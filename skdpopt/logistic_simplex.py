@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    LinearClassifierMixin,
     keep_fit_on_error,
     make_generator,
     validate_training_data,
@@ -109,7 +110,9 @@ def frank_wolfe_steps(n_samples, n_vertices, epsilon, delta, lipschitz,
     return int(min(max_steps, max(1, math.ceil(ratio ** (2.0 / 3.0)))))
 
 
-class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
+class DPLogisticSimplex(
+    LinearClassifierMixin, ClassifierMixin, DPEstimatorMixin, BaseEstimator
+):
     """Logistic regression in the l1 ball (or simplex) with differential privacy.
 
     Fits ``min E[log(1 + exp(-y (<w, x> + b)))]`` over weights in the l1
@@ -493,24 +496,6 @@ class DPLogisticSimplex(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", reset=False)
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to classify.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted labels, taken from ``classes_``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
         """Class probabilities.

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    LinearClassifierMixin,
     keep_fit_on_error,
     make_generator,
     validate_training_data,
@@ -112,7 +113,9 @@ def default_schedule(n_samples, epsilon):
     return n_steps, max(1, round(math.sqrt(n_steps)))
 
 
-class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
+class DPMinimaxClassifier(
+    LinearClassifierMixin, ClassifierMixin, DPEstimatorMixin, BaseEstimator
+):
     """Linear classifier minimising the worst group's logistic loss, privately.
 
     Solves ``min over w max over groups g of E[log(1 + exp(-y (<w, x> + b)))
@@ -532,22 +535,6 @@ class DPMinimaxClassifier(ClassifierMixin, DPEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", reset=False)
         return np.asarray(X @ self.coef_.T).ravel() + self.intercept_[0]
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to classify.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted labels, taken from ``classes_``.
-        """
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
 
     def predict_proba(self, X):
         """Class probabilities: the logistic function of the decision.

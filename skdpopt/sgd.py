@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    LinearClassifierMixin,
     keep_fit_on_error,
     make_generator,
     validate_training_data,
@@ -349,7 +350,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         return tags
 
 
-class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
+class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     """Linear classifier by differentially private SGD.
 
     The solver of :class:`DPSGDRegressor` with classification losses.
@@ -528,24 +529,6 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         """
         scores = np.asarray(self._decision(X))
         return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to classify.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted labels, taken from ``classes_``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

@@ -21,7 +21,6 @@ from typing import Callable
 import numpy as np
 
 import skdpopt.minimax
-from skdpopt import logistic_simplex
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.greedy_cd
 import skdpopt.solvers.noisy_sgd
@@ -33,6 +32,7 @@ from skdpopt import (
     DPMinimaxClassifier,
     DPSGDRegressor,
     DPSyntheticData,
+    logistic_simplex,
 )
 
 EPSILON = 1.0
