@@ -62,6 +62,9 @@ class AuditCase:
     bug : str
         What ``plant`` breaks, for the docs table.
     delta : float
+    fast_runs : int
+        Fits per dataset in the default test run: enough for the planted
+        bug to show with a margin.
     """
 
     name: str
@@ -73,6 +76,7 @@ class AuditCase:
     plant: Callable
     bug: str
     delta: float = DELTA
+    fast_runs: int = 2_000
 
 
 def _canary_pair(n_features=1, low=-1.0, high=1.0):
@@ -139,6 +143,33 @@ SGD = AuditCase(
     claimed=_spent,
     plant=_scaled_noise([skdpopt.solvers.noisy_sgd], "gaussian_noise", 0.25),
     bug="Gaussian noise scaled down by 4",
+)
+
+
+# -- DPSGDRegressor with Poisson sampling: amplification by subsampling ------
+
+def _sgd_poisson(random_state):
+    # Rate 1/2, one epoch: two steps, each of which may or may not sample
+    # the canary; the statistic sees the sum of both noisy steps.
+    return DPSGDRegressor(
+        epsilon=EPSILON, delta=DELTA, sampling="poisson", batch_size=N_ROWS // 2,
+        max_iter=1, average=False, fit_intercept=False, alpha=0.0,
+        learning_rate="constant", eta0=1.0, clip_norm=1.0,
+        random_state=random_state)
+
+
+SGD_POISSON = AuditCase(
+    name="DPSGDRegressor (Poisson, rate 1/2)",
+    release="two subsampled steps: coefficient = sum of noisy clipped sums",
+    fit=_fit_xy(_sgd_poisson),
+    datasets=lambda: _canary_pair(low=-1e3, high=1e3),
+    statistic=lambda est: est.coef_[0],
+    claimed=_spent,
+    plant=_scaled_noise([skdpopt.solvers.noisy_sgd], "gaussian_noise", 0.25),
+    bug="Gaussian noise scaled down by 4",
+    # The canary is in a batch only half the time: 2,000 fits leave the
+    # planted bug's bound barely above the claim.
+    fast_runs=4_000,
 )
 
 
@@ -310,4 +341,4 @@ SYNTHETIC = AuditCase(
 )
 
 
-CASES = [SGD, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC]
+CASES = [SGD, SGD_POISSON, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC]

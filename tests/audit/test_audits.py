@@ -11,7 +11,6 @@ import pytest
 from audit_cases import CASES
 from audit_core import audit_scores, clopper_pearson, run_audit
 
-FAST_RUNS = 2_000
 SLOW_RUNS = 20_000
 
 
@@ -22,7 +21,7 @@ def _claim(case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_audit_within_claim(case):
-    result = run_audit(case, FAST_RUNS)
+    result = run_audit(case, case.fast_runs)
     assert result.epsilon_lower <= _claim(case)
 
 
@@ -30,7 +29,7 @@ def test_audit_within_claim(case):
 def test_audit_catches_planted_bug(case, monkeypatch):
     claim = _claim(case)
     case.plant(monkeypatch)
-    result = run_audit(case, FAST_RUNS)
+    result = run_audit(case, case.fast_runs)
     assert result.epsilon_lower > claim, (
         f"the audit missed a planted bug ({case.bug}): "
         f"lower bound {result.epsilon_lower:.3f} <= claim {claim:.3f}")
