@@ -12,9 +12,16 @@ from sklearn.utils.validation import _num_samples, validate_data
 
 from .accounting import PrivacySpent
 
+# A finite epsilon above this promises nothing (exp(1e6)) and only strains
+# calibration's arithmetic; np.inf says "no privacy" honestly.
+MAX_EPSILON = 1e6
+
 PRIVACY_PARAMETER_CONSTRAINTS = {
     # np.inf is allowed: it means "no privacy", and must be asked for.
-    "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+    "epsilon": [
+        Interval(Real, 0, MAX_EPSILON, closed="right"),
+        Options(Real, {np.inf}),
+    ],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "random_state": ["random_state"],
 }

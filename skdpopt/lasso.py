@@ -136,8 +136,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`.
         Unused by ``solver="frank_wolfe"``.
     epsilon : float, default=1.0
-        Privacy budget of the fit; ``np.inf`` runs without noise.  Each call
-        to ``fit`` spends it again.
+        Privacy budget of the fit, in (0, 1e6]; ``np.inf`` runs without noise.
+        Each call to ``fit`` spends it again.
     delta : float, default=1e-5
         Failure probability; choose it well below ``1 / n_samples``.
     fit_intercept : bool, default=True

@@ -135,8 +135,8 @@ class DPLogisticSimplex(
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy budget of the whole fit; ``np.inf`` trains without the
-        privacy constraint on the step size (vertices are still sampled).
+        Privacy budget of the whole fit, in (0, 1e6]; ``np.inf`` trains without
+        the privacy constraint on the step size (vertices are still sampled).
         Each call to ``fit`` spends it again.
     delta : float, default=1e-5
         Failure probability; choose it well below ``1 / n_samples``.  0 gives

@@ -140,8 +140,9 @@ class DPMinimaxClassifier(
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy budget of the whole fit; ``np.inf`` trains without privacy
-        (vertices are still sampled).  Each call to ``fit`` spends it again.
+        Privacy budget of the whole fit, in (0, 1e6]; ``np.inf`` trains without
+        privacy (vertices are still sampled).  Each call to ``fit`` spends it
+        again.
     delta : float, default=1e-5
         Failure probability; choose it well below ``1 / n_samples``.  0
         gives pure differential privacy.

@@ -157,8 +157,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     loss : {"squared_error", "huber", "epsilon_insensitive"}, default="squared_error"
         The loss, as in :class:`sklearn.linear_model.SGDRegressor`.
     epsilon : float, default=1.0
-        Privacy budget of the fit; ``np.inf`` trains without noise, to
-        measure what privacy costs.  Each call to ``fit`` spends it again.
+        Privacy budget of the fit, in (0, 1e6]; ``np.inf`` trains without
+        noise, to measure what privacy costs.  Each call to ``fit`` spends it
+        again.
     delta : float, default=1e-5
         Failure probability of the guarantee; choose it well below
         ``1 / n_samples``.
@@ -363,8 +364,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     loss : {"log_loss", "hinge", "modified_huber"}, default="log_loss"
         The loss, as in :class:`sklearn.linear_model.SGDClassifier`.
     epsilon : float, default=1.0
-        Privacy budget of the whole fit; ``np.inf`` trains without noise.
-        Each call to ``fit`` spends it again.
+        Privacy budget of the whole fit, in (0, 1e6]; ``np.inf`` trains without
+        noise. Each call to ``fit`` spends it again.
     delta : float, default=1e-5
         Failure probability; choose it well below ``1 / n_samples``.
     penalty : {"l2"} or None, default="l2"

@@ -75,7 +75,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy budget of the whole fit (> 0, or ``np.inf`` for no privacy).
+        Privacy budget of the whole fit, in (0, 1e6], or ``np.inf`` for no
+        privacy.
     delta : float, default=1e-9
         Privacy parameter; must be > 0 for a finite epsilon (the
         measurements are Gaussian).

@@ -324,7 +324,9 @@ def test_sparse_X(adapter, fmt):
 
 
 @adapters
-@pytest.mark.parametrize("epsilon", [0.0, -1.0, np.nan, -np.inf, "1.0", None])
+@pytest.mark.parametrize(
+    "epsilon", [0.0, -1.0, np.nan, -np.inf, "1.0", None, 1e7, 1e300]
+)
 def test_bad_epsilon(adapter, epsilon):
     X, y, kwargs = adapter.data()
     with pytest.raises((ValueError, TypeError), match="'epsilon' parameter"):
@@ -525,7 +527,7 @@ def test_synthetic_sparse_X_is_refused(fmt):
 
 @pytest.mark.parametrize(
     "param, value",
-    [("epsilon", v) for v in (0.0, -1.0, np.nan, "1.0", None)]
+    [("epsilon", v) for v in (0.0, -1.0, np.nan, "1.0", None, 1e7, 1e300)]
     + [("delta", v) for v in (-1e-6, 1.0, 2.0, np.nan, 0.0)]
     + [("max_iter", v) for v in (2.5, 0, -3, "5", np.nan)],
 )
