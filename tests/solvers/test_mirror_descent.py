@@ -58,6 +58,32 @@ def test_lazy_iterates_and_average_match_brute_force(scale, read_every):
                                        rtol=1e-10, atol=1e-300)
 
 
+@pytest.mark.parametrize("scale", [0.01, 1.0])
+def test_average_without_the_start_matches_brute_force(scale):
+    rng = np.random.default_rng(1)
+    m, steps = 40, 50
+    gradients = random_sparse_gradients(rng, m, steps, scale)
+    expected = dense_iterates(gradients, 0.5, m)
+    lazy = EntropicIterates(m, steps)
+    for vertices, values in gradients:
+        lazy.step(vertices, values, 0.5)
+    np.testing.assert_allclose(lazy.average(include_start=False),
+                               expected[1:].mean(axis=0), rtol=1e-8, atol=1e-12)
+
+
+def test_output_is_drawn_without_the_uniform_start():
+    """One step with a huge gradient against vertex 0: x_2 puts no mass on
+    it, so the output (drawn from x_2 alone) never contains it, where a draw
+    from w_2 = (x_1 + x_2) / 2 would, one time in eight."""
+    def gradient(t, vertices):
+        return np.array([0]), np.array([1e6])
+
+    result = vertex_sampling_mirror_descent(
+        gradient, 4, n_steps=1, n_draws=2000, refresh_every=1, step_size=1.0,
+        rng=np.random.default_rng(0))
+    assert not np.any(result.vertices == 0)
+
+
 def test_step_touches_only_the_given_vertices():
     lazy = EntropicIterates(10**6, 3)
     before = lazy._scaled.copy()
