@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from sklearn.base import clone
 from test_bad_input import ESTIMATOR_ADAPTERS
 
-from skdpopt import DPLogisticSimplex, DPSGDClassifier, DPSGDRegressor
+from skdpopt import DPLogisticSimplex, DPSGDClassifier, DPSGDRegressor, DPSyntheticData
 from skdpopt.accounting import calibrate_noise_multiplier
 from skdpopt.solvers.greedy_cd import INTERCEPT
 
@@ -180,3 +180,59 @@ def test_clone_and_params_round_trip(adapter, budget, seed):
     copy = clone(est)
     assert not [k for k in vars(copy) if k.endswith("_")]
     np.testing.assert_array_equal(copy.fit(X, y, **kwargs).coef_, est.coef_)
+
+
+# -- DPSyntheticData (no y, no coefficients: its own block) ------------------
+
+def _synthetic_records(n, d, seed):
+    return np.random.default_rng(seed).integers(0, 4, size=(n, max(d, 2))).astype(float)
+
+
+@FEW
+@given(budget=budgets(), seed=st.integers(0, 2**16))
+def test_synthetic_spent_is_within_a_few_percent_below_the_request(budget, seed):
+    n, d, epsilon, delta = budget
+    est = DPSyntheticData(epsilon=epsilon, delta=delta, n_bins=3, random_state=seed)
+    est.fit(_synthetic_records(n, d, seed))
+    spent = est.privacy_spent_
+    assert spent.delta == delta
+    assert (1 - RTOL) * epsilon <= spent.epsilon <= epsilon
+
+
+@FEW
+@given(epsilon=st.floats(0.1, 10.0), factor=st.floats(1.05, 10.0))
+def test_synthetic_noise_is_monotone_in_epsilon(epsilon, factor):
+    X = _synthetic_records(400, 3, 0)
+    # The number of rounds grows with epsilon by default: fix it.
+    small = DPSyntheticData(epsilon=epsilon, n_bins=3, max_iter=3).fit(X)
+    large = DPSyntheticData(epsilon=epsilon * factor, n_bins=3, max_iter=3).fit(X)
+    assert large.noise_std_ < small.noise_std_
+
+
+@FEW
+@given(budget=budgets(), seed=st.integers(0, 2**16))
+def test_synthetic_fixed_random_state_reproduces_the_fit(budget, seed):
+    n, d, epsilon, delta = budget
+    X = _synthetic_records(n, d, seed)
+    params = {"epsilon": epsilon, "delta": delta, "n_bins": 3, "random_state": seed}
+    first = DPSyntheticData(**params).fit(X)
+    second = DPSyntheticData(**params).fit(X)
+    np.testing.assert_array_equal(first.histogram_, second.histogram_, strict=True)
+    np.testing.assert_array_equal(first.sample(random_state=1),
+                                  second.sample(random_state=1))
+    assert first.privacy_spent_ == second.privacy_spent_
+
+
+@FEW
+@given(budget=budgets(), seed=st.integers(0, 2**16))
+def test_synthetic_clone_and_params_round_trip(budget, seed):
+    _, _, epsilon, delta = budget
+    est = DPSyntheticData(epsilon=epsilon, delta=delta, n_bins=3, random_state=seed)
+    params = est.get_params()
+    assert clone(est).get_params() == params
+    assert DPSyntheticData().set_params(**params).get_params() == params
+    X = _synthetic_records(300, 3, seed)
+    est.fit(X)
+    copy = clone(est)
+    assert not [k for k in vars(copy) if k.endswith("_")]
+    np.testing.assert_array_equal(copy.fit(X).histogram_, est.histogram_)
