@@ -126,9 +126,10 @@ class DPLogisticSimplex(
     The weights are barycentric coordinates over the vertices ``+-R e_j``;
     mirror descent updates them multiplicatively on fresh disjoint batches
     of ``n / T`` rows, and every released quantity is a vertex drawn from
-    the running average of the iterates (an exponential mechanism).  The
-    model is the average of K drawn vertices, so ``coef_`` has at most K
-    non-zeros per class.  The step size is calibrated by the accountant so
+    an average of the iterates (an exponential mechanism).  The model is
+    the average of K vertices drawn from the iterates the data produced
+    (the uniform start left out), so ``coef_`` has at most K non-zeros per
+    class.  The step size is calibrated by the accountant so
     that all the draws together spend ``epsilon`` (replace-one neighbours).
     The derivation is in ``docs/privacy/dplogisticsimplex.md``.
 
