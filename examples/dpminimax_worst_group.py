@@ -76,14 +76,21 @@ def per_group_accuracy(model):
 # Fit both private models and the non-private reference
 # -----------------------------------------------------
 
-minimax, erm = [], []
-for seed in SEEDS:
+
+def fit_private(epsilon, seed):
+    """Both private models at the same budget and seed."""
     mm = DPMinimaxClassifier(
-        epsilon=EPSILON, delta=delta, group_priors=shares, random_state=seed
+        epsilon=epsilon, delta=delta, group_priors=shares, random_state=seed
     ).fit(X_train, y_train, sensitive_features=g_train)
-    sgd = DPSGDClassifier(epsilon=EPSILON, delta=delta, random_state=seed).fit(
+    sgd = DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed).fit(
         X_train, y_train
     )
+    return mm, sgd
+
+
+minimax, erm = [], []
+for seed in SEEDS:
+    mm, sgd = fit_private(EPSILON, seed)
     minimax.append(per_group_accuracy(mm))
     erm.append(per_group_accuracy(sgd))
 minimax, erm = np.median(minimax, axis=0), np.median(erm, axis=0)
@@ -169,12 +176,7 @@ curves = {"DPMinimaxClassifier": [], "DPSGDClassifier": []}
 for epsilon in epsilons:
     worst = {name: [] for name in curves}
     for seed in SEEDS:
-        mm = DPMinimaxClassifier(
-            epsilon=epsilon, delta=delta, group_priors=shares, random_state=seed
-        ).fit(X_train, y_train, sensitive_features=g_train)
-        sgd = DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed).fit(
-            X_train, y_train
-        )
+        mm, sgd = fit_private(epsilon, seed)
         worst["DPMinimaxClassifier"].append(per_group_accuracy(mm).min())
         worst["DPSGDClassifier"].append(per_group_accuracy(sgd).min())
     for name in curves:

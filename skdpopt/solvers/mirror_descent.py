@@ -177,7 +177,9 @@ class EntropicIterates:
         self._shift = self._log_weights.max()
         self._scaled = np.exp(self._log_weights - self._shift)
         self._total = self._scaled.sum()  # x_t = _scaled / _total
-        self._start = self._scaled / self._total  # x_1
+        # x_1, for averages that leave it out: a scalar when uniform.
+        self._start = (1.0 / m if initial_log_weights is None
+                       else self._scaled / self._total)
         # _inverse_sums[i] - _inverse_sums[j] = 1 / Z_{j+1} + ... + 1 / Z_i.
         self._inverse_sums = np.zeros(int(max_steps) + 2)
         self._inverse_sums[1] = 1.0 / self._total

@@ -126,51 +126,46 @@ def _spent(estimator):
     return estimator.privacy_spent_.epsilon
 
 
-# -- DPSGDRegressor: one full-batch step, the noisy clipped gradient sum ------
+# -- DPSGDRegressor: full batch, and Poisson sampling ------------------------
 
-def _sgd(random_state):
-    return DPSGDRegressor(
-        epsilon=EPSILON, delta=DELTA, sampling="full", max_iter=1, average=False,
-        fit_intercept=False, alpha=0.0, learning_rate="constant", eta0=1.0,
-        clip_norm=1.0, random_state=random_state)
+def _sgd_case(name, release, fast_runs=2_000, **sampling):
+    """DP-SGD on the canary pair: one epoch, no averaging, squared loss whose
+    clipped gradient the canary's extreme label moves by its full range."""
+
+    def make(random_state):
+        return DPSGDRegressor(
+            epsilon=EPSILON, delta=DELTA, max_iter=1, average=False,
+            fit_intercept=False, alpha=0.0, learning_rate="constant", eta0=1.0,
+            clip_norm=1.0, random_state=random_state, **sampling)
+
+    return AuditCase(
+        name=name,
+        release=release,
+        fit=_fit_xy(make),
+        datasets=lambda: _canary_pair(low=-1e3, high=1e3),
+        statistic=lambda est: est.coef_[0],
+        claimed=_spent,
+        plant=_scaled_noise([skdpopt.solvers.noisy_sgd], "gaussian_noise", 0.25),
+        bug="Gaussian noise scaled down by 4",
+        fast_runs=fast_runs,
+    )
 
 
-SGD = AuditCase(
-    name="DPSGDRegressor",
-    release="one full-batch step: coefficient = noisy clipped gradient sum",
-    fit=_fit_xy(_sgd),
-    datasets=lambda: _canary_pair(low=-1e3, high=1e3),
-    statistic=lambda est: est.coef_[0],
-    claimed=_spent,
-    plant=_scaled_noise([skdpopt.solvers.noisy_sgd], "gaussian_noise", 0.25),
-    bug="Gaussian noise scaled down by 4",
+SGD = _sgd_case(
+    "DPSGDRegressor",
+    "one full-batch step: coefficient = noisy clipped gradient sum",
+    sampling="full",
 )
-
-
-# -- DPSGDRegressor with Poisson sampling: amplification by subsampling ------
-
-def _sgd_poisson(random_state):
-    # Rate 1/2, one epoch: two steps, each of which may or may not sample
-    # the canary; the statistic sees the sum of both noisy steps.
-    return DPSGDRegressor(
-        epsilon=EPSILON, delta=DELTA, sampling="poisson", batch_size=N_ROWS // 2,
-        max_iter=1, average=False, fit_intercept=False, alpha=0.0,
-        learning_rate="constant", eta0=1.0, clip_norm=1.0,
-        random_state=random_state)
-
-
-SGD_POISSON = AuditCase(
-    name="DPSGDRegressor (Poisson, rate 1/2)",
-    release="two subsampled steps: coefficient = sum of noisy clipped sums",
-    fit=_fit_xy(_sgd_poisson),
-    datasets=lambda: _canary_pair(low=-1e3, high=1e3),
-    statistic=lambda est: est.coef_[0],
-    claimed=_spent,
-    plant=_scaled_noise([skdpopt.solvers.noisy_sgd], "gaussian_noise", 0.25),
-    bug="Gaussian noise scaled down by 4",
-    # The canary is in a batch only half the time: 2,000 fits leave the
-    # planted bug's bound barely above the claim.
+# Poisson rate 1/2 over one epoch: two steps, each of which may or may not
+# sample the canary (amplification by subsampling).  The canary is in a batch
+# only half the time: 2,000 fits leave the planted bug's bound barely above
+# the claim.
+SGD_POISSON = _sgd_case(
+    "DPSGDRegressor (Poisson, rate 1/2)",
+    "two subsampled steps: coefficient = sum of noisy clipped sums",
     fast_runs=4_000,
+    sampling="poisson",
+    batch_size=N_ROWS // 2,
 )
 
 
