@@ -77,22 +77,41 @@ def report_noisy_max(rng, scores, scale):
     return int(np.argmax(scores + laplace_noise(rng, scale, scores.shape)))
 
 
-def poisson_batch(rng, n_samples, sampling_rate):
-    """Indices of a Poisson sample: each row included with probability q.
+def poisson_batches(rng, n_samples, sampling_rate, n_batches):
+    """Rows of ``n_batches`` independent Poisson samples, drawn at once.
 
-    Drawn as a Binomial(n, q) size and then a uniform subset of that size,
-    which has exactly the Poisson-sampling distribution and costs time and
-    memory in the batch size, not in n.
+    Each row enters each batch independently with probability q.  The
+    ``n_batches * n_samples`` (batch, row) slots form a Bernoulli process,
+    whose gaps between sampled slots are i.i.d. geometric: one vectorised
+    draw of about ``q * n_samples * n_batches`` gaps gives every batch,
+    instead of a sampler call per batch.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n_samples : int
+    sampling_rate : float
+        q in (0, 1].
+    n_batches : int
+
+    Returns
+    -------
+    rows : ndarray of int
+        The batches' rows, concatenated; sorted within each batch.
+    offsets : ndarray of int of shape (n_batches + 1,)
+        Batch b is ``rows[offsets[b]:offsets[b + 1]]``.
     """
-    if sampling_rate >= 1.0:
-        return np.arange(n_samples)
-    return uniform_subset(rng, n_samples, rng.binomial(n_samples, sampling_rate))
-
-
-def uniform_subset(rng, n_samples, size):
-    """A uniformly random subset of ``range(n_samples)`` of the given size, sorted.
-
-    numpy's sampler without replacement uses Floyd's algorithm here (time
-    and memory proportional to ``size``, not to ``n_samples``).
-    """
-    return np.sort(rng.choice(n_samples, size=size, replace=False, shuffle=False))
+    n_slots = n_samples * n_batches
+    expected = sampling_rate * n_slots
+    chunks, last = [], -1
+    while last < n_slots - 1:
+        # Enough gaps to pass the end almost always; otherwise draw more.
+        size = int(expected + 6.0 * np.sqrt(expected) + 16)
+        slots = last + np.cumsum(rng.geometric(sampling_rate, size))
+        chunks.append(slots)
+        last = int(slots[-1])
+    slots = np.concatenate(chunks)
+    slots = slots[:np.searchsorted(slots, n_slots)]
+    batch, rows = np.divmod(slots, n_samples)
+    offsets = np.searchsorted(batch, np.arange(n_batches + 1))
+    return rows, offsets

@@ -59,25 +59,35 @@ def test_report_noisy_max_prefers_large_scores():
 
 
 @pytest.mark.parametrize("rate", [0.01, 0.3])
-def test_poisson_batch_inclusion_rate(rate):
+def test_poisson_batches_are_independent_poisson_samples(rate):
     rng = np.random.default_rng(6)
     n, draws = 500, 2000
+    rows, offsets = mechanisms.poisson_batches(rng, n, rate, draws)
+    assert offsets[0] == 0 and offsets[-1] == len(rows) and len(offsets) == draws + 1
+    assert rows.min() >= 0 and rows.max() < n
     hits = np.zeros(n)
-    sizes = []
-    for _ in range(draws):
-        batch = mechanisms.poisson_batch(rng, n, rate)
-        assert len(np.unique(batch)) == len(batch)
+    for b in range(draws):
+        batch = rows[offsets[b]:offsets[b + 1]]
+        assert np.all(np.diff(batch) > 0)  # distinct and sorted
         hits[batch] += 1
-        sizes.append(len(batch))
     # Each row's count is Binomial(draws, rate); the mean over rows has sd
     # sqrt(rate (1 - rate) / (draws n)); allow 5 sd.
     sd = np.sqrt(rate * (1 - rate) / (draws * n))
     assert abs(hits.mean() / draws - rate) < 5 * sd
-    # Batch sizes are Binomial(n, rate): check the variance too (a fixed
-    # batch size would fail this).
+    # Every row at the same rate: the spread of the counts over rows is that
+    # of Binomial(draws, rate) (the sample variance of 500 counts has a
+    # relative sd of about sqrt(2 / 500) = 0.063; 20% is 3 sd).
+    assert np.var(hits) == pytest.approx(draws * rate * (1 - rate), rel=0.2)
+    # Batch sizes are Binomial(n, rate) (a fixed batch size would fail the
+    # variance check) and independent from batch to batch: the lag-one
+    # correlation of 2000 independent sizes has sd 1/sqrt(2000) = 0.022.
+    sizes = np.diff(offsets)
     assert np.var(sizes) == pytest.approx(n * rate * (1 - rate), rel=0.2)
+    assert abs(np.corrcoef(sizes[:-1], sizes[1:])[0, 1]) < 5 / np.sqrt(draws)
 
 
-def test_poisson_batch_full():
+def test_poisson_batches_at_rate_one_take_every_row():
     rng = np.random.default_rng(7)
-    np.testing.assert_array_equal(mechanisms.poisson_batch(rng, 5, 1.0), np.arange(5))
+    rows, offsets = mechanisms.poisson_batches(rng, 5, 1.0, 3)
+    np.testing.assert_array_equal(rows, np.tile(np.arange(5), 3))
+    np.testing.assert_array_equal(offsets, [0, 5, 10, 15])

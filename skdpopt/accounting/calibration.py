@@ -4,7 +4,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from . import pld
-from .accountant import Accountant
+from .accountant import COARSE_POINTS, Accountant
 from .events import SubsampledGaussianMechanism
 
 
@@ -180,26 +180,29 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
         acc.compose(SubsampledGaussianMechanism(sampling_rate, noise_multiplier), steps)
         return acc.epsilon(delta, points=points, fast=True)
 
-    # Search on a coarse PLD grid, which is eight times cheaper and an upper
-    # bound on the fine grid's answer, then check on the fine grid.  Near the
-    # answer the two differ by an almost constant factor, so one correction
-    # of the coarse target usually lands the fine epsilon in tolerance.
-    aim = epsilon
+    # Search on the coarse PLD grid (an upper bound on every finer grid's
+    # answer), then ask the accountant's default, which is the same coarse
+    # answer wherever that grid has converged (most runs: no extra cost) and
+    # the fine grid's otherwise.  Near the answer the two differ by an
+    # almost constant factor, so one correction of the coarse target usually
+    # lands the default epsilon in tolerance.
+    aim, tolerance = epsilon, rtol
     start_low, start_high = 0.8, 1.05
     noise = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
-    fine = []
+    checked = []
     for _ in range(2):
         noise, coarse_eps = calibrate(
-            lambda s: epsilon_of(s, points=2**11), aim, start_low * noise,
-            start_high * noise, increasing=False, rtol=rtol / 2, slope=1.5)
-        fine.append((noise, epsilon_of(noise)))
-        if (1 - rtol) * epsilon <= fine[-1][1] <= epsilon:
-            return fine[-1]
-        aim = epsilon * (1 - rtol / 4) * coarse_eps / fine[-1][1]
+            lambda s: epsilon_of(s, points=COARSE_POINTS), aim, start_low * noise,
+            start_high * noise, increasing=False, rtol=tolerance, slope=1.5)
+        checked.append((noise, epsilon_of(noise)))
+        if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
+            return checked[-1]
+        aim = epsilon * (1 - rtol / 4) * coarse_eps / checked[-1][1]
+        tolerance = rtol / 2
         start_low, start_high = 0.97, 1.03
-    # The factor moved too much: finish on the fine grid itself, with the
-    # slope seen between the two fine probes.
-    (s1, e1), (s2, e2) = fine
+    # The factor moved too much: finish on the default accounting itself,
+    # with the slope seen between the two checks.
+    (s1, e1), (s2, e2) = checked
     slope = abs(np.log(e1 / e2) / np.log(s1 / s2)) if s1 != s2 else 1.5
     return calibrate(epsilon_of, epsilon, 0.99 * s2, 1.01 * s2,
                      increasing=False, rtol=rtol, slope=slope)

@@ -31,7 +31,7 @@ from . import rdp
 
 # Number of grid points the composed distribution of a whole run should span;
 # sets the discretisation step and, with it, accuracy against run time.
-_TARGET_POINTS = 2**14
+TARGET_POINTS = 2**14
 # Renyi orders among which the tilt is chosen (a coarse grid suffices: the
 # tilt only steers numerical accuracy, never soundness).
 _TILT_ORDERS = 1.0 + np.geomspace(1e-3, 1023.0, 64)
@@ -546,7 +546,7 @@ def compose_pairs(pairs_and_counts, delta, points=None):
         cgf += count * pair_cgf
     _, order = rdp.rdp_to_epsilon_and_order(orders, cgf / (orders - 1.0), delta)
     tilt = float(min(order - 1.0, 256.0))
-    step = max(width / (points or _TARGET_POINTS), 1e-7)
+    step = max(width / (points or TARGET_POINTS), 1e-7)
     result = None
     for pair, count in pairs_and_counts:
         # The single step's cut tails are paid ``count`` times.

@@ -23,12 +23,13 @@ import numpy as np
 from sklearn.utils.extmath import row_norms
 
 from ..accounting import SubsampledGaussianMechanism
-from ..mechanisms import gaussian_noise, uniform_subset
+from ..mechanisms import gaussian_noise, poisson_batches
 
-# Noise for up to this many steps is drawn at once, to amortise call
-# overhead; fewer when the model is wide, so the block stays under
-# _NOISE_BLOCK_VALUES floats (32 MB) instead of growing with n_features.
-_NOISE_CHUNK = 256
+# Noise and batches for up to this many steps are drawn at once, to amortise
+# call overhead; fewer steps when the model is wide or the batches large, so
+# that each block stays under _NOISE_BLOCK_VALUES values (32 MB) instead of
+# growing with n_features or n_samples.
+_BLOCK_STEPS = 256
 _NOISE_BLOCK_VALUES = 2**22
 
 
@@ -145,19 +146,25 @@ def noisy_sgd(
     intercept_sum = 0.0
     n_averaged = 0
     seen = np.zeros(n_samples, dtype=bool) if single_pass else None
-    batch_sizes = (None if full_batch
-                   else rng.binomial(n_samples, sampling_rate, size=n_steps))
     start = time.perf_counter()
 
-    noise_chunk = max(1, min(_NOISE_CHUNK, _NOISE_BLOCK_VALUES // dim))
+    # Noise and batches are drawn a block of steps at a time (see
+    # _BLOCK_STEPS); the batches' rows are skipped for full batches.
+    rows_per_step = 0 if full_batch else sampling_rate * n_samples
+    block = max(1, min(_BLOCK_STEPS, _NOISE_BLOCK_VALUES // dim,
+                       int(_NOISE_BLOCK_VALUES // max(rows_per_step, 1.0))))
     for t in range(n_steps):
-        if t % noise_chunk == 0:
-            chunk = min(noise_chunk, n_steps - t)
-            noise = gaussian_noise(rng, noise_std, (chunk, dim))
+        if t % block == 0:
+            steps_left = min(block, n_steps - t)
+            noise = gaussian_noise(rng, noise_std, (steps_left, dim))
+            if not full_batch:
+                block_rows, offsets = poisson_batches(
+                    rng, n_samples, sampling_rate, steps_left)
+        i = t % block
         if full_batch:
             rows = None
         else:
-            rows = uniform_subset(rng, n_samples, batch_sizes[t])
+            rows = block_rows[offsets[i]:offsets[i + 1]]
         if single_pass:
             rows = np.arange(n_samples) if rows is None else rows
             rows = rows[~seen[rows]]
@@ -167,15 +174,22 @@ def noisy_sgd(
         norms = example_norms if rows is None else example_norms[rows]
 
         residual = loss.derivative(X_batch @ coef + intercept, y_batch)
-        # Clip r_i (x_i, 1) to norm C by rescaling r_i.
-        scaled = residual * (
-            clip_norm / np.maximum(np.abs(residual) * norms, clip_norm))
-        step_noise = noise[t % noise_chunk]
-        grad_coef = (X_batch.T @ scaled + step_noise[:n_features]) / denominator
+        # Clip r_i (x_i, 1) to norm C by rescaling r_i: the factor is
+        # C / max(|r_i| ||(x_i, 1)||, C).
+        factor = np.abs(residual)
+        factor *= norms
+        np.maximum(factor, clip_norm, out=factor)
+        scaled = residual * clip_norm
+        scaled /= factor
+        step_noise = noise[i]
         eta = learning_rate(t)
+        # The step on the coefficients: eta / (q n) times the noisy sum.
+        grad_coef = X_batch.T @ scaled
+        grad_coef += step_noise[:n_features]
+        grad_coef *= eta / denominator
         if alpha:
-            grad_coef += alpha * coef
-        coef -= eta * grad_coef
+            grad_coef += (eta * alpha) * coef
+        coef -= grad_coef
         if fit_intercept:
             intercept -= eta * (scaled.sum() + step_noise[n_features]) / denominator
         if radius is not None:
@@ -186,13 +200,14 @@ def noisy_sgd(
             coef_sum += coef
             intercept_sum += intercept
             n_averaged += 1
-        epoch = (t + 1) * n_epochs // n_steps
-        if verbose and epoch > t * n_epochs // n_steps:
-            print(
-                f"-- Epoch {epoch}\n"
-                f"Norm: {np.linalg.norm(coef):.2f}, Bias: {intercept:.6f}, "
-                f"T: {t + 1}, Elapsed: {time.perf_counter() - start:.2f} s"
-            )
+        if verbose:
+            epoch = (t + 1) * n_epochs // n_steps
+            if epoch > t * n_epochs // n_steps:
+                print(
+                    f"-- Epoch {epoch}\n"
+                    f"Norm: {np.linalg.norm(coef):.2f}, Bias: {intercept:.6f}, "
+                    f"T: {t + 1}, Elapsed: {time.perf_counter() - start:.2f} s"
+                )
 
     if n_averaged:
         coef, intercept = coef_sum / n_averaged, intercept_sum / n_averaged
