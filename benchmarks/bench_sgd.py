@@ -6,8 +6,11 @@ fit times as ratios to SGDRegressor / SGDClassifier for the same epochs; a
 scaling run (fit time against n); and Opacus training the same linear model
 with the same clipping, sampling rate, epochs and noise multiplier.
 
-Medians over seeds.  Every DP fit's time includes its noise calibration
-(the accountant's cache is cleared before each timed fit).
+Medians over seeds; each fit is timed three times and its median kept, and
+time ratios are medians over seeds of ratios between fits timed one after
+the other.
+Every DP fit's time includes its noise calibration (the accountant's cache
+is cleared before each timed fit).
 
 Usage::
 
@@ -37,12 +40,19 @@ DELTA = 1e-5
 EPOCHS = 5
 
 
-def timed(fit):
-    """Run ``fit()`` with a cold accountant cache; return (result, seconds)."""
-    accountant_module.clear_cache()
-    start = time.perf_counter()
-    result = fit()
-    return result, time.perf_counter() - start
+def timed(fit, repeats=3):
+    """Run ``fit()`` ``repeats`` times, each with a cold accountant cache.
+
+    Returns the last result and the median seconds: on a shared machine one
+    timing of a 20 ms fit can be off by a factor of two.
+    """
+    seconds = []
+    for _ in range(repeats):
+        accountant_module.clear_cache()
+        start = time.perf_counter()
+        result = fit()
+        seconds.append(time.perf_counter() - start)
+    return result, float(np.median(seconds))
 
 
 def median_over_seeds(seeds, run):
@@ -62,32 +72,41 @@ def print_table(title, header, rows):
 
 
 def compare(name, data, private_class, sgd, exact, metric, seeds):
-    """One table: the DP estimator at each epsilon beside two non-private peers."""
+    """One table: the DP estimator at each epsilon beside two non-private peers.
+
+    For each seed, SGD and the private fits are timed one after the other,
+    so that a ratio compares fits made under the same machine load; the
+    table shows medians over seeds of the scores, the seconds and the
+    per-seed ratios.
+    """
     X_train, X_test, y_train, y_test = data
+    models = {"sgd": sgd}
+    for eps in EPSILONS:
+        models[eps] = (lambda seed, eps=eps: private_class(
+            epsilon=eps, delta=DELTA, max_iter=EPOCHS, random_state=seed))
+    scores = {key: [] for key in models}
+    seconds = {key: [] for key in models}
+    for seed in seeds:
+        for key, make in models.items():
+            model, elapsed = timed(
+                lambda make=make, seed=seed: make(seed).fit(X_train, y_train))
+            scores[key].append(model.score(X_test, y_test))
+            seconds[key].append(elapsed)
+    sgd_seconds = np.array(seconds["sgd"])
 
-    def run_sgd(seed):
-        model, seconds = timed(lambda: sgd(seed).fit(X_train, y_train))
-        return model.score(X_test, y_test), seconds
+    def row(label, eps, key):
+        ratio = np.median(np.array(seconds[key]) / sgd_seconds)
+        return [label, eps, f"{np.median(scores[key]):.4f}",
+                f"{np.median(seconds[key]):.3f}", f"{ratio:.2f}"]
 
-    sgd_score, sgd_time = median_over_seeds(seeds, run_sgd)
     exact_model, exact_time = timed(lambda: exact.fit(X_train, y_train))
     rows = [
         [type(exact).__name__ + " (not private)", "-",
          f"{exact_model.score(X_test, y_test):.4f}", f"{exact_time:.3f}",
-         f"{exact_time / sgd_time:.2f}"],
-        [type(sgd(0)).__name__ + f" (not private, {EPOCHS} epochs)", "-",
-         f"{sgd_score:.4f}", f"{sgd_time:.3f}", "1.00"],
+         f"{exact_time / np.median(sgd_seconds):.2f}"],
+        row(type(sgd(0)).__name__ + f" (not private, {EPOCHS} epochs)", "-", "sgd"),
     ]
-    for eps in EPSILONS:
-        def run_private(seed, eps=eps):
-            model, seconds = timed(lambda: private_class(
-                epsilon=eps, delta=DELTA, max_iter=EPOCHS, random_state=seed,
-            ).fit(X_train, y_train))
-            return model.score(X_test, y_test), seconds
-
-        score, seconds = median_over_seeds(seeds, run_private)
-        rows.append([private_class.__name__, f"{eps:g}", f"{score:.4f}",
-                     f"{seconds:.3f}", f"{seconds / sgd_time:.2f}"])
+    rows += [row(private_class.__name__, f"{eps:g}", eps) for eps in EPSILONS]
     print_table(f"{name}: n_train={len(X_train)}, d={X_train.shape[1]}, "
                 f"delta={DELTA:g}, medians over {len(seeds)} seeds",
                 ["model", "epsilon", metric, "fit s", "time / SGD"], rows)
@@ -102,14 +121,17 @@ def scaling_run(sizes, seeds):
     for n in sizes:
         X, y = X_all[:n], y_all[:n]
         delta = min(DELTA, 1.0 / n**1.1)  # keep delta below 1/n at every size
-        dp = np.median([timed(lambda s=s, X=X, y=y, delta=delta: DPSGDRegressor(
-            epsilon=1.0, delta=delta, max_iter=EPOCHS, random_state=s).fit(X, y))[1]
+        pairs = np.array([
+            (timed(lambda s=s, X=X, y=y, delta=delta: DPSGDRegressor(
+                epsilon=1.0, delta=delta, max_iter=EPOCHS, random_state=s,
+            ).fit(X, y))[1],
+             timed(lambda s=s, X=X, y=y: SGDRegressor(
+                 max_iter=EPOCHS, tol=None, random_state=s).fit(X, y))[1])
             for s in seeds])
-        sgd = np.median([timed(lambda s=s, X=X, y=y: SGDRegressor(
-            max_iter=EPOCHS, tol=None, random_state=s).fit(X, y))[1] for s in seeds])
+        dp, sgd = np.median(pairs, axis=0)
         dp_times.append(dp)
         rows.append([f"{n:,}", f"{delta:.2g}", f"{dp:.3f}", f"{sgd:.3f}",
-                     f"{dp / sgd:.2f}"])
+                     f"{np.median(pairs[:, 0] / pairs[:, 1]):.2f}"])
     slope = np.polyfit(np.log(sizes), np.log(dp_times), 1)[0]
     print_table(f"Scaling: d=50, epsilon=1, {EPOCHS} epochs, batch 256; "
                 f"log-log slope of DP fit time against n = {slope:.3f}",
