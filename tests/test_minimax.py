@@ -92,7 +92,7 @@ def test_spent_epsilon_recomputed_independently(data, priors):
         epsilon=epsilon, delta=delta, group_priors=priors, random_state=0
     ).fit(X, y, sensitive_features=groups)
     T, K = clf.n_iter_, clf.n_vertices_
-    assert clf.n_draws_ == 2 * K * (T - 1)  # both players, from step 2 on
+    assert clf.n_draws_ == 2 * K * T  # both players, from x_2 .. x_{T+1}
     scale = clf.count_noise_scale_
     if priors is None:
         assert scale == pytest.approx(2.0 / (0.1 * epsilon))
@@ -109,13 +109,15 @@ def test_spent_epsilon_recomputed_independently(data, priors):
 
 
 def test_step_sizes_follow_the_sensitivity_formulas(data):
-    """tau_y = s B p_min / (l_max - l_min); the model's step t is
+    """tau_y = 2 s B p_min / (l_max - l_min) (the adversary's scores move
+    within a range of 2 s); the model's step t is
     s B / (2 R b max_g(ybar_g / p_g)), between s B p_min / (2 R b) (all
-    draws on the smallest group) and s B / (2 R b) (draws in proportion)."""
+    draws on the smallest group) and s B / (2 R b) (draws in proportion),
+    with ybar uniform at step 1 (the public start)."""
     X, y, groups = data
     R, b = 3.0, 0.5
     clf = DPMinimaxClassifier(
-        epsilon=2.0,
+        epsilon=1.0,
         delta=1e-6,
         radius=R,
         feature_bound=b,
@@ -127,18 +129,20 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
     s = clf.score_sensitivity_
     loss_range = np.logaddexp(0, R * b) - np.logaddexp(0, -R * b)
     tau_x, tau_y = clf.step_sizes_
-    assert tau_y == pytest.approx(s * B * 0.25 / loss_range)
+    assert tau_y == pytest.approx(2 * s * B * 0.25 / loss_range)
     assert tau_x.shape == (50,)
     assert np.all(tau_x >= s * B * 0.25 / (2 * R * b) * (1 - 1e-12))
     assert np.all(tau_x <= s * B / (2 * R * b) * (1 + 1e-12))
-    # With K draws of two groups, max_g(ybar_g / p_g) takes K + 1 values.
     ratios = s * B / (2 * R * b) / tau_x
+    # Step 1: ybar = (1/2, 1/2), so max_g(ybar_g / p_g) = 0.5 / 0.25.
+    assert ratios[0] == pytest.approx(2.0)
+    # Later, K draws of two groups: max_g(ybar_g / p_g) takes K + 1 values.
     K = clf.n_vertices_
     allowed = [max(k / K / 0.75, (K - k) / K / 0.25) for k in range(K + 1)]
-    matches = np.min(np.abs(ratios[:, None] - allowed), axis=1) < 1e-9
+    matches = np.min(np.abs(ratios[1:, None] - allowed), axis=1) < 1e-9
     # ... unless capped at the non-private step sqrt(2 log m / T) / (R b).
     cap = np.sqrt(2 * np.log(2 * (X.shape[1] + 1)) / 50) / (R * b)
-    capped = np.isclose(tau_x, cap)
+    capped = np.isclose(tau_x[1:], cap)
     assert np.all(matches | capped) and matches.sum() > 25
 
 
@@ -158,9 +162,10 @@ def test_very_large_epsilon_uses_the_regret_step(data):
     clf = DPMinimaxClassifier(epsilon=1e6, delta=1e-6, random_state=0).fit(
         X, y, sensitive_features=groups
     )
-    ref = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
-        X, y, sensitive_features=groups
-    )
+    # Without privacy and with the same T: the same batches and caps.
+    ref = DPMinimaxClassifier(
+        epsilon=np.inf, max_iter=clf.n_iter_, random_state=0
+    ).fit(X, y, sensitive_features=groups)
     np.testing.assert_allclose(clf.step_sizes_[0], ref.step_sizes_[0])
     assert clf.step_sizes_[1] == ref.step_sizes_[1]
     # The cap depends on the noisy proportions: the claim is the budget.

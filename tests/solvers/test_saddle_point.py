@@ -86,7 +86,7 @@ def test_intercept_game_reaches_the_minimax_not_the_average():
 
     result, intercept, share = run(0.2)
     assert result.x_vertices.shape == (T, K)
-    assert result.n_draws == K * (T - 1)
+    assert result.n_draws == K * T
     # Thresholds half-way between the two outcomes (0 vs 0.62, 0.8 vs 0.5).
     assert abs(intercept) < 0.31
     assert share[1] > 0.65
