@@ -40,8 +40,10 @@ privacy constants were measured on a design that is not reported above,
 features, the shared signal on two of them, own features, alternating
 shifts and label noise).  It prints the gap between DPMinimax's training
 worst-group log loss at epsilon = inf and the exact minimax's for 1, 5 and
-20 passes over the data (3 seeds), and DPMinimax's worst-group test
-accuracy against DP-SGD's at epsilon in {1, 3, 10} (5 seeds).
+20 passes over the data (3 seeds), and, at epsilon in {1, 3, 10} (5
+seeds), DPMinimax's worst-group test accuracy and training worst-group
+log loss for the step cap factors 1, 3 and 10
+(``skdpopt.minimax.STEP_CAP_FACTOR``), beside DP-SGD's.
 
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning]``
 (``--quick``: two seeds, epsilon in {1, inf}).
@@ -58,7 +60,7 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 
-from skdpopt import DPLogisticSimplex, DPMinimaxClassifier, DPSGDClassifier
+from skdpopt import DPLogisticSimplex, DPMinimaxClassifier, DPSGDClassifier, minimax
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
 from skdpopt.minimax import encode_groups
 
@@ -318,26 +320,36 @@ def tuning():
             )
             print(f"| {passes} | {seed} | {loss:.3f} | {exact:.3f} "
                   f"| {loss - exact:.3f} |")
-    print("\n| model | epsilon | worst-group accuracy per seed | median |")
-    print("|---|---|---|---|")
+    print("\n| model | step cap factor | epsilon | worst-group accuracy per seed "
+          "| median | train worst-group log loss (median) |")
+    print("|---|---|---|---|---|---|")
+    default = minimax.STEP_CAP_FACTOR
+    data = [(tuning_groups(5000 + seed), tuning_groups(6000 + seed))
+            for seed in range(5)]
     for epsilon in (1.0, 3.0, 10.0):
-        rows = {"DPMinimax": [], "DPSGDClassifier": []}
-        for seed in range(5):
-            X, y, g = tuning_groups(5000 + seed)
-            Xt, yt, gt = tuning_groups(6000 + seed)
-            delta = 1.0 / len(y) ** 2
-            for name, model in (
-                ("DPMinimax", DPMinimaxClassifier(
-                    epsilon=epsilon, delta=delta, radius=RADIUS,
-                    random_state=seed).fit(X, y, sensitive_features=g)),
-                ("DPSGDClassifier", DPSGDClassifier(
-                    epsilon=epsilon, delta=delta, random_state=seed).fit(X, y)),
-            ):
-                rows[name].append(worst_group_accuracy(
+        for factor in (1.0, 3.0, 10.0, None):
+            accuracy, loss = [], []
+            for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(data):
+                delta = 1.0 / len(y) ** 2
+                if factor is None:
+                    model = DPSGDClassifier(
+                        epsilon=epsilon, delta=delta, random_state=seed
+                    ).fit(X, y)
+                else:
+                    minimax.STEP_CAP_FACTOR = factor
+                    model = DPMinimaxClassifier(
+                        epsilon=epsilon, delta=delta, radius=RADIUS,
+                        random_state=seed,
+                    ).fit(X, y, sensitive_features=g)
+                accuracy.append(worst_group_accuracy(
                     yt, model.predict(Xt), sensitive_features=gt))
-        for name, values in rows.items():
-            print(f"| {name} | {epsilon:g} | {np.round(values, 3).tolist()} "
-                  f"| {np.median(values):.3f} |")
+                loss.append(worst_group_log_loss(
+                    y, model.predict_proba(X)[:, 1], sensitive_features=g))
+            name = "DPSGDClassifier" if factor is None else "DPMinimax"
+            print(f"| {name} | {'' if factor is None else f'{factor:g}'} "
+                  f"| {epsilon:g} | {np.round(accuracy, 3).tolist()} "
+                  f"| {np.median(accuracy):.3f} | {np.median(loss):.3f} |")
+    minimax.STEP_CAP_FACTOR = default
 
 
 def main():

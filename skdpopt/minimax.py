@@ -97,9 +97,13 @@ def encode_groups(sensitive_features, n_samples):
     return labels, codes.ravel()
 
 
-# Passes over the data without privacy (measured on a tuning design, see
-# docs/benchmarks/dpminimax.md).
+# Passes over the data without privacy, and the factor on the worst-case
+# regret-optimal step sizes that caps every step: both measured on a
+# tuning design (``benchmarks/bench_minimax.py --tuning``).  The worst-case
+# bound R b on the gradients is about ten times the gradients seen there,
+# which makes the worst-case step too short.
 NON_PRIVATE_PASSES = 20
+STEP_CAP_FACTOR = 3.0
 
 
 def default_schedule(n_samples, epsilon):
@@ -468,13 +472,14 @@ class DPMinimaxClassifier(
         x_change_worst = x_change_unit / proportions.min()
         y_range = (high - low) / (batch_size * proportions.min())
         draws = 2 * n_draws * n_steps
-        # Step sizes that minimise each player's regret bound: never larger.
-        regret_x = math.sqrt(2.0 * math.log(vertex_set.n_vertices) / per_pass) / (
-            R * b
-        )
-        regret_y = math.sqrt(2.0 * max(math.log(n_groups), 1.0) / per_pass) / (
-            0.5 * (high - low)
-        )
+        # Step sizes that minimise each player's worst-case regret bound, times
+        # STEP_CAP_FACTOR: never larger.
+        regret_x = STEP_CAP_FACTOR * math.sqrt(
+            2.0 * math.log(vertex_set.n_vertices) / per_pass
+        ) / (R * b)
+        regret_y = STEP_CAP_FACTOR * math.sqrt(
+            2.0 * max(math.log(n_groups), 1.0) / per_pass
+        ) / (0.5 * (high - low))
         # Every draw of either player is ExponentialMechanism(s): the model's
         # scores move by at most s, the adversary's within a range of 2 s.
         cap = max(regret_x * x_change_worst, regret_y * y_range / 2.0)

@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
 from skdpopt.metrics import worst_group_accuracy
+from skdpopt.minimax import STEP_CAP_FACTOR
 
 pd = pytest.importorskip("pandas")
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -140,8 +141,8 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
     K = clf.n_vertices_
     allowed = [max(k / K / 0.75, (K - k) / K / 0.25) for k in range(K + 1)]
     matches = np.min(np.abs(ratios[1:, None] - allowed), axis=1) < 1e-9
-    # ... unless capped at the non-private step sqrt(2 log m / T) / (R b).
-    cap = np.sqrt(2 * np.log(2 * (X.shape[1] + 1)) / 50) / (R * b)
+    # ... unless capped at STEP_CAP_FACTOR sqrt(2 log m / T) / (R b).
+    cap = STEP_CAP_FACTOR * np.sqrt(2 * np.log(2 * (X.shape[1] + 1)) / 50) / (R * b)
     capped = np.isclose(tau_x[1:], cap)
     assert np.all(matches | capped) and matches.sum() > 25
 
