@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import sklearn
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from sklearn.base import clone
 from sklearn.metrics import make_scorer
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
-from skdpopt.metrics import worst_group_accuracy
+from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
 from skdpopt.minimax import STEP_CAP_FACTOR
 
 pd = pytest.importorskip("pandas")
@@ -199,6 +199,53 @@ def test_worst_group_beats_average_loss_training(data):
         # The adversary weighs the minor group far above its 9% share of rows.
         assert mm.group_weights_[1] > 0.3
     assert np.median(minimax) > np.median(erm) + 0.05
+
+
+def exact_worst_group_loss(X, y, groups, radius):
+    """min over ||w||_1 + |b| <= radius of max_g (group g's mean log loss),
+    by SLSQP on (w+, w-, t): the convex program the estimator approximates."""
+    Z = np.column_stack([X, np.ones(len(y))])
+    s = np.where(y == 1, 1.0, -1.0)
+    d = Z.shape[1]
+    members = [groups == g for g in np.unique(groups)]
+
+    def losses(u):
+        m = s * (Z @ (u[:d] - u[d : 2 * d]))
+        return np.array([np.logaddexp(0, -m[k]).mean() for k in members])
+
+    result = minimize(
+        lambda u: u[-1],
+        np.concatenate([np.zeros(2 * d), [1.0]]),
+        bounds=[(0, None)] * (2 * d) + [(None, None)],
+        constraints=[
+            {"type": "ineq", "fun": lambda u: u[-1] - losses(u)},
+            {"type": "ineq", "fun": lambda u: radius - u[: 2 * d].sum()},
+        ],
+        method="SLSQP",
+        options={"maxiter": 500, "ftol": 1e-10},
+    )
+    return losses(result.x).max()
+
+
+def test_no_privacy_reaches_the_exact_minimax(data):
+    """The issue's target at epsilon = inf: the training worst-group log loss
+    within 0.02 of the exact minimax over the same ball (a single pass of
+    sqrt(n) batches, the earlier default, stays above it)."""
+    X, y, groups = data
+    exact = exact_worst_group_loss(X, y, groups, radius=5.0)
+
+    def objective(clf):
+        p = clf.predict_proba(X)[:, 1]
+        return worst_group_log_loss(y, p, sensitive_features=groups)
+
+    clf = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
+        X, y, sensitive_features=groups
+    )
+    assert exact - 1e-6 <= objective(clf) <= exact + 0.02
+    one_pass = DPMinimaxClassifier(
+        epsilon=np.inf, max_iter=round(np.sqrt(len(y))), random_state=0
+    ).fit(X, y, sensitive_features=groups)
+    assert objective(one_pass) > objective(clf)
 
 
 def test_predict_proba_is_deterministic_and_consistent(data):
