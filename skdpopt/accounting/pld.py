@@ -329,6 +329,10 @@ def discretize(pair, step, tail_mass, tilt):
     low, high = pair.support(tail_mass)
     first = int(np.floor(low / step))
     last = max(int(np.ceil(high / step)), first + 1)
+    # Rounding can leave k * step just inside the support (k = t / step
+    # computed as an integer): widen by a point so no atom falls outside.
+    first -= int(first * step > low)
+    last += int(last * step < high)
     grid = np.arange(first, last + 1) * step
     p_mass, q_mass = pair.interval_masses(grid)
     # Cell (grid_i, grid_i+1] with masses (p, q): put b at its top and p - b at

@@ -5,12 +5,13 @@ The problem is ``min over x in X max over y in Y of E[f(x, y; z)]`` where
 both X and Y are convex hulls of few vertices (the l1 ball for the model,
 the simplex of groups for the adversary).  Each player keeps barycentric
 weights over its vertices and updates them multiplicatively (entropic
-mirror descent); at every step K vertices are drawn from each player's
-current weights, the stochastic gradients are evaluated at the averages of
-the drawn vertices on a fresh batch, and the output is the average of all
-the drawn vertices.  Only drawn vertices are ever released: each draw from
-weights whose logarithms move by a bounded amount when one record changes
-is an exponential mechanism (:mod:`skdpopt.solvers.mirror_descent`).
+mirror descent); after every step K vertices are drawn from each player's
+new weights, the next stochastic gradients are evaluated at the averages of
+the drawn vertices on a fresh batch (the first at the uniform start's
+mean), and the output is the average of all the drawn vertices.  Only
+drawn vertices are ever released: each draw from weights whose logarithms
+move by a bounded amount when one record changes is an exponential
+mechanism (:mod:`skdpopt.solvers.mirror_descent`).
 
 The gradient oracle for worst-group linear classification is
 :func:`group_linear_model_oracle`; step sizes and their privacy come from
@@ -32,13 +33,12 @@ class SaddlePointResult:
     Attributes
     ----------
     x_vertices : ndarray of int of shape (n_steps, K)
-        The model player's vertices drawn at each step.
+        The model player's vertices drawn from ``x_2, ..., x_{T+1}``.
     y_vertices : ndarray of int of shape (n_steps, K)
-        The adversary's vertices drawn at each step.
+        The adversary's vertices drawn from ``y_2, ..., y_{T+1}``.
     n_steps : int
     n_draws : int
-        Data-dependent draws per player (the first step's draws come from
-        the uniform starting weights and depend on no data).
+        Draws per player, all data-dependent: ``K T``.
     x_step_sizes : ndarray of shape (n_steps,)
         tau_x at each step.
     """
@@ -63,11 +63,17 @@ def saddle_point_mirror_descent(
 ):
     """Seed 001's Algorithm 1 with vertex sampling for both players.
 
-    For t = 1..T: draw K vertices i.i.d. from each player's current weights
-    ``x_t`` and ``y_t``; on batch t, get the stochastic gradients at the
-    averages of the drawn vertices; update
+    Step 1 evaluates the gradients at the mean of the uniform starting
+    weights (every vertex once: a public point, so no draw is needed).
+    For t = 2..T, K vertices are drawn i.i.d. from each player's current
+    weights ``x_t`` and ``y_t`` and the stochastic gradients on batch t are
+    evaluated at the averages of the drawn vertices.  Every step updates
     ``x_{t+1} ∝ x_t exp(-tau_x g_x)`` (descent) and
-    ``y_{t+1} ∝ y_t exp(+tau_y g_y)`` (ascent).
+    ``y_{t+1} ∝ y_t exp(+tau_y g_y)`` (ascent); K more vertices are drawn
+    from ``x_{T+1}`` and ``y_{T+1}``, so that the last batch counts too.
+    The output is made of the draws from ``x_2 .. x_{T+1}``, the iterates
+    the data produced; seed 001 also averages draws from the uniform
+    ``x_1``, which carry no information.
 
     Parameters
     ----------
@@ -75,7 +81,8 @@ def saddle_point_mirror_descent(
         ``oracle(t, x_drawn, y_drawn)`` returns
         ``(x_vertex_indices, x_gradient, y_gradient)``: the sparse gradient
         over the x vertices and the dense gradient over the y vertices, on
-        batch t (0-based).  Each batch must be used once.
+        batch t (0-based), at the averages of the vertices ``x_drawn`` and
+        ``y_drawn``.  Each batch must be used once.
     n_x_vertices, n_y_vertices : int
     n_steps : int
         T.
@@ -83,9 +90,10 @@ def saddle_point_mirror_descent(
         K, vertices drawn per player per step.
     x_step_size : float or callable
         tau_x, or ``x_step_size(y_drawn)`` giving step t's tau_x from the
-        adversary's draws of that step (they are released, so a step size
-        chosen from them costs no privacy; the estimator uses this to scale
-        the step with the weight the draws put on small groups).
+        adversary's vertices of that step (released draws, or every group
+        once at step 1, so a step size chosen from them costs no privacy;
+        the estimator uses this to scale the step with the weight the draws
+        put on small groups).
     y_step_size : float
         tau_y.
     rng : numpy.random.Generator
@@ -99,19 +107,23 @@ def saddle_point_mirror_descent(
     x_drawn = np.empty((n_steps, n_draws), dtype=np.int64)
     y_drawn = np.empty((n_steps, n_draws), dtype=np.int64)
     x_steps = np.empty(n_steps)
+    # The uniform start's mean: every vertex once.
+    x_point, y_point = np.arange(n_x_vertices), np.arange(n_y_vertices)
     for t in range(n_steps):
-        # Both draws are exponential mechanisms with scores log x_t, log y_t.
-        x_drawn[t] = draw_vertices(rng, x_iterates.current(), n_draws)
-        y_drawn[t] = draw_vertices(rng, np.exp(y_log - y_log.max()), n_draws)
-        x_vertices, x_gradient, y_gradient = oracle(t, x_drawn[t], y_drawn[t])
-        x_steps[t] = x_step_size(y_drawn[t]) if callable(x_step_size) else x_step_size
+        x_vertices, x_gradient, y_gradient = oracle(t, x_point, y_point)
+        x_steps[t] = x_step_size(y_point) if callable(x_step_size) else x_step_size
         x_iterates.step(x_vertices, x_gradient, x_steps[t])
         y_log += y_step_size * np.asarray(y_gradient, dtype=float)
+        # Both draws are exponential mechanisms, scores log x_{t+1}, log y_{t+1}.
+        x_drawn[t] = x_point = draw_vertices(rng, x_iterates.current(), n_draws)
+        y_drawn[t] = y_point = draw_vertices(
+            rng, np.exp(y_log - y_log.max()), n_draws
+        )
     return SaddlePointResult(
         x_vertices=x_drawn,
         y_vertices=y_drawn,
         n_steps=n_steps,
-        n_draws=n_draws * (n_steps - 1),
+        n_draws=n_draws * n_steps,
         x_step_sizes=x_steps,
     )
 

@@ -400,6 +400,18 @@ def test_randomized_response_pair_discretised(e0, tilt):
             assert ours - exact <= -math.expm1(-h) * p_top + 1e-10 + 1e-13
 
 
+def test_grid_keeps_an_atom_that_rounding_puts_at_its_edge():
+    """With e0 = 0.0614754... and step 2 e0 / 500, ceil(e0 / step) * step
+    rounds to just below e0: the upper atom (P-mass 0.515) must stay on
+    the grid, not become infinite loss."""
+    e0 = 2 * 0.03073770252931302
+    step = 2 * e0 / 500
+    assert math.ceil(e0 / step) * step < e0  # the rounding this is about
+    dist = pld.discretize(pld.RandomizedResponsePair(e0), step, 1e-13, 0.0)
+    assert dist.infinity_mass == 0.0
+    assert dist.delta(e0 + step) == pytest.approx(0.0, abs=1e-9)
+
+
 @pytest.mark.parametrize("e0", [0.1, 1.0, 2.0, 3.0, 6.0])
 @pytest.mark.parametrize("delta", [1e-3, 1e-9])
 def test_randomized_response_pair_as_composed_by_the_accountant(e0, delta):

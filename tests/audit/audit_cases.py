@@ -272,8 +272,9 @@ SIMPLEX_MD = AuditCase(
 # -- DPMinimaxClassifier: the Laplace-noised group counts ---------------------
 
 def _minimax(random_state):
-    # max_iter=1 makes no data-dependent vertex draw: the fit spends only
-    # the counts' share, and group_proportions_ releases the noisy counts.
+    # max_iter=1 keeps the players' part short (one step, two draws); the
+    # statistic is group_proportions_, the noisy counts, whose own share of
+    # the budget is the claim.
     return DPMinimaxClassifier(
         epsilon=EPSILON, delta=DELTA, count_budget_share=0.5, max_iter=1,
         min_group_size=1, random_state=random_state)

@@ -86,7 +86,7 @@ def test_intercept_game_reaches_the_minimax_not_the_average():
 
     result, intercept, share = run(0.2)
     assert result.x_vertices.shape == (T, K)
-    assert result.n_draws == K * (T - 1)
+    assert result.n_draws == K * T
     # Thresholds half-way between the two outcomes (0 vs 0.62, 0.8 vs 0.5).
     assert abs(intercept) < 0.31
     assert share[1] > 0.65
@@ -148,3 +148,41 @@ def test_oracle_gradients_match_a_direct_computation():
     dense2[v2] = gx2
     np.testing.assert_allclose(dense2, dense)
     np.testing.assert_allclose(gy2, gy)
+
+
+def test_first_step_at_the_start_mean_and_last_draws_after_the_last_update():
+    """Step 1's gradient point is every vertex once (the uniform start's
+    mean, public); step t > 1 gets the draws made after step t - 1; the last
+    row of draws comes from x_{T+1}, so the last batch counts."""
+    T, K, m, G = 5, 4, 6, 3
+    seen = []
+
+    def oracle(t, x_drawn, y_drawn):
+        seen.append((t, np.array(x_drawn), np.array(y_drawn)))
+        # Only the last step's gradient moves the weights: all onto vertex 2.
+        gradient = np.zeros(m)
+        if t == T - 1:
+            gradient[2] = -50.0  # weight 1 - 5 e^-50 on vertex 2
+        return np.arange(m), gradient, np.zeros(G)
+
+    result = saddle_point_mirror_descent(
+        oracle,
+        m,
+        G,
+        n_steps=T,
+        n_draws=K,
+        x_step_size=1.0,
+        y_step_size=1.0,
+        rng=np.random.default_rng(0),
+    )
+    assert [t for t, _, _ in seen] == list(range(T))
+    np.testing.assert_array_equal(seen[0][1], np.arange(m))
+    np.testing.assert_array_equal(seen[0][2], np.arange(G))
+    for t in range(1, T):
+        np.testing.assert_array_equal(seen[t][1], result.x_vertices[t - 1])
+        np.testing.assert_array_equal(seen[t][2], result.y_vertices[t - 1])
+    assert result.x_vertices.shape == (T, K) and result.n_draws == K * T
+    np.testing.assert_array_equal(result.x_vertices[-1], 2)
+    # Before the last update the weights were uniform: P(all K draws of
+    # the T - 1 earlier rows on vertex 2) = 6^-16.
+    assert np.any(result.x_vertices[:-1] != 2)
