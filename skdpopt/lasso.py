@@ -162,7 +162,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Number of steps T (each one private selection and one noisy
         release).  Every step costs budget, so T should be about the number
         of non-zeros one hopes to find, not a convergence cap: at epsilon
-        around 1 and n in the tens of thousands, 10 to 30 is best in the
+        around 1 and n in the tens of thousands, 10 to 20 is best in the
         benchmark; with more budget (larger n * epsilon) more steps pay.
     warm_start : bool, default=False
         Start from the previous fit's solution (which must itself count in
