@@ -16,9 +16,13 @@ Prints, for each dataset and epsilon in {0.5, 1, 3, 10, inf} (delta =
 Rows: DPLasso (defaults), DPLasso with solver="frank_wolfe" (radius set to
 the l1 norm of the non-private solution, coefficients plus intercept: an
 oracle choice that favours it), DPSGDRegressor (L2 penalty, defaults) and
-the non-private Lasso.  Then: the variants (selection mechanism, gradient
-noise, curvature) and the number of steps on the synthetic task, and the
-scaling of DPLasso's error with p at fixed n and sparsity.
+the non-private Lasso.  Then: the variants (residual bound, selection score
+and activation margin, selection mechanism, gradient noise, curvature) on
+the synthetic task, the number of steps on both tasks, and the scaling of
+DPLasso's error with p at fixed n and sparsity.  Two of the variants undo a
+module constant or function of ``skdpopt.solvers.greedy_cd`` for their
+rows (the activation margin, the clamped selection score), since they are
+not constructor parameters.
 
 Datasets
 --------
@@ -47,6 +51,7 @@ Usage::
 """
 
 import argparse
+import contextlib
 import time
 import warnings
 
@@ -57,6 +62,7 @@ from sklearn.linear_model import Lasso
 
 from skdpopt import DPLasso, DPSGDRegressor
 from skdpopt.accounting import accountant as accountant_module
+from skdpopt.solvers import greedy_cd
 
 EPSILONS = [0.5, 1.0, 3.0, 10.0, np.inf]
 ALPHA = 0.01
@@ -207,21 +213,44 @@ def compare(datasets, seeds, title):
     print_table(title, rows, COLUMNS)
 
 
+def clamped_scores(grad, coef, alpha, feature_bound):
+    """The earlier selection score: ``max(|g| - alpha, 0)`` at zero."""
+    at_zero = np.maximum(np.abs(grad) - alpha, 0.0)
+    off_zero = np.abs(grad + alpha * np.sign(coef))
+    return np.where(coef == 0, at_zero, off_zero) / feature_bound
+
+
+@contextlib.contextmanager
+def patched(**attributes):
+    """Temporarily replace attributes of ``skdpopt.solvers.greedy_cd``."""
+    saved = {name: getattr(greedy_cd, name) for name in attributes}
+    for name, value in attributes.items():
+        setattr(greedy_cd, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(greedy_cd, name, value)
+
+
 def sweep(reference_of, seeds, variants, epsilons, title):
-    """DPLasso variants: rows of (label, params) at each epsilon."""
+    """DPLasso variants: rows of (label, params[, solver patches]) at each
+    epsilon."""
     rows = []
     references = {seed: reference_of(seed) for seed in seeds}
-    for label, params in variants:
+    for label, params, *patches in variants:
         for eps in epsilons:
             stats = []
             for seed in seeds:
                 reference = references[seed]
                 n = reference.X.shape[0]
-                model, seconds = timed(
-                    lambda params=params, eps=eps, seed=seed, reference=reference,
-                    n=n: DPLasso(alpha=ALPHA, epsilon=eps, delta=1.0 / n**2,
-                                 random_state=seed, **params).fit(
-                                     reference.X, reference.y))
+                with patched(**(patches[0] if patches else {})):
+                    model, seconds = timed(
+                        lambda params=params, eps=eps, seed=seed,
+                        reference=reference, n=n: DPLasso(
+                            alpha=ALPHA, epsilon=eps, delta=1.0 / n**2,
+                            random_state=seed, **params).fit(
+                                reference.X, reference.y))
                 stats.append(reference.measure(model, seconds))
             rows.append(format_row(label, eps, np.median(stats, axis=0)))
     print_table(title, rows, COLUMNS)
@@ -255,18 +284,26 @@ def main():
             "(precision/recall vs the Lasso solution's support)")
 
     variant_epsilons = [0.5, 1.0, 3.0]
+    fixed = {"residual_bound": 1.0}
+    no_margin = {"ACTIVATION_MARGIN": 0.0}
+    clamped = {"selection_scores": clamped_scores}
     variants = [
-        ("EM + Gaussian + private curvature (default)", {}),
-        ("EM + Gaussian + public bound", {"curvature": "bound"}),
-        ("EM + Laplace + private curvature", {"gradient_noise": "laplace"}),
-        ("RNM-Laplace + Gaussian + private curvature", {"selection": "laplace"}),
-        ("RNM-Laplace + Laplace + public bound (seed 002)",
+        ("default (auto residual bound, signed score, margin 2)", {}),
+        ("fixed residual bound 1", fixed),
+        ("no activation margin", {}, no_margin),
+        ("clamped score max(abs(g) - alpha, 0)", {}, clamped),
+        ("fixed bound 1, clamped score, no margin (previous default)", fixed,
+         {**no_margin, **clamped}),
+        ("public curvature bound", {"curvature": "bound"}),
+        ("Laplace gradient noise", {"gradient_noise": "laplace"}),
+        ("RNM-Laplace selection", {"selection": "laplace"}),
+        ("RNM-Laplace + Laplace + public bounds (seed 002)",
          {"selection": "laplace", "gradient_noise": "laplace",
-          "curvature": "bound"}),
+          "curvature": "bound", **fixed}, {**no_margin, **clamped}),
     ]
     sweep(synthetic_reference, seeds, variants, variant_epsilons,
-          "variants, synthetic (EM: exponential mechanism; RNM: "
-          "report-noisy-max)")
+          "variants, synthetic (each row changes the default as named; "
+          "RNM: report-noisy-max)")
     steps = [(f"max_iter={t}", {"max_iter": t}) for t in (10, 20, 40, 80)]
     sweep(synthetic_reference, seeds, steps, [0.5, 1.0, 3.0, 10.0],
           "number of steps, synthetic")

@@ -29,9 +29,11 @@ from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
 # selection, the coordinate gradient and, with curvature="private", the
-# coordinate curvature.  Chosen by measurement (docs/benchmarks/dplasso.md).
+# coordinate curvature and, with residual_bound="auto", the residual scale.
+# Chosen by measurement (docs/benchmarks/dplasso.md).
 SELECTION_SHARE = 0.5
 CURVATURE_SHARE = 0.05
+RESIDUAL_SHARE = 0.05
 
 
 def _clip_features_if_needed(X, bound):
@@ -45,7 +47,7 @@ def _clip_features_if_needed(X, bound):
     return X
 
 
-def plan_greedy_cd(rho, *, selection, curvature):
+def plan_greedy_cd(rho, *, selection, curvature, adaptive_residual=False):
     """Per-step privacy parameters of DP-GCD with per-step budget ``rho``.
 
     Every mechanism gets its share of ``rho`` as a zCDP-style cost: the
@@ -58,12 +60,14 @@ def plan_greedy_cd(rho, *, selection, curvature):
     Returns
     -------
     dict
-        ``selection_epsilon``, ``gradient_noise_multiplier`` and
-        ``curvature_noise_multiplier`` (None unless curvature="private").
+        ``selection_epsilon``, ``gradient_noise_multiplier``,
+        ``curvature_noise_multiplier`` (None unless curvature="private") and
+        ``residual_noise_multiplier`` (None unless ``adaptive_residual``).
     """
     curvature_share = CURVATURE_SHARE if curvature == "private" else 0.0
+    residual_share = RESIDUAL_SHARE if adaptive_residual else 0.0
     selection_rho = SELECTION_SHARE * rho
-    gradient_rho = (1.0 - SELECTION_SHARE - curvature_share) * rho
+    gradient_rho = (1.0 - SELECTION_SHARE - curvature_share - residual_share) * rho
     if selection == "exponential":
         selection_epsilon = 2.0 * np.sqrt(2.0 * selection_rho)
     else:
@@ -71,13 +75,17 @@ def plan_greedy_cd(rho, *, selection, curvature):
     # Gaussian noise multiplier s costs 1/(2 s^2); Laplace with scale s
     # sensitivities is (1/s)-DP, costing 1/(2 s^2) as well.
     gradient_multiplier = 1.0 / np.sqrt(2.0 * gradient_rho)
-    curvature_multiplier = (float(1.0 / np.sqrt(2.0 * curvature_share * rho))
-                            if curvature_share else None)
     return {
         "selection_epsilon": float(selection_epsilon),
         "gradient_noise_multiplier": float(gradient_multiplier),
-        "curvature_noise_multiplier": curvature_multiplier,
+        "curvature_noise_multiplier": _gaussian_multiplier(curvature_share * rho),
+        "residual_noise_multiplier": _gaussian_multiplier(residual_share * rho),
     }
+
+
+def _gaussian_multiplier(rho):
+    """Noise multiplier of a Gaussian release costing ``rho`` (None if 0)."""
+    return float(1.0 / np.sqrt(2.0 * rho)) if rho else None
 
 
 def greedy_cd_events(plan, n_steps, *, selection, gradient_noise):
@@ -91,9 +99,9 @@ def greedy_cd_events(plan, n_steps, *, selection, gradient_noise):
     release = (GaussianMechanism(multiplier) if gradient_noise == "gaussian"
                else LaplaceMechanism(1.0 / multiplier))
     events = [(chooser, n_steps), (release, n_steps)]
-    if plan["curvature_noise_multiplier"] is not None:
-        events.append((GaussianMechanism(plan["curvature_noise_multiplier"]),
-                       n_steps))
+    for key in ("curvature_noise_multiplier", "residual_noise_multiplier"):
+        if plan[key] is not None:
+            events.append((GaussianMechanism(plan[key]), n_steps))
     return events
 
 
@@ -116,9 +124,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     ``1/(2n) ||y - Xw - b||^2 + alpha ||w||_1`` with the (epsilon,
     delta)-DP greedy coordinate descent of Mangold et al. (seed 002,
     proximal variant): each of ``max_iter`` steps privately selects the
-    coordinate with the largest distance from zero to its subdifferential,
-    releases that coordinate's gradient with noise, and applies the
-    soft-threshold proximal map.  Iterates start at 0 and change one
+    coordinate with the largest signed distance from zero to its
+    subdifferential, releases that coordinate's gradient with noise, and
+    applies the soft-threshold proximal map (a coordinate at zero enters the
+    model only if its noisy gradient clears ``alpha`` by two noise scales,
+    so that coordinates drawn by the selection noise stay out).  Iterates
+    start at 0 and change one
     coordinate per step, so ``coef_`` has at most ``max_iter`` non-zeros.
     Noise is calibrated by the library's accountant under replace-one
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
@@ -128,7 +139,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     ``[-target_bound, target_bound]`` and residuals to
     ``[-residual_bound, residual_bound]`` (the loss is therefore Huber's,
     equal to the squared error wherever residuals stay within the bound).
-    Scale the data with public constants so that these bounds hold.
+    Scale the data with public constants so that these bounds hold.  By
+    default the residual bound starts at ``target_bound`` and then follows
+    the residuals' scale, privately estimated at every step: the noise
+    shrinks with it.
 
     Parameters
     ----------
@@ -148,7 +162,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Number of steps T (each one private selection and one noisy
         release).  Every step costs budget, so T should be about the number
         of non-zeros one hopes to find, not a convergence cap: at epsilon
-        around 1 and n in the tens of thousands, 10 to 30 is best in the
+        around 1 and n in the tens of thousands, 10 to 20 is best in the
         benchmark; with more budget (larger n * epsilon) more steps pay.
     warm_start : bool, default=False
         Start from the previous fit's solution (which must itself count in
@@ -157,9 +171,15 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Public bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.
     target_bound : float, default=1.0
         Public bound on ``|y_i|``; targets are clipped to it.
-    residual_bound : float or None, default=None
-        Public bound C on ``|x_i . w + b - y_i|`` used in the gradient;
-        larger residuals are clipped.  ``None`` means ``target_bound`` (the
+    residual_bound : "auto" or float, default="auto"
+        Bound C on ``|x_i . w + b - y_i|`` used in the gradient; larger
+        residuals are clipped, and the noise is proportional to C.  A float
+        is a public bound used throughout.  "auto" (greedy solver): each
+        step first releases the mean squared clipped residual of the current
+        iterate with Gaussian noise (5% of the step's budget) and clips at
+        twice the root of an upper confidence bound on it, between
+        ``target_bound / 100`` and ``target_bound``; without privacy, and
+        for ``solver="frank_wolfe"``, "auto" is ``target_bound`` (the
         residuals of the starting point w = 0).
     solver : {"greedy_cd", "frank_wolfe"}, default="greedy_cd"
         "greedy_cd": private greedy coordinate descent on the penalised
@@ -243,7 +263,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "feature_bound": [Interval(Real, 0, None, closed="neither")],
         "target_bound": [Interval(Real, 0, None, closed="neither")],
-        "residual_bound": [None, Interval(Real, 0, None, closed="neither")],
+        "residual_bound": [StrOptions({"auto"}),
+                           Interval(Real, 0, None, closed="neither")],
         "solver": [StrOptions({"greedy_cd", "frank_wolfe"})],
         "radius": [Interval(Real, 0, None, closed="neither")],
         "selection": [StrOptions({"exponential", "laplace"})],
@@ -263,7 +284,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         warm_start=False,
         feature_bound=1.0,
         target_bound=1.0,
-        residual_bound=None,
+        residual_bound="auto",
         solver="greedy_cd",
         radius=1.0,
         selection="exponential",
@@ -317,21 +338,25 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         )
         n_samples = X.shape[0]
         self._warn_if_delta_too_large(n_samples)
+        adaptive_residual = self.residual_bound == "auto"
         gaussian = self.solver == "greedy_cd" and (
-            self.gradient_noise == "gaussian" or self.curvature == "private")
+            self.gradient_noise == "gaussian" or self.curvature == "private"
+            or adaptive_residual)
         if self._is_private and self.delta == 0 and gaussian:
             raise ValueError(
                 "delta must be > 0: Gaussian noise gives no pure (delta=0) "
-                "guarantee; use gradient_noise='laplace' and curvature='bound' "
-                "for pure differential privacy."
+                "guarantee; use gradient_noise='laplace', curvature='bound' "
+                "and a numeric residual_bound for pure differential privacy."
             )
         X = _clip_features_if_needed(X, self.feature_bound)
         y = clip_targets(y, self.target_bound)
-        residual_bound = (self.target_bound if self.residual_bound is None
+        # "auto" starts from the residuals of w = 0, which the target bound
+        # covers, and (greedy solver only) adapts privately from there.
+        residual_bound = (self.target_bound if adaptive_residual
                           else self.residual_bound)
         rng = make_generator(self.random_state)
         if self.solver == "greedy_cd":
-            self._fit_greedy_cd(X, y, residual_bound, rng)
+            self._fit_greedy_cd(X, y, residual_bound, adaptive_residual, rng)
         else:
             self._fit_frank_wolfe(X, y, residual_bound, rng)
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
@@ -344,14 +369,15 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             return self.coef_.copy(), float(intercept)
         return None, 0.0
 
-    def _fit_greedy_cd(self, X, y, residual_bound, rng):
+    def _fit_greedy_cd(self, X, y, residual_bound, adaptive_residual, rng):
         n_steps = self.max_iter
         options = {"selection": self.selection,
                    "gradient_noise": self.gradient_noise}
+        shares = {"selection": self.selection, "curvature": self.curvature,
+                  "adaptive_residual": adaptive_residual}
         if self._is_private:
             def epsilon_of(rho):
-                plan = plan_greedy_cd(rho, selection=self.selection,
-                                      curvature=self.curvature)
+                plan = plan_greedy_cd(rho, **shares)
                 return _accountant(greedy_cd_events(plan, n_steps, **options)
                                    ).epsilon(self.delta)
 
@@ -359,12 +385,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             guess = self.epsilon**2 / (4.0 * _log_inverse(self.delta) * n_steps)
             rho, _ = calibrate(epsilon_of, self.epsilon, 0.5 * guess, 4.0 * guess,
                                increasing=True)
-            plan = plan_greedy_cd(rho, selection=self.selection,
-                                      curvature=self.curvature)
+            plan = plan_greedy_cd(rho, **shares)
         else:
+            # Without noise there is nothing to gain from clipping residuals
+            # tighter than the public bound.
             plan = {"selection_epsilon": np.inf, "gradient_noise_multiplier": 0.0,
                     "curvature_noise_multiplier": (0.0 if self.curvature == "private"
-                                                   else None)}
+                                                   else None),
+                    "residual_noise_multiplier": None}
         coef_init, intercept_init = self._warm_start_point(X.shape[1])
         problem = ClippedLeastSquares(X, y, self.feature_bound, residual_bound)
         result = private_greedy_cd(

@@ -19,13 +19,23 @@ The intercept, when fitted, is one more coordinate whose feature is the
 constant ``B``: it has the same constants as the features, competes in the
 same selection (unpenalised) and costs nothing extra.
 
+Optionally the residual bound adapts: each step first releases the mean
+squared clipped residual of the current iterate and clips at twice an
+upper confidence bound on its root (never above the public bound).  The
+sensitivities scale with the bound in force, so a smaller one means less
+noise for the same budget, at the price of clipping a few residuals (as
+DP-SGD's clip norm does).
+
 The solver decides no noise: it takes the per-step privacy parameters in
 units of the sensitivities (a pure epsilon for the selection, noise
 multipliers for the releases), computes the sensitivities from the public
 bounds, and returns the mechanisms that ran.  Sensitivities under
-replace-one (derived in ``docs/privacy/dplasso.md``):
+replace-one, with ``C`` the residual bound in force at the step (derived in
+``docs/privacy/dplasso.md``):
 
-* selection scores ``|g_j + subgradient| / B``: ``2 C / n``;
+* mean squared clipped residual (optional): ``C^2 / n``;
+* selection scores (signed distance to the subdifferential, over ``B``):
+  ``2 C / n``;
 * coordinate gradient ``g_j``: ``2 B C / n``;
 * coordinate curvature ``(1/n) sum_i x_ij^2`` (optional): ``B^2 / n``.
 """
@@ -52,6 +62,17 @@ from ..mechanisms import (
 
 # Index reported in ``selected`` for a step on the intercept.
 INTERCEPT = -1
+
+# A coordinate at zero becomes non-zero only if its noisy gradient clears
+# the penalty by this many noise scales: a coordinate drawn by the selection
+# noise would otherwise enter the model whenever its noise exceeds alpha.
+ACTIVATION_MARGIN = 2.0
+
+# Adaptive residual bound: clip at this multiple of the residuals' root mean
+# square (upper confidence bound), and never below this fraction of the
+# public bound.
+RESIDUAL_SCALE_MULTIPLE = 2.0
+RESIDUAL_FLOOR = 0.01
 
 
 class ClippedLeastSquares:
@@ -91,6 +112,11 @@ class ClippedLeastSquares:
 
     def clipped_residual(self):
         return np.clip(self.residual, -self.residual_bound, self.residual_bound)
+
+    def mean_square_residual(self):
+        """``(1/n) sum_i clip(r_i)^2``: each term lies in ``[0, C^2]``."""
+        r = self.clipped_residual()
+        return float(r @ r) / self.n_samples
 
     def gradient(self):
         """Gradient of the average clipped loss: coefficients, intercept.
@@ -157,14 +183,20 @@ class GreedyCDResult:
 
 
 def selection_scores(grad, coef, alpha, feature_bound):
-    """Greedy scores: distance from 0 to the subdifferential, over ``sqrt(M_j)``.
+    """Greedy scores: signed distance from 0 to the subdifferential, over
+    ``sqrt(M_j)``.
 
-    ``min over xi in alpha d|w_j| of |g_j + xi|``, i.e. ``|g_j + alpha
-    sign(w_j)|`` off zero and ``max(|g_j| - alpha, 0)`` at zero: a
+    ``|g_j + alpha sign(w_j)|`` off zero (the distance from 0 to the
+    subdifferential ``g_j + alpha sign(w_j)``) and ``|g_j| - alpha`` at zero,
+    where the subdifferential is ``[g_j - alpha, g_j + alpha]``: its
+    distance from 0 when 0 is outside, minus how deep 0 lies inside
+    otherwise.  Unlike ``max(|g_j| - alpha, 0)`` this keeps the order of the
+    coordinates below the threshold, so a weak coordinate just above it
+    stands out from the many far below instead of tying with them at 0.  A
     1-Lipschitz function of ``g_j``, so the score's sensitivity is that of
     ``g_j`` over ``feature_bound``.
     """
-    at_zero = np.maximum(np.abs(grad) - alpha, 0.0)
+    at_zero = np.abs(grad) - alpha
     off_zero = np.abs(grad + alpha * np.sign(coef))
     return np.where(coef == 0, at_zero, off_zero) / feature_bound
 
@@ -181,6 +213,7 @@ def private_greedy_cd(
     gradient_noise_multiplier,
     curvature_noise_multiplier,
     rng,
+    residual_noise_multiplier=None,
     coef_init=None,
     intercept_init=0.0,
     verbose=0,
@@ -214,6 +247,13 @@ def private_greedy_cd(
         ``(1/n) sum_i x_ij^2`` with Gaussian noise of this many
         sensitivities, and steps with an upper confidence bound on it.
     rng : numpy.random.Generator
+    residual_noise_multiplier : float or None, default=None
+        ``None`` clips residuals at ``problem.residual_bound`` throughout.
+        Otherwise each step first releases the mean squared clipped residual
+        with Gaussian noise of this many sensitivities and clips the step's
+        residuals at ``RESIDUAL_SCALE_MULTIPLE`` times the root of an upper
+        confidence bound on it, within ``[RESIDUAL_FLOOR, 1]`` times the
+        initial ``problem.residual_bound``.
     coef_init : ndarray of shape (n_features,), default=None
     intercept_init : float, default=0.0
     verbose : int, default=0
@@ -225,10 +265,8 @@ def private_greedy_cd(
     n, p = problem.n_samples, problem.n_features
     bound = problem.feature_bound
     smoothness = bound * bound
-    score_sensitivity = 2.0 * problem.residual_bound / n
-    gradient_sensitivity = bound * score_sensitivity
+    public_residual_bound = problem.residual_bound
     curvature_sensitivity = smoothness / n
-    gradient_std = gradient_noise_multiplier * gradient_sensitivity
 
     coef = np.zeros(p) if coef_init is None else np.array(coef_init, dtype=float)
     intercept = float(intercept_init)
@@ -241,6 +279,11 @@ def private_greedy_cd(
     start = time.perf_counter()
 
     for t in range(n_steps):
+        if residual_noise_multiplier is not None:
+            problem.residual_bound = _adapted_residual_bound(
+                problem, residual_noise_multiplier, public_residual_bound, rng)
+        score_sensitivity = 2.0 * problem.residual_bound / n
+        gradient_std = gradient_noise_multiplier * bound * score_sensitivity
         grad, grad_intercept = problem.gradient()
         scores = selection_scores(grad, coef, alpha, bound)
         if fit_intercept:
@@ -279,6 +322,8 @@ def private_greedy_cd(
                     smoothness)
             new = soft_threshold(coef[j] - noisy / step_curvature,
                                  alpha / step_curvature)
+            if coef[j] == 0 and abs(noisy) <= alpha + ACTIVATION_MARGIN * gradient_std:
+                new = 0.0
             problem.move(j, new - coef[j])
             coef[j] = new
         if verbose and ((t + 1) % max(1, n_steps // 10) == 0 or t + 1 == n_steps):
@@ -292,7 +337,25 @@ def private_greedy_cd(
         mechanisms=_mechanisms(selection, selection_epsilon, gradient_noise,
                                gradient_noise_multiplier,
                                curvature_noise_multiplier, n_steps,
-                               n_steps - n_intercept_steps))
+                               n_steps - n_intercept_steps,
+                               residual_noise_multiplier))
+
+
+def _adapted_residual_bound(problem, noise_multiplier, public_bound, rng):
+    """Release the mean squared clipped residual and return the next bound.
+
+    The statistic averages terms in ``[0, C^2]`` (C the bound in force), so
+    its sensitivity is ``C^2 / n``.  The new bound is
+    ``RESIDUAL_SCALE_MULTIPLE`` times the root of the release plus two
+    noise standard deviations (an over-estimate only loosens the clip),
+    within ``[RESIDUAL_FLOOR, 1]`` times the public bound.
+    """
+    current = problem.residual_bound
+    std = noise_multiplier * current * current / problem.n_samples
+    released = problem.mean_square_residual() + gaussian_noise(rng, std, 1)[0]
+    scale = np.sqrt(max(released + 2.0 * std, 0.0))
+    return float(np.clip(RESIDUAL_SCALE_MULTIPLE * scale,
+                         RESIDUAL_FLOOR * public_bound, public_bound))
 
 
 def _curvature_upper_bound(total, count, std, ceiling):
@@ -307,9 +370,11 @@ def _curvature_upper_bound(total, count, std, ceiling):
 
 
 def _mechanisms(selection, selection_epsilon, gradient_noise, noise_multiplier,
-                curvature_noise_multiplier, n_steps, n_feature_steps):
-    """The events of a run: one selection and one release per step, and one
-    curvature release per feature step when curvatures are estimated."""
+                curvature_noise_multiplier, n_steps, n_feature_steps,
+                residual_noise_multiplier=None):
+    """The events of a run: one selection and one release per step, one
+    curvature release per feature step when curvatures are estimated, and one
+    residual-scale release per step when the residual bound adapts."""
     if selection == "exponential":
         chooser = ExponentialMechanism(0.5 * selection_epsilon)
     else:
@@ -324,4 +389,6 @@ def _mechanisms(selection, selection_epsilon, gradient_noise, noise_multiplier,
     if curvature_noise_multiplier is not None:
         events.append((GaussianMechanism(curvature_noise_multiplier),
                        n_feature_steps))
+    if residual_noise_multiplier is not None:
+        events.append((GaussianMechanism(residual_noise_multiplier), n_steps))
     return events

@@ -174,16 +174,29 @@ SGD_POISSON = _sgd_case(
 def _lasso(random_state):
     # One feature: the selection has one candidate, the statistic is the
     # Gaussian-noised coordinate gradient after the step 1/M and a prox
-    # whose threshold (alpha / M) is negligible.
+    # whose threshold (alpha / M) is negligible.  A fixed residual bound
+    # leaves the gradient the only release besides the selection, and the
+    # activation margin (post-processing that zeroes small noisy gradients)
+    # is switched off so that the statistic sees the release itself.
     return DPLasso(
         alpha=1e-9, epsilon=EPSILON, delta=DELTA, fit_intercept=False,
-        max_iter=1, curvature="bound", random_state=random_state)
+        max_iter=1, curvature="bound", residual_bound=1.0,
+        random_state=random_state)
+
+
+def _fit_lasso(data, random_state):
+    margin = skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN
+    skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN = 0.0
+    try:
+        return _fit_xy(_lasso)(data, random_state)
+    finally:
+        skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN = margin
 
 
 LASSO = AuditCase(
     name="DPLasso",
     release="one greedy step: coefficient = noisy coordinate gradient / M",
-    fit=_fit_xy(_lasso),
+    fit=_fit_lasso,
     datasets=_canary_pair,
     statistic=lambda est: est.coef_[0],
     claimed=_spent,

@@ -39,7 +39,8 @@ def exact_run(problem, alpha, n_steps, **kwargs):
 def test_sensitivities_hold_on_worst_case_neighbours():
     """Replace one record by extreme ones: every released quantity moves by at
     most its stated sensitivity (2C/n scores, 2BC/n gradients, B^2/n
-    curvatures), at iterates of any size."""
+    curvatures, C^2/n mean squared clipped residuals), at iterates of any
+    size."""
     rng = np.random.default_rng(0)
     n, p = 50, 6
     X = rng.uniform(-BOUND, BOUND, size=(n, p))
@@ -60,9 +61,11 @@ def test_sensitivities_hold_on_worst_case_neighbours():
             grad, grad_b = problem.gradient()
             scores = selection_scores(grad, coef, alpha, BOUND)
             curv = [problem.curvature(j) for j in range(p)]
-            outputs.append((np.append(grad, grad_b), scores, np.array(curv)))
-        (g1, s1, c1), (g2, s2, c2) = outputs
+            outputs.append((np.append(grad, grad_b), scores, np.array(curv),
+                            problem.mean_square_residual()))
+        (g1, s1, c1, q1), (g2, s2, c2, q2) = outputs
         tol = 1e-12
+        assert abs(q1 - q2) <= RESIDUAL_BOUND**2 / n + tol
         assert np.abs(g1 - g2).max() <= 2 * BOUND * RESIDUAL_BOUND / n + tol
         assert np.abs(s1 - s2).max() <= 2 * RESIDUAL_BOUND / n + tol
         assert np.abs(c1 - c2).max() <= BOUND**2 / n + tol
@@ -133,12 +136,13 @@ def test_run_reports_every_release():
         problem, alpha=0.01, n_steps=40, fit_intercept=True,
         selection="exponential", selection_epsilon=4.0,
         gradient_noise="gaussian", gradient_noise_multiplier=2.0,
-        curvature_noise_multiplier=3.0, rng=rng)
+        curvature_noise_multiplier=3.0, residual_noise_multiplier=5.0, rng=rng)
     events = dict(result.mechanisms)
     intercept_steps = int(np.sum(result.selected == INTERCEPT))
     assert intercept_steps > 0  # the offset makes the intercept worth a step
     assert events[ExponentialMechanism(2.0)] == 40
     assert events[GaussianMechanism(2.0)] == 40
+    assert events[GaussianMechanism(5.0)] == 40  # residual scale, every step
     # Curvature is released on feature steps only (the intercept's is public).
     assert events[GaussianMechanism(3.0)] == 40 - intercept_steps
     assert np.count_nonzero(result.coef) <= 40 - intercept_steps
@@ -156,3 +160,55 @@ def test_laplace_variant_reports_pure_mechanisms():
     assert result.mechanisms == [(PureDPMechanism(0.5), 7),
                                  (LaplaceMechanism(0.25), 7)]
     assert np.all((result.selected >= 0) & (result.selected < 4))
+
+
+def test_signed_scores_keep_the_order_below_the_threshold():
+    """At zero the score is |g| - alpha, negative inside the subdifferential:
+    a coordinate just below alpha outranks one far below it (the clamped
+    score max(|g| - alpha, 0) would tie them at 0)."""
+    grad = np.array([0.009, 0.001, -0.03, 0.02])
+    coef = np.array([0.0, 0.0, 0.0, 0.5])
+    scores = selection_scores(grad, coef, 0.01, 2.0)
+    np.testing.assert_allclose(scores, [-0.0005, -0.0045, 0.01, 0.015])
+
+
+def test_adaptive_residual_bound_follows_the_residual_scale():
+    """Without noise the bound settles at twice the root mean square of the
+    clipped residuals (below the public bound), and the fit still solves
+    the problem whose residuals it barely clips."""
+    rng = np.random.default_rng(6)
+    n, p = 2000, 8
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = X[:, 0] * 0.6 - 0.4 * X[:, 1] + 0.05 * rng.normal(size=n)
+    problem = ClippedLeastSquares(X, y, 1.0, 1.0)
+    result = private_greedy_cd(
+        problem, alpha=0.001, n_steps=60, fit_intercept=True,
+        selection="exponential", selection_epsilon=np.inf,
+        gradient_noise="gaussian", gradient_noise_multiplier=0.0,
+        curvature_noise_multiplier=0.0, residual_noise_multiplier=0.0, rng=rng)
+    rms = np.sqrt(problem.mean_square_residual())
+    assert 0.05 < problem.residual_bound < 0.2  # was 1.0
+    assert problem.residual_bound == pytest.approx(2 * rms, rel=0.2)
+    np.testing.assert_allclose(result.coef[:2], [0.6, -0.4], atol=0.01)
+    assert result.mechanisms[-1] == (GaussianMechanism(0.0), 60)
+
+
+def test_activation_margin_keeps_noise_selected_coordinates_at_zero():
+    """Coordinates with no signal, forced into the selection, enter the
+    model only when their noisy gradient clears alpha by two noise scales:
+    well under 5% of the time instead of about a third (P(|Z| > 1)) with
+    the plain prox."""
+    rng = np.random.default_rng(7)
+    n = 1000
+    X = rng.choice([-1.0, 1.0], size=(n, 200))
+    y = 0.01 * rng.normal(size=n)
+    problem = ClippedLeastSquares(X, y, 1.0, 1.0)
+    # Gradient noise std 5 * 2 / n = 0.01 = alpha; selection uniform.
+    result = private_greedy_cd(
+        problem, alpha=0.01, n_steps=200, fit_intercept=False,
+        selection="exponential", selection_epsilon=1e-12,
+        gradient_noise="gaussian", gradient_noise_multiplier=5.0,
+        curvature_noise_multiplier=None, rng=rng)
+    entered = np.count_nonzero(result.coef) / len(np.unique(result.selected))
+    # P(|N(0, 1)| > 3) = 0.0027 plus the true gradients' share: well under 0.05.
+    assert entered < 0.05
