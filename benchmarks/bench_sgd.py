@@ -152,6 +152,10 @@ def opacus_fit(X, y, noise_multiplier, rate, steps, lr, clip_norm, seed):
             return tuple(t[index] for t in self.tensors)
 
     torch.manual_seed(seed)
+    # One thread, like skdpopt's solver: with a second thread, torch's
+    # synchronisation makes a small linear model slower, and on a shared
+    # machine much slower (seconds per fit measured beside another job).
+    torch.set_num_threads(1)
     features = torch.as_tensor(X, dtype=torch.float32)
     targets = torch.as_tensor(y, dtype=torch.float32)
     batch = max(1, round(rate * len(X)))
@@ -202,8 +206,8 @@ def opacus_run(datasets, seeds):
         rows.append([name, f"{model.noise_multiplier_:.3f}", str(model.t_),
                      f"{np.median(ours):.3f}", f"{np.median(theirs):.3f}",
                      f"{np.median(theirs) / np.median(ours):.1f}"])
-    print_table(f"Opacus {opacus.__version__} (torch {torch.__version__}, CPU, "
-                "grad_sample_mode='ew', batched data loader) against DPSGDRegressor: "
+    print_table(f"Opacus {opacus.__version__} (torch {torch.__version__}, CPU, one "
+                "thread, grad_sample_mode='ew', batched data loader) against DPSGDRegressor: "
                 "same linear model, clip norm, Poisson rate, steps and noise "
                 "multiplier (epsilon=1)",
                 ["dataset", "noise mult.", "steps", "skdpopt s", "Opacus s",
