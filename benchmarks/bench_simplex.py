@@ -132,7 +132,7 @@ def breast_cancer(seed):
 def models(n_train, n_features, epsilon):
     delta = 1.0 / n_train**2
     common = dict(epsilon=epsilon, delta=delta)
-    vertices = 2 * (n_features + 1)
+    vertices = 2 * n_features  # mirror descent's vertices: +-R e_j
     out = {
         "MD": lambda s: DPLogisticSimplex(**common, random_state=s),
         "MD, theorem T": lambda s: DPLogisticSimplex(
