@@ -16,16 +16,16 @@ At each step the solver releases, at the current point,
   (``w_i = sigma (1 - sigma) <= 1/4``) plus noise of scale
   ``hessian_noise`` per entry,
 
-then solves the Newton system with the noisy Hessian's eigenvalues floored
-at three standard deviations of the Hessian noise and two of the gradient
-noise (a public ridge: it keeps the step finite and stops the noise from
-moving a parameter by more than about half a unit per step), and projects
-onto the l1 ball.  The solver does not decide the noise: with
-``|z_ij| <= c``, each gradient coordinate moves by at most ``2 c / n`` and
-each Hessian entry by at most ``c^2 / (4 n)`` (diagonal) or ``c^2 / (2 n)``
-(off-diagonal) when one record is replaced, and the estimator calibrates
-the scales from these sensitivities with the accountant
-(docs/privacy/dplogisticsimplex.md).
+then minimises that Newton model over the l1 ball with the noisy
+Hessian's eigenvalues floored at three standard deviations of its noise
+(a public ridge that keeps the step finite), and moves towards the
+minimiser by at most ``MAX_STEP`` per parameter (a trust region: logistic
+Newton overshoots from overconfident starts, and noise can point far).
+The solver does not decide the noise: with ``|z_ij| <= c``, each
+gradient coordinate moves by at most ``2 c / n`` and each Hessian entry by
+at most ``c^2 / (4 n)`` (diagonal) or ``c^2 / (2 n)`` (off-diagonal) when
+one record is replaced, and the estimator calibrates the scales from
+these sensitivities with the accountant (docs/privacy/dplogisticsimplex.md).
 """
 
 from dataclasses import dataclass
@@ -38,11 +38,6 @@ from ..geometry import project_l1_ball
 # Eigenvalues of the noisy Hessian are floored at this many of its noise
 # standard deviations (so that noise cannot make it singular or negative)
 _HESSIAN_SPREADS = 3.0
-# ... and at this many standard deviations of the gradient noise, so that
-# the noise moves a parameter by at most about half a unit per step where
-# the curvature is smaller than the noise can resolve (chosen on design
-# data, docs/benchmarks/dplogisticsimplex.md) ...
-_GRADIENT_SPREADS = 2.0
 # ... and never below this, so that statistics without noise (no privacy)
 # and a score that is zero on every row still give a finite step.
 _MIN_CURVATURE = 1e-8
@@ -123,8 +118,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     upper = np.triu_indices(n_params)
     # Standard deviations: Laplace noise of scale s has std sqrt(2) s.
     spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
-    floor = max(_HESSIAN_SPREADS * spread * hessian_noise,
-                _GRADIENT_SPREADS * spread * gradient_noise, _MIN_CURVATURE)
+    floor = max(_HESSIAN_SPREADS * spread * hessian_noise, _MIN_CURVATURE)
     for _ in range(n_steps):
         margin = y * (Z @ theta)
         gradient = Z.T @ (-y * expit(-margin)) / n_samples
