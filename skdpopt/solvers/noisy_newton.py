@@ -163,4 +163,6 @@ def _model_minimiser(theta, gradient, values, vectors, project, n_iter=500):
         look = point + (k - 1.0) / (k + 2.0) * (point - previous)
         previous = point
         point = project(look - rate * (gradient + hessian @ (look - theta)))
+        if np.abs(point - previous).max() <= 1e-12 * (1.0 + np.abs(point).max()):
+            break
     return point
