@@ -228,9 +228,9 @@ class DPLogisticSimplex(
     score_sensitivity_ : float
         Replace-one sensitivity of each draw's score (log weight).
     n_noisy_statistics_ : int
-        Noisy statistics released by mirror descent's intercept and scale
-        fit, all classes: the label count and a gradient and a Hessian per
-        Newton step.
+        Noisy statistics released by the intercept and scale fit, all
+        classes: the label count and a gradient and a Hessian per Newton
+        step (mirror descent).
     noise_multiplier_ : float
         Their noise over their sensitivity: Gaussian standard deviation
         over L2 sensitivity, or with ``delta=0`` Laplace scale over L1
