@@ -108,22 +108,24 @@ fig.savefig("dplogisticsimplex_text.png", dpi=120)
 # %%
 # Reading the curve
 # -----------------
-# Both solvers reach about 0.78 from small epsilons on: most of that comes
-# from a few very telling columns (links, below).  The non-private model
-# gets further by combining many weaker words, which the private fits
-# cannot afford to find on 6,891 tweets.  Mirror descent's fits are all or
-# nothing at this size: its budget pays for very few steps and vertex
-# draws, and when the draws miss the telling columns the model predicts one
-# class (the dip to the majority rate in the median at epsilon = 2).
-# Frank-Wolfe, which draws one vertex per step from the full-data gradient,
-# is steadier here; the benchmark page of DPLogisticSimplex shows where
-# mirror descent's advantage begins (a hundred thousand columns and more).
+# Both solvers reach about 0.78 from small epsilons on, and no further:
+# that comes from one very telling signal (the link tokens, below), and a
+# logistic regression on that column alone scores about as much.  The
+# non-private model gets further by combining many weaker words, which the
+# private fits cannot afford to find on 6,891 tweets: mirror descent's
+# budget pays for very few vertex draws, and they all land on the link
+# tokens.  Its noisy fit of the intercept and of the drawn direction's
+# scale makes the few-column model predict well (without it, a model of
+# three drawn columns scored 0 on most tweets and predicted one class
+# there).  The benchmark page of DPLogisticSimplex shows where mirror
+# descent's advantage begins (a hundred thousand columns and more).
 
 # %%
 # Reading one private model
 # -------------------------
 # At epsilon = 4 the default solver keeps only a handful of columns: the
-# model is an average of a few drawn vertices of the l1 ball.  To read
+# model is an average of a few drawn vertices of the l1 ball, rescaled
+# (with its intercept) by the private Newton fit.  To read
 # them without a vocabulary fitted on the tweets, hash a short, public list
 # of words and see which land in the chosen columns.  (A hashed column may
 # hold other words too; this is a reading aid, not part of the model.)

@@ -1,6 +1,7 @@
 """DPLogisticSimplex: private logistic regression in the l1 geometry."""
 
 import math
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,7 +20,13 @@ from ._base import (
 )
 from ._clipping import clip_features
 from ._targets import one_vs_rest_signs
-from .accounting import Accountant, ExponentialMechanism, calibrate
+from .accounting import (
+    Accountant,
+    ExponentialMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    calibrate,
+)
 from .losses import LogLoss
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.mirror_descent import (
@@ -28,10 +35,21 @@ from .solvers.mirror_descent import (
     linear_model_gradient,
     vertex_sampling_mirror_descent,
 )
+from .solvers.noisy_newton import hessian_sensitivity_bounds, noisy_newton_logistic
 
 # The per-feature signal |E[dloss * x_j]| / (2 b) that the default schedule
 # is designed to detect (see mirror_descent_schedule).
 DESIGN_SIGNAL = 0.02
+# Share of mirror descent's nominal budget (zCDP rho, or pure epsilon when
+# delta = 0) spent on the noisy statistics that fit the intercept and the
+# scale of the released direction; the vertex draws get the rest.  Like
+# REFIT_STEPS, chosen on design data separate from the benchmark's
+# (docs/benchmarks/dplogisticsimplex.md).
+REFIT_SHARE = 0.12
+# Newton steps of that fit, and where they start: this fraction of the
+# largest scale the l1 ball leaves the direction (0 would ignore it).
+REFIT_STEPS = 3
+REFIT_START = 0.5
 
 
 def theorem_steps(n_samples, n_vertices, epsilon, delta):
@@ -49,7 +67,7 @@ def theorem_steps(n_samples, n_vertices, epsilon, delta):
 
 
 def mirror_descent_schedule(n_samples, n_vertices, epsilon, delta,
-                            signal=DESIGN_SIGNAL):
+                            signal=DESIGN_SIGNAL, budget_share=1.0 - REFIT_SHARE):
     """Default T, q and K of Algorithm 5.
 
     q and K follow the proof of Theorem 4.2 of seed 001 for second-order
@@ -75,6 +93,8 @@ def mirror_descent_schedule(n_samples, n_vertices, epsilon, delta,
     delta : float
         A delta of 0 (pure DP) is planned as ``1 / n^2``.
     signal : float, default=DESIGN_SIGNAL
+    budget_share : float, default=1 - REFIT_SHARE
+        Share of the zCDP budget rho that pays for the vertex draws.
 
     Returns
     -------
@@ -84,7 +104,7 @@ def mirror_descent_schedule(n_samples, n_vertices, epsilon, delta,
     n_steps = theorem_steps(n_samples, n_vertices, epsilon, delta)
     if not np.isinf(epsilon):
         delta = delta if delta > 0 else 1.0 / n_samples**2
-        rho = _zcdp_budget(epsilon, delta)
+        rho = budget_share * _zcdp_budget(epsilon, delta)
         affordable_draws = 2.0 * rho * (n_samples * signal / log_m) ** 2
         n_steps = min(n_steps, max(1, round(affordable_draws / (1.0 + log_m))))
     return _schedule_for_steps(n_steps, n_vertices)
@@ -123,15 +143,23 @@ class DPLogisticSimplex(
     features, not with the number itself, which makes it the estimator for
     high-dimensional sparse data (bags of words, one-hot encodings).
 
-    The weights are barycentric coordinates over the vertices ``+-R e_j``;
-    mirror descent updates them multiplicatively on fresh disjoint batches
-    of ``n / T`` rows, and every released quantity is a vertex drawn from
-    an average of the iterates (an exponential mechanism).  The model is
-    the average of K vertices drawn from the iterates the data produced
-    (the uniform start left out), so ``coef_`` has at most K non-zeros per
-    class.  The step size is calibrated by the accountant so
-    that all the draws together spend ``epsilon`` (replace-one neighbours).
-    The derivation is in ``docs/privacy/dplogisticsimplex.md``.
+    The weights are barycentric coordinates over the vertices ``+-R e_j``
+    of the features; mirror descent updates them multiplicatively on fresh
+    disjoint batches of ``n / T`` rows, and every released quantity is a
+    vertex drawn from an average of the iterates (an exponential
+    mechanism).  The released direction u is the average of K vertices
+    drawn from the iterates the data produced (the uniform start left
+    out), so ``coef_`` has at most K non-zeros per class.  With an
+    intercept, a noisy count of the labels gives mirror descent the base
+    rate (its gradients are taken at the sampled point plus that
+    log-odds).  Last, the scale a of ``coef_ = a u / ||u||_1`` and the
+    intercept are fitted by three Newton steps on noisy gradients and
+    Hessians of that two-parameter logistic regression, inside the same
+    l1 ball.  Those statistics get ``REFIT_SHARE`` (12%) of the budget,
+    the vertex draws the rest; the step size and the noise are calibrated
+    together by the accountant so that everything spends ``epsilon``
+    (replace-one neighbours).  The derivation is in
+    ``docs/privacy/dplogisticsimplex.md``.
 
     Parameters
     ----------
@@ -145,8 +173,8 @@ class DPLogisticSimplex(
     constraint : {"l1_ball", "simplex"}, default="l1_ball"
         "l1_ball": weights of any sign with ``||w||_1 <= radius``.
         "simplex": non-negative weights with
-        ``sum(w) + |b| / feature_bound <= radius`` (equality without an
-        intercept; the intercept takes either sign).
+        ``sum(w) + |b| / feature_bound <= radius`` (the intercept takes
+        either sign).
     radius : float, default=10.0
         Radius R of the l1 ball (total mass of the simplex).  Public.
     feature_bound : float, default=1.0
@@ -154,8 +182,9 @@ class DPLogisticSimplex(
         one-hot features need no clipping at 1.
     fit_intercept : bool, default=True
         Fit an intercept.  It is one more coordinate of the polytope, whose
-        feature is the constant b, so ``|intercept_| <= radius * b`` and its
-        vertices are drawn like the others.
+        feature is the constant b, so ``|intercept_| <= radius * b``.
+        Mirror descent fits it with the scale of the released direction
+        (see above); Frank-Wolfe draws its vertices like the others.
     solver : {"mirror_descent", "frank_wolfe"}, default="mirror_descent"
         "mirror_descent": Algorithm 5 of seed 001.  "frank_wolfe": private
         Frank-Wolfe over the same vertices (Talwar, Thakurta and Zhang
@@ -198,6 +227,14 @@ class DPLogisticSimplex(
         Data-dependent vertex draws (exponential mechanisms), all classes.
     score_sensitivity_ : float
         Replace-one sensitivity of each draw's score (log weight).
+    n_noisy_statistics_ : int
+        Noisy statistics released by the intercept and scale fit, all
+        classes: the label count and a gradient and a Hessian per Newton
+        step (mirror descent).
+    noise_multiplier_ : float
+        Their noise over their sensitivity: Gaussian standard deviation
+        over L2 sensitivity, or with ``delta=0`` Laplace scale over L1
+        sensitivity (mirror descent).
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
     n_features_in_ : int
@@ -221,7 +258,10 @@ class DPLogisticSimplex(
     implies, in which case T is cut to what lets a feature with a
     per-record signal of ``DESIGN_SIGNAL`` stand out.  The step size is the
     largest the privacy budget allows; without privacy it is the
-    exponentiated-gradient step ``sqrt(2 log m / T) / (R b)``.  The theory's
+    exponentiated-gradient step ``sqrt(2 log m / T) / (R b)``.  Step 1's
+    gradient is taken at the mean of the uniform start (the origin) rather
+    than at K vertices drawn from it: both are free of data, and the mean
+    is exact.  The theory's
     accuracy advantage is asymptotic: at ``n eps`` of a few thousand
     private Frank-Wolfe is often better (see the benchmark in
     ``docs/benchmarks/dplogisticsimplex.md``).
@@ -340,7 +380,12 @@ class DPLogisticSimplex(
 
     def _fit_mirror_descent(self, X, targets, rng):
         n_samples, n_features = X.shape
-        vertex_set = self._vertex_set(n_features)
+        # Vertices over the features only: the intercept is fitted afterwards
+        # with the scale of the released direction (_fit_scale_and_intercept).
+        if self.constraint == "l1_ball":
+            vertex_set = VertexSet.l1_ball(n_features, self.radius)
+        else:
+            vertex_set = VertexSet.simplex(n_features, self.radius)
         n_steps, refresh_every, n_draws = mirror_descent_schedule(
             n_samples, vertex_set.n_vertices, self.epsilon, self.delta)
         if self.max_iter is not None:
@@ -360,7 +405,12 @@ class DPLogisticSimplex(
         batch_size = n_samples // n_steps
         draws_per_problem = count_vertex_draws(n_steps, n_draws, refresh_every)
         total_draws = draws_per_problem * len(targets)
+        # Noisy statistics per problem: the count of positive labels (for the
+        # intercept), then a gradient and a Hessian per Newton step.
+        statistics_per_problem = int(self.fit_intercept) + 2 * REFIT_STEPS
+        total_statistics = statistics_per_problem * len(targets)
         lipschitz = self._lipschitz
+        pure = self.delta == 0
 
         def sensitivity(step_size):
             # A replaced record changes one batch's gradient coordinates by
@@ -368,53 +418,154 @@ class DPLogisticSimplex(
             # (docs/privacy/dplogisticsimplex.md).
             return 2.0 * step_size * lipschitz / batch_size
 
+        def noise_multiplier(step_size):
+            # The statistics get REFIT_SHARE of the nominal budget, the draws
+            # the rest: nominally N D^2 / 2 zCDP (pure DP: 2 D N), against
+            # 1 / (2 m^2) per Gaussian statistic with multiplier m (std over
+            # L2 sensitivity; pure DP: 1 / m per Laplace statistic, scale
+            # over L1 sensitivity).  The accountant then composes them all.
+            score = sensitivity(step_size)
+            draws_cost = total_draws * (2.0 * score if pure else 0.5 * score**2)
+            per_statistic = (draws_cost * REFIT_SHARE / (1.0 - REFIT_SHARE)
+                             / total_statistics)
+            return 1.0 / per_statistic if pure else math.sqrt(0.5 / per_statistic)
+
+        def events(step_size, draws=total_draws, statistics=total_statistics):
+            multiplier = noise_multiplier(step_size)
+            statistic = (LaplaceMechanism(1.0 / multiplier) if pure
+                         else GaussianMechanism(multiplier))
+            return [(ExponentialMechanism(sensitivity(step_size)), draws),
+                    (statistic, statistics)]
+
         if self._is_private:
-            step_size = self._calibrate_step_size(sensitivity, total_draws)
+            step_size = self._calibrate_step_size(
+                sensitivity, events, total_draws / (1.0 - REFIT_SHARE))
+            multiplier = noise_multiplier(step_size)
         else:
             step_size = _regret_step_size(n_steps, vertex_set.n_vertices, lipschitz)
+            multiplier = 0.0
 
         coefs, intercepts = [], []
-        accountant = Accountant()
-        intercept_value = self.feature_bound if self.fit_intercept else None
+        draws_made = statistics_made = 0
         for target in targets:
+            offset = 0.0
+            if self.fit_intercept:
+                offset = self._private_offset(target, multiplier, rng)
+                statistics_made += 1
             batches = np.array_split(rng.permutation(n_samples), n_steps)
             gradient = linear_model_gradient(
                 X,
                 target,
-                LogLoss(),
+                _OffsetLogLoss(offset),
                 vertex_set,
                 batches,
-                intercept_value,
                 feature_bound=self.feature_bound,
             )
+            gradient = _first_step_at_origin(gradient)
             result = vertex_sampling_mirror_descent(
                 gradient, vertex_set.n_vertices, n_steps=n_steps,
                 n_draws=n_draws, refresh_every=refresh_every,
                 step_size=step_size, rng=rng, verbose=self.verbose)
-            accountant.compose(ExponentialMechanism(sensitivity(step_size)),
-                               result.n_draws)
-            point = vertex_set.point(result.vertices)
-            coefs.append(point[:n_features])
-            intercepts.append(point[n_features] * self.feature_bound
-                              if self.fit_intercept else 0.0)
+            coef, intercept, releases = self._fit_scale_and_intercept(
+                X, target, vertex_set.point(result.vertices), offset,
+                multiplier, rng)
+            draws_made += result.n_draws
+            statistics_made += releases
+            coefs.append(coef)
+            intercepts.append(intercept)
+        # The releases that ran, composed (the plan's counts, by construction).
+        accountant = Accountant()
+        if self._is_private:
+            for mechanism, count in events(step_size, draws_made, statistics_made):
+                accountant.compose(mechanism, count)
         self.n_iter_ = n_steps
         self.n_vertices_ = n_draws
         self.refresh_every_ = refresh_every
         self.step_size_ = step_size
-        self.n_draws_ = total_draws
+        self.n_draws_ = draws_made
         self.score_sensitivity_ = sensitivity(step_size)
+        self.n_noisy_statistics_ = statistics_made
+        self.noise_multiplier_ = multiplier
         self._record_spent(accountant)
         return np.array(coefs), np.array(intercepts)
 
-    def _calibrate_step_size(self, sensitivity, total_draws):
-        """Largest step size whose draws, composed, spend at most epsilon."""
+    def _private_offset(self, target, multiplier, rng):
+        """Log-odds of the positive class from a noisy count (sensitivity 1).
+
+        Mirror descent evaluates its gradients at the sampled point plus
+        this offset, so that the first draws look for features that explain
+        the labels beyond their base rate; the Newton fit starts from it.
+        """
+        n_samples = len(target)
+        count = np.count_nonzero(target > 0)
+        if multiplier > 0:
+            noise = (rng.laplace if self.delta == 0 else rng.normal)(0.0, multiplier)
+            count = count + noise
+        share = np.clip(count / n_samples, 0.5 / n_samples, 1.0 - 0.5 / n_samples)
+        limit = self.radius * self.feature_bound
+        return float(np.clip(math.log(share / (1.0 - share)), -limit, limit))
+
+    def _fit_scale_and_intercept(self, X, target, direction, offset, multiplier,
+                                 rng):
+        """Fit ``coef = a u / ||u||_1`` and the intercept by noisy Newton steps.
+
+        u is the released direction (the average of the drawn vertices).  The
+        model's scores ``<u, x> / (||u||_1 b)`` lie in [-1, 1] for clipped
+        rows, so the two-parameter logistic regression on
+        ``z = b (score, 1)`` has public sensitivities; ``|a| + |c| / b`` stays
+        within the radius (``a >= 0`` for the simplex), so the model stays
+        in the polytope with at most K non-zeros.
+        """
+        n_samples = X.shape[0]
+        b = self.feature_bound
+        l1_norm = np.abs(direction).sum()
+        support = np.flatnonzero(direction)
+        scores = np.zeros(n_samples)
+        if l1_norm > 0:
+            columns = clip_features(X[:, support], b)
+            scores = np.asarray(columns @ direction[support]).ravel() / (l1_norm * b)
+        features = [scores] + ([np.ones(n_samples)] if self.fit_intercept else [])
+        Z = b * np.column_stack(features)
+        n_params = Z.shape[1]
+        bounds = hessian_sensitivity_bounds(n_params, b) / n_samples
+        if self.delta == 0:  # Laplace: L1 sensitivities
+            gradient_sensitivity = 2.0 * b * n_params / n_samples
+            hessian_sensitivity = bounds.sum()
+        else:
+            gradient_sensitivity = 2.0 * b * math.sqrt(n_params) / n_samples
+            hessian_sensitivity = np.sqrt(np.sum(bounds**2))
+        # Start part of the way between ignoring the direction and the full
+        # scale the polytope allows it.
+        scale = (REFIT_START * (self.radius - abs(offset / b)) if l1_norm > 0
+                 else 0.0)
+        start = [scale] + ([offset / b] if self.fit_intercept else [])
+        nonnegative = np.arange(n_params) == 0 if self.constraint == "simplex" else None
+        result = noisy_newton_logistic(
+            Z, target, radius=self.radius, n_steps=REFIT_STEPS,
+            gradient_noise=multiplier * gradient_sensitivity,
+            hessian_noise=multiplier * hessian_sensitivity, rng=rng,
+            start=start, nonnegative=nonnegative,
+            noise="laplace" if self.delta == 0 else "gaussian")
+        coef = (direction * (result.coef[0] / l1_norm) if l1_norm > 0
+                else np.zeros_like(direction))
+        intercept = result.coef[1] * b if self.fit_intercept else 0.0
+        return coef, intercept, result.n_releases
+
+    def _calibrate_step_size(self, sensitivity, events, nominal_draws):
+        """Largest step size whose releases, composed, spend at most epsilon.
+
+        ``events(step_size)`` lists the run's (mechanism, count) pairs;
+        ``nominal_draws`` is the number of draws that, alone, would spend
+        the budget at the same sensitivity (the starting guess).
+        """
 
         def epsilon_of(step_size):
-            accountant = Accountant().compose(
-                ExponentialMechanism(sensitivity(step_size)), total_draws)
+            accountant = Accountant()
+            for mechanism, count in events(step_size):
+                accountant.compose(mechanism, count)
             return accountant.epsilon(self.delta)
 
-        guess = _zcdp_sensitivity(self.epsilon, self.delta, total_draws)
+        guess = _zcdp_sensitivity(self.epsilon, self.delta, nominal_draws)
         unit = sensitivity(1.0)
         step_size, _ = calibrate(epsilon_of, self.epsilon, 0.8 * guess / unit,
                                  1.3 * guess / unit, increasing=True)
@@ -435,7 +586,10 @@ class DPLogisticSimplex(
             return 2.0 * score_scale * lipschitz / n_samples
 
         if self._is_private:
-            score_scale = self._calibrate_step_size(sensitivity, total_draws)
+            score_scale = self._calibrate_step_size(
+                sensitivity,
+                lambda scale: [(ExponentialMechanism(sensitivity(scale)), total_draws)],
+                total_draws)
         else:
             score_scale = np.inf
         # Frank-Wolfe works over coordinates; the simplex with an intercept of
@@ -544,6 +698,32 @@ class DPLogisticSimplex(
         # rows leave the step size too small to learn much.
         tags.classifier_tags.poor_score = True
         return tags
+
+
+@dataclass(frozen=True)
+class _OffsetLogLoss(LogLoss):
+    """The log loss of ``p + offset``: the model's intercept held fixed."""
+
+    offset: float = 0.0
+
+    def derivative(self, p, y):
+        return super().derivative(p + self.offset, y)
+
+
+def _first_step_at_origin(gradient):
+    """The oracle, with the first step's gradient taken at the origin.
+
+    Step 1's vertices are drawn from the uniform start, whose mean is the
+    origin for the l1 ball: evaluating there instead of at K random
+    vertices (weight R / K each) spends nothing and removes the noise of
+    that data-free draw from the first gradient.
+    """
+    origin = np.empty(0, dtype=np.int64)
+
+    def first_at_origin(t, vertices):
+        return gradient(t, origin if t == 0 else vertices)
+
+    return first_at_origin
 
 
 def _schedule_for_steps(n_steps, n_vertices):

@@ -1,0 +1,168 @@
+"""Newton steps on noisy statistics for a logistic model with few parameters.
+
+DPLogisticSimplex fits, after mirror descent has released a sparse
+direction, the scale of that direction and the intercept: a logistic
+regression with one or two parameters, over features bounded by a public
+constant.  With so few parameters a Newton step is cheap, and releasing
+the gradient and the Hessian with noise costs a small, fixed share of the
+budget; plain noisy gradient descent would need many steps when the
+released direction is active on few rows (its curvature is then tiny).
+
+At each step the solver releases, at the current point,
+
+* the mean gradient ``(1/n) sum_i dloss_i z_i`` plus noise of scale
+  ``gradient_noise`` per coordinate, and
+* the upper triangle of the mean Hessian ``(1/n) sum_i w_i z_i z_i^T``
+  (``w_i = sigma (1 - sigma) <= 1/4``) plus noise of scale
+  ``hessian_noise`` per entry,
+
+then minimises that Newton model over the l1 ball with the noisy
+Hessian's eigenvalues floored at three standard deviations of its noise
+(a public ridge that keeps the step finite), and moves towards the
+minimiser by at most ``MAX_STEP`` per parameter (a trust region: logistic
+Newton overshoots from overconfident starts, and noise can point far).
+The solver does not decide the noise: with ``|z_ij| <= c``, each
+gradient coordinate moves by at most ``2 c / n`` and each Hessian entry by
+at most ``c^2 / (4 n)`` (diagonal) or ``c^2 / (2 n)`` (off-diagonal) when
+one record is replaced, and the estimator calibrates the scales from
+these sensitivities with the accountant (docs/privacy/dplogisticsimplex.md).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from ..geometry import project_l1_ball
+
+# Eigenvalues of the noisy Hessian are floored at this many of its noise
+# standard deviations (so that noise cannot make it singular or negative)
+_HESSIAN_SPREADS = 3.0
+# ... and never below this, so that statistics without noise (no privacy)
+# and a score that is zero on every row still give a finite step.
+_MIN_CURVATURE = 1e-8
+# Largest move of a parameter in one step: logistic Newton can overshoot
+# far from the optimum (an overconfident start), so steps are clipped to
+# this trust region (chosen on design data).
+MAX_STEP = 2.0
+
+
+@dataclass
+class NoisyNewtonResult:
+    """Output of :func:`noisy_newton_logistic`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_params,)
+        Final point.
+    n_releases : int
+        Noisy statistics released: a gradient and a Hessian per step.
+    """
+
+    coef: np.ndarray
+    n_releases: int
+
+
+def hessian_sensitivity_bounds(n_params, bound):
+    """Largest change of each released Hessian entry per replaced record, times n.
+
+    The entries are the upper triangle, row by row (``np.triu_indices``):
+    ``bound^2 / 4`` on the diagonal (``w z_j^2`` lies in ``[0, bound^2 / 4]``)
+    and ``bound^2 / 2`` off it (``w z_j z_k`` lies in
+    ``[-bound^2 / 4, bound^2 / 4]``).
+    """
+    rows, cols = np.triu_indices(n_params)
+    return np.where(rows == cols, 0.25, 0.5) * bound**2
+
+
+def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
+                          hessian_noise, rng, start=None, nonnegative=None,
+                          noise="gaussian"):
+    """Minimise ``mean log(1 + exp(-y <theta, z>))`` over ``||theta||_1 <= radius``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_params)
+        Features, bounded by a public constant (the caller's sensitivity).
+    y : ndarray of shape (n_samples,)
+        Targets in {-1, +1}.
+    radius : float
+    n_steps : int
+    gradient_noise, hessian_noise : float
+        Scale of the noise added to each gradient coordinate and each
+        Hessian entry (standard deviation for Gaussian noise, scale for
+        Laplace noise); 0 for none.
+    rng : numpy.random.Generator
+    start : ndarray of shape (n_params,), default=None
+        Starting point (zeros by default).  Must not depend on the data
+        except through earlier releases.
+    nonnegative : ndarray of bool of shape (n_params,), default=None
+        Parameters constrained to be >= 0.
+    noise : {"gaussian", "laplace"}, default="gaussian"
+
+    Returns
+    -------
+    NoisyNewtonResult
+    """
+    n_samples, n_params = Z.shape
+
+    def project(point):
+        if nonnegative is not None:
+            point = point.copy()
+            point[nonnegative] = np.maximum(point[nonnegative], 0.0)
+        return project_l1_ball(point, radius)
+
+    theta = project(np.zeros(n_params) if start is None
+                    else np.array(start, dtype=float))
+    sample = rng.normal if noise == "gaussian" else rng.laplace
+    upper = np.triu_indices(n_params)
+    # Standard deviations: Laplace noise of scale s has std sqrt(2) s.
+    spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
+    floor = max(_HESSIAN_SPREADS * spread * hessian_noise, _MIN_CURVATURE)
+    for _ in range(n_steps):
+        margin = y * (Z @ theta)
+        gradient = Z.T @ (-y * expit(-margin)) / n_samples
+        weights = expit(margin) * expit(-margin)
+        hessian = (Z.T * weights) @ Z / n_samples
+        if gradient_noise > 0:
+            gradient = gradient + sample(0.0, gradient_noise, n_params)
+        if hessian_noise > 0:
+            noisy = hessian[upper] + sample(0.0, hessian_noise, len(upper[0]))
+            hessian = np.zeros((n_params, n_params))
+            hessian[upper] = noisy
+            hessian = hessian + np.triu(hessian, 1).T
+        values, vectors = np.linalg.eigh(hessian)
+        values = np.maximum(values, floor)
+        target = _model_minimiser(theta, gradient, values, vectors, project)
+        step = target - theta
+        length = np.abs(step).max()
+        if length > MAX_STEP:
+            # A shorter step towards a feasible point stays feasible.
+            step *= MAX_STEP / length
+        theta = theta + step
+    return NoisyNewtonResult(coef=theta, n_releases=2 * n_steps)
+
+
+def _model_minimiser(theta, gradient, values, vectors, project, n_iter=500):
+    """Minimise the Newton model over the feasible set.
+
+    The model is ``<g, x - theta> + (x - theta)^T H (x - theta) / 2`` with
+    ``H = V diag(values) V^T``.  Its unconstrained minimiser is the Newton
+    point; when that lies outside the set, projecting it is not the
+    constrained minimiser (the metric is H, not the identity), so the model
+    is minimised by accelerated projected gradient steps (a problem of a
+    few parameters: cheap).
+    """
+    newton = theta - vectors @ ((vectors.T @ gradient) / values)
+    if np.allclose(project(newton), newton, rtol=0.0, atol=1e-12):
+        return newton
+    hessian = (vectors * values) @ vectors.T
+    rate = 1.0 / values.max()
+    point = previous = project(newton)
+    for k in range(1, n_iter + 1):
+        look = point + (k - 1.0) / (k + 2.0) * (point - previous)
+        previous = point
+        point = project(look - rate * (gradient + hessian @ (look - theta)))
+        if np.abs(point - previous).max() <= 1e-12 * (1.0 + np.abs(point).max()):
+            break
+    return point
