@@ -207,9 +207,9 @@ def opacus_run(datasets, seeds):
                      f"{np.median(ours):.3f}", f"{np.median(theirs):.3f}",
                      f"{np.median(theirs) / np.median(ours):.1f}"])
     print_table(f"Opacus {opacus.__version__} (torch {torch.__version__}, CPU, one "
-                "thread, grad_sample_mode='ew', batched data loader) against DPSGDRegressor: "
-                "same linear model, clip norm, Poisson rate, steps and noise "
-                "multiplier (epsilon=1)",
+                "thread, grad_sample_mode='ew', batched data loader) against "
+                "DPSGDRegressor: same linear model, clip norm, Poisson rate, steps "
+                "and noise multiplier (epsilon=1)",
                 ["dataset", "noise mult.", "steps", "skdpopt s", "Opacus s",
                  "Opacus / skdpopt"], rows)
 
