@@ -104,27 +104,72 @@ def encode_groups(sensitive_features, n_samples):
 # which makes the worst-case step too short.
 NON_PRIVATE_PASSES = 20
 STEP_CAP_FACTOR = 3.0
+# The default private T keeps the model's private step (uniform adversary)
+# at this share of the capped step; measured on the same tuning design.
+STEP_RATIO = 0.1
 
 
-def default_schedule(n_samples, epsilon):
+def default_schedule(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+                     feature_bound):
     """Default T and K.
 
-    With privacy every row is used once: T disjoint batches.  All ``2 K T``
-    draws share the budget, so each step's score sensitivity falls as
-    ``1 / sqrt(T K)`` and the total movement of the weights with it: T is
-    ``min(sqrt(n), max(10, 10 epsilon))`` (a rule of thumb measured on the
-    benchmark's synthetic groups, not a theorem) and ``K = sqrt(T)``.
-    Without privacy nothing limits the schedule: ``NON_PRIVATE_PASSES``
-    passes over the data in batches of about ``sqrt(n)`` rows, and K the
-    square root of the number of batches per pass.
+    With privacy every row is used once: T disjoint batches of ``n / T``
+    rows, ``K = sqrt(T)`` draws per player per step.  More steps shrink
+    each batch, so the private step (score sensitivity over the change of
+    the scores) falls as ``T^(-7/4)``, while the capped, regret-optimal step
+    falls only as ``T^(-1/2)``.  T is the largest number of steps at which
+    the private model step, for an adversary at uniform weights, is still
+    ``STEP_RATIO`` times the cap, at most ``sqrt(n)`` (:func:`private_steps`):
+    it grows with ``n * p_min`` and epsilon.  Without privacy nothing limits the
+    schedule: ``NON_PRIVATE_PASSES`` passes over the data in batches of
+    about ``sqrt(n)`` rows, and K the square root of the number of batches
+    per pass.
     """
     private = not np.isinf(epsilon)
-    root = batches_per_pass(n_samples, n_samples, private=False)
     if private:
-        n_steps = min(root, max(10, round(10 * epsilon)))
+        n_steps = private_steps(
+            n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+            feature_bound,
+        )
     else:
+        root = batches_per_pass(n_samples, n_samples, private=False)
         n_steps = NON_PRIVATE_PASSES * root
     return n_steps, draws_per_step(n_samples, n_steps, private)
+
+
+def private_steps(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+                  feature_bound):
+    """The largest T in ``[1, sqrt(n)]`` whose private model step is at
+    least ``STEP_RATIO`` times the capped step, for a uniform adversary.
+
+    Batches are never smaller than the ``sqrt(n)`` rows of the non-private
+    schedule, so that a large epsilon gives the non-private step sizes.
+
+    Public inputs only (the proportions are public priors or released
+    noisy counts).  The private score sensitivity is the zCDP estimate for
+    ``2 K T`` draws sharing ``epsilon``; the model's scores change by at
+    most ``2 R b T / (n G p_min)`` per unit step when the adversary's draws
+    are uniform (``docs/privacy/dpminimax.md``).
+    """
+    n_groups = len(proportions)
+    weight = 1.0 / (n_groups * np.min(proportions))  # ybar_g / p_g, uniform ybar
+
+    def private_enough(n_steps):
+        draws = 2 * draws_per_step(n_samples, n_steps, True) * n_steps
+        score = _zcdp_sensitivity(epsilon, delta, draws)
+        change = 2.0 * radius * feature_bound * n_steps / n_samples * weight
+        cap = STEP_CAP_FACTOR * math.sqrt(
+            2.0 * math.log(n_x_vertices) / n_steps
+        ) / (radius * feature_bound)
+        return score / change >= STEP_RATIO * cap
+
+    low, high = 1, batches_per_pass(n_samples, n_samples, private=False)
+    if private_enough(high):
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if private_enough(middle) else (low, middle)
+    return low
 
 
 def batches_per_pass(n_samples, n_steps, private):
@@ -208,8 +253,10 @@ class DPMinimaxClassifier(
         ``n_samples // T`` rows (so ``T <= n_samples``); without, batches
         of ``n_samples // min(T, sqrt(n_samples))`` rows cut from
         successive random permutations.  ``None``:
-        ``min(sqrt(n_samples), max(10, 10 epsilon))`` with privacy,
-        ``20 sqrt(n_samples)`` (20 passes) without (see Notes).
+        with privacy, the largest T up to ``sqrt(n_samples)`` at which the
+        private step is still a tenth of the regret-optimal one (grows with
+        epsilon and the smallest group's size), ``20 sqrt(n_samples)``
+        (20 passes) without (see Notes).
     n_vertices : int, default=None
         K, the number of vertices drawn per player per step.  ``None``: the
         square root of the number of batches per pass (``sqrt(T)`` with
@@ -269,10 +316,13 @@ class DPMinimaxClassifier(
 
     Notes
     -----
-    Default schedule: with privacy all ``2 K T`` draws share the budget, so
-    fewer steps let each move the weights further; T is
-    ``min(sqrt(n), max(10, 10 epsilon))``, a rule of thumb measured on the
-    benchmark's synthetic groups, and ``K = sqrt(T)``.  Without privacy,
+    Default schedule: with privacy all ``2 K T`` draws share the budget and
+    each batch has ``n / T`` rows, so fewer steps let each move the weights
+    further, up to the regret-optimal step; T is the largest (at most
+    ``sqrt(n)``) at which the private step, for an adversary at uniform
+    weights, is still ``STEP_RATIO`` (0.1) times that step, so that it grows
+    with epsilon and with the smallest group's size ``n p_min``; the ratio
+    was measured on a tuning design; ``K = sqrt(T)``.  Without privacy,
     20 passes over the data in batches of about ``sqrt(n)`` rows (measured
     on a tuning design: one pass stayed 0.017 to 0.027 above the exact
     minimax's worst-group training loss; ``docs/benchmarks/dpminimax.md``).
@@ -457,7 +507,12 @@ class DPMinimaxClassifier(
         b, R = self.feature_bound, self.radius
         vertex_set = VertexSet.l1_ball(n_features + int(self.fit_intercept), R)
         n_groups = len(proportions)
-        n_steps, n_draws = default_schedule(n_samples, self.epsilon)
+        # The noisy counts, if released, spent their share already.
+        share = self.count_budget_share if self.count_noise_scale_ > 0 else 0.0
+        n_steps, n_draws = default_schedule(
+            n_samples, self.epsilon * (1.0 - share), self.delta,
+            vertex_set.n_vertices, proportions, R, b,
+        )
         if self.max_iter is not None:
             if self._is_private and self.max_iter > n_samples:
                 raise ValueError(
