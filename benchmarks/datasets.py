@@ -209,3 +209,12 @@ def cps1988_region_race():
 
     return (np.vstack([X_train, X_test]), np.concatenate([y_train, y_test]),
             pd.concat([g_train, g_test]).reset_index(drop=True))
+
+
+def fertility_groups():
+    """:func:`fertility_race` split 75/25 once (stratified by group):
+    X_train, X_test, y_train, y_test, groups_train, groups_test."""
+    X, y, groups = fertility_race()
+    strata = groups.astype(str).agg("/".join, axis=1)
+    return train_test_split(X, y, groups, test_size=0.25, random_state=0,
+                            stratify=strata)
