@@ -23,7 +23,6 @@ from ._clipping import clip_features
 from .accounting import (
     Accountant,
     ExponentialMechanism,
-    LaplaceMechanism,
     PrivacySpent,
     calibrate,
 )
@@ -445,13 +444,12 @@ class DPMinimaxClassifier(
         self._warn_if_delta_too_large(n_samples)
         X = clip_features(X, self.feature_bound)
         rng = make_generator(self.random_state)
-        accountant = Accountant()
-        proportions = self._group_proportions(codes, labels, n_samples, rng, accountant)
+        proportions = self._group_proportions(codes, labels, n_samples, rng)
         self.group_proportions_ = proportions
-        self._fit_saddle_point(X, target, codes, proportions, rng, accountant)
+        self._fit_saddle_point(X, target, codes, proportions, rng)
         return self
 
-    def _group_proportions(self, codes, labels, n_samples, rng, accountant):
+    def _group_proportions(self, codes, labels, n_samples, rng):
         """Public priors, or noisy counts spending the declared share."""
         n_groups = len(labels)
         self.count_noise_scale_ = 0.0
@@ -468,7 +466,6 @@ class DPMinimaxClassifier(
             scale = 2.0 / share
             counts = np.bincount(codes, minlength=n_groups)
             sizes = counts + laplace_noise(rng, scale, n_groups)
-            accountant.compose(LaplaceMechanism(1.0 / scale), 2)
             self.count_noise_scale_ = scale
             what = "noisy count"
         else:
@@ -502,15 +499,21 @@ class DPMinimaxClassifier(
             raise ValueError("group_priors must be positive and finite.")
         return values / values.sum()
 
-    def _fit_saddle_point(self, X, target, codes, proportions, rng, accountant):
+    def _fit_saddle_point(self, X, target, codes, proportions, rng):
         n_samples, n_features = X.shape
+        # The noisy counts (two Laplace counts change, each 1/scale-DP) are
+        # released first and the rest of the plan (T, K, s) is chosen from
+        # them: the two stages compose sequentially, the draws on what the
+        # counts left (docs/privacy/dpminimax.md).
+        scale = self.count_noise_scale_
+        count_epsilon = 2.0 / scale if scale > 0 else 0.0
+        budget = self.epsilon - count_epsilon
+        accountant = Accountant()
         b, R = self.feature_bound, self.radius
         vertex_set = VertexSet.l1_ball(n_features + int(self.fit_intercept), R)
         n_groups = len(proportions)
-        # The noisy counts, if released, spent their share already.
-        share = self.count_budget_share if self.count_noise_scale_ > 0 else 0.0
         n_steps, n_draws = default_schedule(
-            n_samples, self.epsilon * (1.0 - share), self.delta,
+            n_samples, budget, self.delta,
             vertex_set.n_vertices, proportions, R, b,
         )
         if self.max_iter is not None:
@@ -551,7 +554,7 @@ class DPMinimaxClassifier(
         cap = max(regret_x * x_change_worst, regret_y * y_range / 2.0)
         score = cap
         if self._is_private:
-            score = self._calibrate_score(accountant, draws, cap)
+            score = self._calibrate_score(budget, draws, cap)
         y_step = min(regret_y, 2.0 * score / y_range)
 
         def x_step(y_drawn):
@@ -597,32 +600,32 @@ class DPMinimaxClassifier(
         self.score_sensitivity_ = score
         self.n_draws_ = draws
         self._record_spent(accountant)
-        if self._is_private and score == cap and self.count_noise_scale_ > 0:
-            # The cap depends on the noisy proportions, so the smaller spend
-            # it implies would be a data-dependent claim; what holds for any
-            # proportions is the budget (docs/privacy/dpminimax.md).
-            self.privacy_spent_ = PrivacySpent(
-                self.epsilon, self.delta, accountant.relation
-            )
+        if self._is_private and count_epsilon > 0:
+            # Sequential composition: the counts' pure count_epsilon plus the
+            # draws'.  When the cap binds, the draws' smaller spend depends
+            # on the noisy proportions: what holds for any proportions is
+            # the budget (docs/privacy/dpminimax.md).
+            spent = count_epsilon + self.privacy_spent_.epsilon
+            if score == cap:
+                spent = self.epsilon
+            if spent > self.epsilon * (1 + 1e-9):
+                raise RuntimeError(f"fit spent epsilon={spent} above {self.epsilon}")
+            self.privacy_spent_ = PrivacySpent(spent, self.delta, accountant.relation)
 
-    def _calibrate_score(self, accountant, draws, largest):
-        """Largest score sensitivity up to ``largest`` whose draws, composed
-        after the accountant's events so far, spend at most epsilon."""
-        before = list(accountant.events)
+    def _calibrate_score(self, budget, draws, largest):
+        """Largest score sensitivity up to ``largest`` whose ``draws``
+        spend at most ``budget`` (with the fit's delta)."""
 
         def epsilon_of(score):
-            run = Accountant(accountant.relation)
-            for event, count in before:
-                run.compose(event, count)
+            run = Accountant()
             run.compose(ExponentialMechanism(score), draws)
             return run.epsilon(self.delta)
 
-        if epsilon_of(largest) <= self.epsilon:
+        if epsilon_of(largest) <= budget:
             return largest  # the budget allows the non-private step
-        remaining = self.epsilon * (1.0 - (self.count_budget_share if before else 0.0))
-        guess = _zcdp_sensitivity(remaining, self.delta, draws)
+        guess = _zcdp_sensitivity(budget, self.delta, draws)
         score, _ = calibrate(
-            epsilon_of, self.epsilon, 0.8 * guess, 1.3 * guess, increasing=True
+            epsilon_of, budget, 0.8 * guess, 1.3 * guess, increasing=True
         )
         return score
 
