@@ -60,9 +60,11 @@ worst-group log loss at epsilon = inf and the exact minimax's for 1, 5 and
 seeds), DPMinimax's worst-group test accuracy and training worst-group
 log loss for the step cap factors 1, 3 and 10
 (``skdpopt.minimax.STEP_CAP_FACTOR``), beside DP-SGD's; DPMinimax's
-worst-group accuracy for the ratios 1, 0.3, 0.1 and 0.03
-(``skdpopt.minimax.STEP_RATIO``, which sets the default private T) with
-the design's sizes times 1 and 10, at epsilon in {1, 3, 10}; and DPMinimax's
+worst-group accuracy for the ratios 0.25, 0.075, 0.05, 0.025 and 0.0075
+(``skdpopt.minimax.STEP_RATIO``, which sets the default private T) on the
+design, on the design with every size times 10 and on ``tuning_groups8``
+(8 groups of 6000 / 5000 / 4500 / 3000 / 1000 / 900 / 300 / 150 rows), at
+epsilon in {1, 3, 10}; and DPMinimax's
 worst-group accuracy at epsilon = 1 for other schedules (T in {1, 3, 10,
 30}, K in {3, 30}).
 
@@ -122,6 +124,26 @@ def tuning_groups(seed, sizes=(6000, 1500, 600, 200), n_features=8):
         X.append(Z)
         y.append((label ^ flip).astype(int))
         g.append(np.full(size, f"t{group}"))
+    return np.vstack(X), np.concatenate(y), np.concatenate(g)
+
+
+def tuning_groups8(seed, sizes=(6000, 5000, 4500, 3000, 1000, 900, 300, 150),
+                   n_features=10):
+    """A second tuning design with 8 groups (the smallest 0.7% of the rows),
+    built like ``tuning_groups``: it separates rules that count the groups
+    from rules that do not (never reported with the benchmark's tables)."""
+    rng = np.random.default_rng(seed)
+    noise = (0.0, 0.08, 0.04, 0.12, 0.02, 0.1, 0.06, 0.0)
+    shift = (0.3, -0.6, 0.6, -0.3, 0.0, 0.4, -0.4, 0.2)
+    X, y, g = [], [], []
+    for group, size in enumerate(sizes):
+        Z = rng.uniform(-0.8, 0.8, size=(size, n_features))
+        logit = 1.2 * (Z[:, 0] + Z[:, 1]) + 2.0 * Z[:, 2 + group] + shift[group]
+        label = rng.random(size) < 1.0 / (1.0 + np.exp(-logit))
+        flip = rng.random(size) < noise[group]
+        X.append(Z)
+        y.append((label ^ flip).astype(int))
+        g.append(np.full(size, f"u{group}"))
     return np.vstack(X), np.concatenate(y), np.concatenate(g)
 
 
@@ -409,16 +431,20 @@ def tuning():
                   f"| {epsilon:g} | {np.round(accuracy, 3).tolist()} "
                   f"| {np.median(accuracy):.3f} | {np.median(loss):.3f} |")
     minimax.STEP_CAP_FACTOR = default
-    print("\n| DPMinimax, STEP_RATIO | sizes | epsilon | T (per seed) "
+    print("\n| DPMinimax, STEP_RATIO | design | epsilon | T (per seed) "
           "| worst-group accuracy per seed | median |")
     print("|---|---|---|---|---|---|")
     default_ratio = minimax.STEP_RATIO
-    for multiple in (1, 10):
-        sizes = tuple(multiple * size for size in (6000, 1500, 600, 200))
-        scaled = [(tuning_groups(5000 + seed, sizes), tuning_groups(6000 + seed, sizes))
-                  for seed in range(5)]
+    designs = [
+        ("4 groups", lambda seed: tuning_groups(seed)),
+        ("4 groups x10", lambda seed: tuning_groups(
+            seed, tuple(10 * size for size in (6000, 1500, 600, 200)))),
+        ("8 groups", tuning_groups8),
+    ]
+    for design, make in designs:
+        scaled = [(make(5000 + seed), make(6000 + seed)) for seed in range(5)]
         for epsilon in (1.0, 3.0, 10.0):
-            for ratio in (1.0, 0.3, 0.1, 0.03):
+            for ratio in (0.25, 0.075, 0.05, 0.025, 0.0075):
                 minimax.STEP_RATIO = ratio
                 accuracy, steps = [], []
                 for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(scaled):
@@ -429,7 +455,7 @@ def tuning():
                     steps.append(model.n_iter_)
                     accuracy.append(worst_group_accuracy(
                         yt, model.predict(Xt), sensitive_features=gt))
-                print(f"| {ratio:g} | x{multiple} | {epsilon:g} | {steps} "
+                print(f"| {ratio:g} | {design} | {epsilon:g} | {steps} "
                       f"| {np.round(accuracy, 3).tolist()} "
                       f"| {np.median(accuracy):.3f} |", flush=True)
     minimax.STEP_RATIO = default_ratio

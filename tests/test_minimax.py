@@ -422,9 +422,10 @@ def test_pure_dp_is_the_plain_sum(data):
 
 
 def test_default_private_steps_balance_the_private_and_capped_steps():
-    """The default T is the last at which the private model step (uniform
-    adversary, zCDP estimate of s for 2 K T draws) is STEP_RATIO times the
-    capped step; it grows with the smallest group and with epsilon."""
+    """The default T is the last at which the private model step (all
+    draws on the smallest group, zCDP estimate of s for 2 K T draws) is
+    STEP_RATIO times the capped step; it grows with the smallest group and
+    with epsilon."""
     n, epsilon, delta, m, R, b = 40_000, 1.0, 1e-10, 12, 5.0, 1.0
 
     def ratio(T, proportions):
@@ -432,7 +433,7 @@ def test_default_private_steps_balance_the_private_and_capped_steps():
         rho = (math.sqrt(math.log(1 / delta) + epsilon)
                - math.sqrt(math.log(1 / delta))) ** 2
         s = math.sqrt(2 * rho / (2 * K * T))
-        change = 2 * R * b * T / n / (len(proportions) * min(proportions))
+        change = 2 * R * b * T / n / min(proportions)
         cap = STEP_CAP_FACTOR * math.sqrt(2 * math.log(m) / T) / (R * b)
         return s / change / cap
 
