@@ -23,7 +23,6 @@ from ._clipping import clip_features
 from .accounting import (
     Accountant,
     ExponentialMechanism,
-    LaplaceMechanism,
     PrivacySpent,
     calibrate,
 )
@@ -104,27 +103,73 @@ def encode_groups(sensitive_features, n_samples):
 # which makes the worst-case step too short.
 NON_PRIVATE_PASSES = 20
 STEP_CAP_FACTOR = 3.0
+# The default private T keeps the model's private step (all the adversary's
+# draws on the smallest group) at this share of the capped step; measured
+# on the same tuning design and one of 8 groups.
+STEP_RATIO = 0.025
 
 
-def default_schedule(n_samples, epsilon):
+def default_schedule(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+                     feature_bound):
     """Default T and K.
 
-    With privacy every row is used once: T disjoint batches.  All ``2 K T``
-    draws share the budget, so each step's score sensitivity falls as
-    ``1 / sqrt(T K)`` and the total movement of the weights with it: T is
-    ``min(sqrt(n), max(10, 10 epsilon))`` (a rule of thumb measured on the
-    benchmark's synthetic groups, not a theorem) and ``K = sqrt(T)``.
-    Without privacy nothing limits the schedule: ``NON_PRIVATE_PASSES``
-    passes over the data in batches of about ``sqrt(n)`` rows, and K the
-    square root of the number of batches per pass.
+    With privacy every row is used once: T disjoint batches of ``n / T``
+    rows, ``K = sqrt(T)`` draws per player per step.  More steps shrink
+    each batch, so the private step (score sensitivity over the change of
+    the scores) falls as ``T^(-7/4)``, while the capped, regret-optimal step
+    falls only as ``T^(-1/2)``.  T is the largest number of steps at which
+    the private model step, for an adversary whose draws all fall on the
+    smallest group, is still ``STEP_RATIO`` times the cap, at most
+    ``sqrt(n)`` (:func:`private_steps`): it grows with ``n * p_min`` and
+    epsilon.  Without privacy nothing limits the
+    schedule: ``NON_PRIVATE_PASSES`` passes over the data in batches of
+    about ``sqrt(n)`` rows, and K the square root of the number of batches
+    per pass.
     """
     private = not np.isinf(epsilon)
-    root = batches_per_pass(n_samples, n_samples, private=False)
     if private:
-        n_steps = min(root, max(10, round(10 * epsilon)))
+        n_steps = private_steps(
+            n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+            feature_bound,
+        )
     else:
+        root = batches_per_pass(n_samples, n_samples, private=False)
         n_steps = NON_PRIVATE_PASSES * root
     return n_steps, draws_per_step(n_samples, n_steps, private)
+
+
+def private_steps(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+                  feature_bound):
+    """The largest T in ``[1, sqrt(n)]`` whose private model step is at
+    least ``STEP_RATIO`` times the capped step, for an adversary whose
+    draws all fall on the smallest group (the worst case).
+
+    Batches are never smaller than the ``sqrt(n)`` rows of the non-private
+    schedule, so that a large epsilon gives the non-private step sizes.
+
+    Public inputs only (the proportions are public priors or released
+    noisy counts).  The private score sensitivity is the zCDP estimate for
+    ``2 K T`` draws sharing ``epsilon``; the model's scores change by at
+    most ``2 R b T / (n p_min)`` per unit step (``docs/privacy/dpminimax.md``).
+    """
+    weight = 1.0 / np.min(proportions)  # the largest ybar_g / p_g
+
+    def private_enough(n_steps):
+        draws = 2 * draws_per_step(n_samples, n_steps, True) * n_steps
+        score = _zcdp_sensitivity(epsilon, delta, draws)
+        change = 2.0 * radius * feature_bound * n_steps / n_samples * weight
+        cap = STEP_CAP_FACTOR * math.sqrt(
+            2.0 * math.log(n_x_vertices) / n_steps
+        ) / (radius * feature_bound)
+        return score / change >= STEP_RATIO * cap
+
+    low, high = 1, batches_per_pass(n_samples, n_samples, private=False)
+    if private_enough(high):
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if private_enough(middle) else (low, middle)
+    return low
 
 
 def batches_per_pass(n_samples, n_steps, private):
@@ -208,7 +253,9 @@ class DPMinimaxClassifier(
         ``n_samples // T`` rows (so ``T <= n_samples``); without, batches
         of ``n_samples // min(T, sqrt(n_samples))`` rows cut from
         successive random permutations.  ``None``:
-        ``min(sqrt(n_samples), max(10, 10 epsilon))`` with privacy,
+        with privacy, the largest T up to ``sqrt(n_samples)`` at which the
+        worst-case private step is still ``STEP_RATIO`` (0.025) times the
+        capped one (grows with epsilon and the smallest group's size);
         ``20 sqrt(n_samples)`` (20 passes) without (see Notes).
     n_vertices : int, default=None
         K, the number of vertices drawn per player per step.  ``None``: the
@@ -269,10 +316,14 @@ class DPMinimaxClassifier(
 
     Notes
     -----
-    Default schedule: with privacy all ``2 K T`` draws share the budget, so
-    fewer steps let each move the weights further; T is
-    ``min(sqrt(n), max(10, 10 epsilon))``, a rule of thumb measured on the
-    benchmark's synthetic groups, and ``K = sqrt(T)``.  Without privacy,
+    Default schedule: with privacy all ``2 K T`` draws share the budget and
+    each batch has ``n / T`` rows, so fewer steps let each move the weights
+    further, up to the capped regret-optimal step; T is the largest (at
+    most ``sqrt(n)``) at which the private step, for an adversary whose
+    draws all fall on the smallest group, is still ``STEP_RATIO`` (0.025)
+    times that step, so that it grows with epsilon and with the smallest
+    group's size ``n p_min``; the ratio was measured on two tuning designs
+    (4 and 8 groups); ``K = sqrt(T)``.  Without privacy,
     20 passes over the data in batches of about ``sqrt(n)`` rows (measured
     on a tuning design: one pass stayed 0.017 to 0.027 above the exact
     minimax's worst-group training loss; ``docs/benchmarks/dpminimax.md``).
@@ -395,13 +446,12 @@ class DPMinimaxClassifier(
         self._warn_if_delta_too_large(n_samples)
         X = clip_features(X, self.feature_bound)
         rng = make_generator(self.random_state)
-        accountant = Accountant()
-        proportions = self._group_proportions(codes, labels, n_samples, rng, accountant)
+        proportions = self._group_proportions(codes, labels, n_samples, rng)
         self.group_proportions_ = proportions
-        self._fit_saddle_point(X, target, codes, proportions, rng, accountant)
+        self._fit_saddle_point(X, target, codes, proportions, rng)
         return self
 
-    def _group_proportions(self, codes, labels, n_samples, rng, accountant):
+    def _group_proportions(self, codes, labels, n_samples, rng):
         """Public priors, or noisy counts spending the declared share."""
         n_groups = len(labels)
         self.count_noise_scale_ = 0.0
@@ -418,7 +468,6 @@ class DPMinimaxClassifier(
             scale = 2.0 / share
             counts = np.bincount(codes, minlength=n_groups)
             sizes = counts + laplace_noise(rng, scale, n_groups)
-            accountant.compose(LaplaceMechanism(1.0 / scale), 2)
             self.count_noise_scale_ = scale
             what = "noisy count"
         else:
@@ -452,12 +501,23 @@ class DPMinimaxClassifier(
             raise ValueError("group_priors must be positive and finite.")
         return values / values.sum()
 
-    def _fit_saddle_point(self, X, target, codes, proportions, rng, accountant):
+    def _fit_saddle_point(self, X, target, codes, proportions, rng):
         n_samples, n_features = X.shape
+        # The noisy counts (two Laplace counts change, each 1/scale-DP) are
+        # released first and the rest of the plan (T, K, s) is chosen from
+        # them: the two stages compose sequentially, the draws on what the
+        # counts left (docs/privacy/dpminimax.md).
+        scale = self.count_noise_scale_
+        count_epsilon = 2.0 / scale if scale > 0 else 0.0
+        budget = self.epsilon - count_epsilon
+        accountant = Accountant()
         b, R = self.feature_bound, self.radius
         vertex_set = VertexSet.l1_ball(n_features + int(self.fit_intercept), R)
         n_groups = len(proportions)
-        n_steps, n_draws = default_schedule(n_samples, self.epsilon)
+        n_steps, n_draws = default_schedule(
+            n_samples, budget, self.delta,
+            vertex_set.n_vertices, proportions, R, b,
+        )
         if self.max_iter is not None:
             if self._is_private and self.max_iter > n_samples:
                 raise ValueError(
@@ -496,7 +556,7 @@ class DPMinimaxClassifier(
         cap = max(regret_x * x_change_worst, regret_y * y_range / 2.0)
         score = cap
         if self._is_private:
-            score = self._calibrate_score(accountant, draws, cap)
+            score = self._calibrate_score(budget, draws, cap)
         y_step = min(regret_y, 2.0 * score / y_range)
 
         def x_step(y_drawn):
@@ -542,32 +602,32 @@ class DPMinimaxClassifier(
         self.score_sensitivity_ = score
         self.n_draws_ = draws
         self._record_spent(accountant)
-        if self._is_private and score == cap and self.count_noise_scale_ > 0:
-            # The cap depends on the noisy proportions, so the smaller spend
-            # it implies would be a data-dependent claim; what holds for any
-            # proportions is the budget (docs/privacy/dpminimax.md).
-            self.privacy_spent_ = PrivacySpent(
-                self.epsilon, self.delta, accountant.relation
-            )
+        if self._is_private and count_epsilon > 0:
+            # Sequential composition: the counts' pure count_epsilon plus the
+            # draws'.  When the cap binds, the draws' smaller spend depends
+            # on the noisy proportions: what holds for any proportions is
+            # the budget (docs/privacy/dpminimax.md).
+            spent = count_epsilon + self.privacy_spent_.epsilon
+            if score == cap:
+                spent = self.epsilon
+            if spent > self.epsilon * (1 + 1e-9):
+                raise RuntimeError(f"fit spent epsilon={spent} above {self.epsilon}")
+            self.privacy_spent_ = PrivacySpent(spent, self.delta, accountant.relation)
 
-    def _calibrate_score(self, accountant, draws, largest):
-        """Largest score sensitivity up to ``largest`` whose draws, composed
-        after the accountant's events so far, spend at most epsilon."""
-        before = list(accountant.events)
+    def _calibrate_score(self, budget, draws, largest):
+        """Largest score sensitivity up to ``largest`` whose ``draws``
+        spend at most ``budget`` (with the fit's delta)."""
 
         def epsilon_of(score):
-            run = Accountant(accountant.relation)
-            for event, count in before:
-                run.compose(event, count)
+            run = Accountant()
             run.compose(ExponentialMechanism(score), draws)
             return run.epsilon(self.delta)
 
-        if epsilon_of(largest) <= self.epsilon:
+        if epsilon_of(largest) <= budget:
             return largest  # the budget allows the non-private step
-        remaining = self.epsilon * (1.0 - (self.count_budget_share if before else 0.0))
-        guess = _zcdp_sensitivity(remaining, self.delta, draws)
+        guess = _zcdp_sensitivity(budget, self.delta, draws)
         score, _ = calibrate(
-            epsilon_of, self.epsilon, 0.8 * guess, 1.3 * guess, increasing=True
+            epsilon_of, budget, 0.8 * guess, 1.3 * guess, increasing=True
         )
         return score
 

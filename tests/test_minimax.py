@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.minimax import STEP_CAP_FACTOR
+from skdpopt.minimax import STEP_CAP_FACTOR, STEP_RATIO, private_steps
 
 pd = pytest.importorskip("pandas")
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -99,8 +99,11 @@ def test_spent_epsilon_recomputed_independently(data, priors):
         assert scale == pytest.approx(2.0 / (0.1 * epsilon))
     else:
         assert scale == 0.0
-    reference = reference_epsilon(
-        1.0 / scale if scale else 0.0, 2, clf.score_sensitivity_, clf.n_draws_, delta
+    # The noisy counts come first and the plan (T, K, s) is chosen from
+    # them: sequential composition of their pure 2 / scale with the draws.
+    counts = 2.0 / scale if scale else 0.0
+    reference = counts + reference_epsilon(
+        0.0, 0, clf.score_sensitivity_, clf.n_draws_, delta
     )
     claimed = clf.privacy_spent_.epsilon
     assert claimed >= reference * (1 - 1e-3)
@@ -416,3 +419,43 @@ def test_pure_dp_is_the_plain_sum(data):
     expected = 2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
     assert clf.privacy_spent_.epsilon == pytest.approx(expected, rel=1e-9)
     assert 0.97 * 2.0 <= clf.privacy_spent_.epsilon <= 2.0
+
+
+def test_default_private_steps_balance_the_private_and_capped_steps():
+    """The default T is the last at which the private model step (all
+    draws on the smallest group, zCDP estimate of s for 2 K T draws) is
+    STEP_RATIO times the capped step; it grows with the smallest group and
+    with epsilon."""
+    n, epsilon, delta, m, R, b = 40_000, 1.0, 1e-10, 12, 5.0, 1.0
+
+    def ratio(T, proportions):
+        K = max(1, round(math.sqrt(T)))
+        rho = (math.sqrt(math.log(1 / delta) + epsilon)
+               - math.sqrt(math.log(1 / delta))) ** 2
+        s = math.sqrt(2 * rho / (2 * K * T))
+        change = 2 * R * b * T / n / min(proportions)
+        cap = STEP_CAP_FACTOR * math.sqrt(2 * math.log(m) / T) / (R * b)
+        return s / change / cap
+
+    proportions = np.array([0.9, 0.08, 0.02])
+    T = private_steps(n, epsilon, delta, m, proportions, R, b)
+    assert 1 < T < math.sqrt(n)
+    assert ratio(T, proportions) >= STEP_RATIO > ratio(T + 1, proportions)
+    larger_group = private_steps(n, epsilon, delta, m, np.array([0.8, 0.1, 0.1]), R, b)
+    assert larger_group > T
+    assert private_steps(n, 3 * epsilon, delta, m, proportions, R, b) > T
+    # A huge budget: batches of sqrt(n) rows, as without privacy.
+    assert private_steps(n, 1e6, delta, m, proportions, R, b) == round(math.sqrt(n))
+
+
+def test_default_steps_follow_the_noisy_counts(data):
+    """With noisy counts T is chosen from the released proportions and the
+    budget they left."""
+    X, y, groups = data
+    clf = DPMinimaxClassifier(epsilon=1.0, delta=1e-8, random_state=0).fit(
+        X, y, sensitive_features=groups
+    )
+    expected = private_steps(
+        X.shape[0], 0.9, 1e-8, 2 * (X.shape[1] + 1), clf.group_proportions_, 5.0, 1.0
+    )
+    assert clf.n_iter_ == expected
