@@ -113,18 +113,9 @@ def tuning_groups(seed, sizes=(6000, 1500, 600, 200), n_features=8):
     """The design the defaults were chosen on (never reported with the
     benchmark's tables): like ``synthetic_groups`` but uniform features, the
     shared signal on two of them, other shifts and label noise."""
-    rng = np.random.default_rng(seed)
-    noise, shift = (0.0, 0.08, 0.04, 0.12), (0.3, -0.6, 0.6, -0.3)
-    X, y, g = [], [], []
-    for group, size in enumerate(sizes):
-        Z = rng.uniform(-0.8, 0.8, size=(size, n_features))
-        logit = 1.2 * (Z[:, 0] + Z[:, 1]) + 2.0 * Z[:, 2 + group] + shift[group]
-        label = rng.random(size) < 1.0 / (1.0 + np.exp(-logit))
-        flip = rng.random(size) < noise[group]
-        X.append(Z)
-        y.append((label ^ flip).astype(int))
-        g.append(np.full(size, f"t{group}"))
-    return np.vstack(X), np.concatenate(y), np.concatenate(g)
+    return _uniform_groups(seed, sizes, n_features, "t",
+                           noise=(0.0, 0.08, 0.04, 0.12),
+                           shift=(0.3, -0.6, 0.6, -0.3))
 
 
 def tuning_groups8(seed, sizes=(6000, 5000, 4500, 3000, 1000, 900, 300, 150),
@@ -132,9 +123,15 @@ def tuning_groups8(seed, sizes=(6000, 5000, 4500, 3000, 1000, 900, 300, 150),
     """A second tuning design with 8 groups (the smallest 0.7% of the rows),
     built like ``tuning_groups``: it separates rules that count the groups
     from rules that do not (never reported with the benchmark's tables)."""
+    return _uniform_groups(seed, sizes, n_features, "u",
+                           noise=(0.0, 0.08, 0.04, 0.12, 0.02, 0.1, 0.06, 0.0),
+                           shift=(0.3, -0.6, 0.6, -0.3, 0.0, 0.4, -0.4, 0.2))
+
+
+def _uniform_groups(seed, sizes, n_features, prefix, noise, shift):
+    """Groups of uniform features sharing the signal 1.2 (z0 + z1), each
+    with its own feature, intercept shift and label-flip rate."""
     rng = np.random.default_rng(seed)
-    noise = (0.0, 0.08, 0.04, 0.12, 0.02, 0.1, 0.06, 0.0)
-    shift = (0.3, -0.6, 0.6, -0.3, 0.0, 0.4, -0.4, 0.2)
     X, y, g = [], [], []
     for group, size in enumerate(sizes):
         Z = rng.uniform(-0.8, 0.8, size=(size, n_features))
@@ -143,7 +140,7 @@ def tuning_groups8(seed, sizes=(6000, 5000, 4500, 3000, 1000, 900, 300, 150),
         flip = rng.random(size) < noise[group]
         X.append(Z)
         y.append((label ^ flip).astype(int))
-        g.append(np.full(size, f"u{group}"))
+        g.append(np.full(size, f"{prefix}{group}"))
     return np.vstack(X), np.concatenate(y), np.concatenate(g)
 
 
