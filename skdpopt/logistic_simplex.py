@@ -18,7 +18,7 @@ from ._base import (
     make_generator,
     validate_training_data,
 )
-from ._clipping import clip_features
+from ._clipping import clip_features, clip_scalars
 from ._targets import one_vs_rest_signs
 from .accounting import (
     Accountant,
@@ -609,7 +609,9 @@ class DPLogisticSimplex(
         for target in targets:
             def gradient(point, target=target):
                 prediction = X @ point[:n_features] + extra @ point[n_features:]
-                residual = loss.derivative(np.asarray(prediction).ravel(), target)
+                # |dloss| <= 1; clip_scalars also maps a NaN to 0.
+                residual = clip_scalars(
+                    loss.derivative(np.asarray(prediction).ravel(), target), 1.0)
                 residual /= n_samples
                 return np.concatenate([np.asarray(X.T @ residual).ravel(),
                                        extra * residual.sum()])

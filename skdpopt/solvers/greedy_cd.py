@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .._clipping import clip_scalars
 from ..accounting import (
     ExponentialMechanism,
     GaussianMechanism,
@@ -111,7 +112,8 @@ class ClippedLeastSquares:
         self.residual += intercept - self.y
 
     def clipped_residual(self):
-        return np.clip(self.residual, -self.residual_bound, self.residual_bound)
+        # A NaN residual (an overflowed prediction) counts as 0, inside [-C, C].
+        return clip_scalars(self.residual.copy(), self.residual_bound)
 
     def mean_square_residual(self):
         """``(1/n) sum_i clip(r_i)^2``: each term lies in ``[0, C^2]``."""
