@@ -85,15 +85,22 @@ def validate_training_data(estimator, X, y, **kwargs):
         raise
 
 
+# Bits drawn from a RandomState to seed a fit's generator.
+_SEED_BYTES = 32
+
+
 def make_generator(random_state):
     """One ``numpy.random.Generator`` for a whole fit.
 
     Parameters
     ----------
-    random_state : None, int or numpy.random.RandomState
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         ``None`` draws fresh entropy from the operating system, which is what
         a real private release should do: a fixed seed lets anyone who knows
-        it reproduce (and so subtract) the noise.
+        it reproduce (and so subtract) the noise.  A RandomState seeds the
+        generator with 256 bits drawn from it (it advances), which keep all
+        of its entropy (an unseeded RandomState holds 128 bits from the
+        operating system); a Generator is used as is.
 
     Returns
     -------
@@ -102,7 +109,10 @@ def make_generator(random_state):
     if random_state is None or isinstance(random_state, Integral):
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+        # Not a 31- or 32-bit integer seed: that would leave few enough
+        # noise streams to try them all.
+        entropy = int.from_bytes(random_state.bytes(_SEED_BYTES), "little")
+        return np.random.default_rng(np.random.SeedSequence(entropy))
     if isinstance(random_state, np.random.Generator):
         return random_state
     raise ValueError(
