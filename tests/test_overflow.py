@@ -8,6 +8,7 @@ two datasets apart with probability one, whatever the privacy budget.
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from skdpopt import (
     DPLasso,
@@ -105,3 +106,15 @@ def test_synthetic_data_extreme_row_gives_finite_samples(value, dtype, bounds):
                                     random_state=0).fit(data)
         samples = np.asarray(generator.sample(200), dtype=float)
         assert np.all(np.isfinite(samples))
+
+
+@pytest.mark.parametrize("value, dtype", EXTREMES)
+@pytest.mark.parametrize("name", [n for n in ESTIMATORS if n.startswith("sgd")])
+def test_extreme_row_gives_finite_fit_sparse(name, value, dtype):
+    X, X_extreme, y, rng = _neighbours(value, dtype)
+    y_fit = np.zeros(N_SAMPLES) if "regressor" in name else y
+    X_test = X[1:50].astype(np.float64)
+    for data in (sp.csr_matrix(X), sp.csr_matrix(X_extreme)):
+        for output in _fitted_outputs(ESTIMATORS[name](), data, y_fit,
+                                      X_test, None):
+            assert np.all(np.isfinite(output)), (name, output)
