@@ -129,13 +129,13 @@ def _spent(estimator):
 
 # -- DPSGDRegressor: full batch, and Poisson sampling ------------------------
 
-def _sgd_case(name, release, fast_runs=2_000, **sampling):
+def _sgd_case(name, release, fast_runs=2_000, epsilon=EPSILON, **sampling):
     """DP-SGD on the canary pair: one epoch, no averaging, squared loss whose
     clipped gradient the canary's extreme label moves by its full range."""
 
     def make(random_state):
         return DPSGDRegressor(
-            epsilon=EPSILON, delta=DELTA, max_iter=1, average=False,
+            epsilon=epsilon, delta=DELTA, max_iter=1, average=False,
             fit_intercept=False, alpha=0.0, learning_rate="constant", eta0=1.0,
             clip_norm=1.0, random_state=random_state, **sampling)
 
@@ -167,6 +167,59 @@ SGD_POISSON = _sgd_case(
     fast_runs=4_000,
     sampling="poisson",
     batch_size=N_ROWS // 2,
+)
+
+
+# -- DPSGDRegressor with an extreme canary ------------------------------------
+
+EXTREME = 1e300  # its square, and ||x||^2 computed naively, overflow
+# The canary moves the clipped sum by C (not 2C as above: a zero residual is
+# what a naive clip factor turns into NaN), so a larger epsilon lets the
+# honest audit see the shift.
+EXTREME_EPSILON = 4.0
+
+
+def _extreme_pair():
+    """Zero rows plus a canary at x = 1e300: with label -1e3 its residual at
+    w = 0 is 1e3 and its clipped gradient is +C; with label 0 its residual is
+    exactly 0 and it contributes nothing (a naive clip factor is then
+    ``0 * inf``, NaN).  The zero rows' labels are 1, so that their residuals
+    are not 0 (they move no gradient either way)."""
+    X = np.zeros((N_ROWS, 1))
+    X[0, 0] = EXTREME
+    y_in, y_out = np.ones(N_ROWS), np.ones(N_ROWS)
+    y_in[0], y_out[0] = -1e3, 0.0
+    return (X, y_in), (X, y_out)
+
+
+def _naive_norms(X, offset=0.0):
+    # ||x||^2 in the data's precision: inf once an entry passes ~1.3e154.
+    from sklearn.utils.extmath import row_norms
+
+    return np.sqrt(row_norms(X, squared=True) + offset**2)
+
+
+def _naive_clip(values, limit):
+    # r C / max(|r| ||x||, C), written with limit L = C / ||x||: r L / max(|r|, L)
+    # is 0 / 0 = NaN for a zero residual on a row whose norm overflowed.
+    return values * limit / np.maximum(np.abs(values), limit)
+
+
+def _plant_naive_clipping(monkeypatch):
+    monkeypatch.setattr(skdpopt.solvers.noisy_sgd, "example_norms", _naive_norms)
+    monkeypatch.setattr(skdpopt.solvers.noisy_sgd, "clip_scalars", _naive_clip)
+
+
+SGD_EXTREME = AuditCase(
+    name="DPSGDRegressor (extreme canary)",
+    release="one full-batch step, canary x = 1e300: coefficient, NaN read as 1e300",
+    fit=_sgd_case("", "", epsilon=EXTREME_EPSILON, sampling="full").fit,
+    datasets=_extreme_pair,
+    # An attacker sees a NaN coefficient as such: map it to a number.
+    statistic=lambda est: float(np.nan_to_num(est.coef_[0], nan=EXTREME)),
+    claimed=_spent,
+    plant=_plant_naive_clipping,
+    bug="norm squared naively (overflows to inf), clip factor C / max(abs(r) norm(x), C)",
 )
 
 
@@ -430,5 +483,5 @@ SYNTHETIC_BOUNDS = AuditCase(
 )
 
 
-CASES = [SGD, SGD_POISSON, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC,
+CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC,
          SYNTHETIC_BOUNDS]
