@@ -186,6 +186,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Noise standard deviation over ``clip_norm``.
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
+    privacy_plan_ : DPSGDPlan
+        What the fit released, planned before it read the data: schedule,
+        noise multiplier and event tree (``privacy_spent_`` is computed
+        from it).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -396,6 +400,9 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model (all classes
         together), replace-one.
+    privacy_plan_ : DPSGDPlan
+        What the fit released, planned before it read the data (all
+        classes): schedule, noise multiplier and event tree.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
