@@ -69,6 +69,8 @@ ESTIMATORS = {
 
 
 def _fitted_outputs(estimator, X, y, X_test, sensitive):
+    if "classes" in estimator.get_params():
+        estimator.set_params(classes=[0, 1])  # public labels: no warning
     if isinstance(estimator, DPMinimaxClassifier):
         estimator.fit(X, y, sensitive_features=sensitive)
     else:
