@@ -7,7 +7,9 @@ give a bound close to what the mechanism really leaks.  The two datasets
 differ in one record (replace-one, the library's relation): the canary, a
 record at the public bounds with an extreme label, against the same record
 with the opposite label, which moves every clipped gradient by its full
-range.  All other records are zero rows, which move no gradient.
+range.  All other records are zero rows, which move no gradient.  One
+DP-SGD case instead puts the canary at a feature value whose square
+overflows (1e300), to check that such a record cannot make the output NaN.
 
 ``plant`` is the test-only seam of the companion test: it breaks the
 mechanism the way a real bug would (noise scaled down, a sensitivity
