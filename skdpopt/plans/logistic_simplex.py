@@ -111,7 +111,8 @@ class SimplexFrankWolfePlan(PrivacyPlan):
 
 
 def theorem_steps(n_samples, n_vertices, epsilon, delta):
-    """T of the proof of Theorem 4.2 (seed 001) for second-order smooth losses.
+    """T of the proof of Theorem 4.2 of González, Guzmán and Paquette (2024)
+    for second-order smooth losses.
 
     ``T = min(n, n eps / (log m sqrt(log 1/delta)))``, m the number of
     vertices; ``n`` without privacy.  A delta of 0 is planned as 1/n^2.
@@ -126,11 +127,11 @@ def theorem_steps(n_samples, n_vertices, epsilon, delta):
 
 def mirror_descent_schedule(n_samples, n_vertices, epsilon, delta,
                             signal=DESIGN_SIGNAL, budget_share=1.0 - REFIT_SHARE):
-    """Default T, q and K of Algorithm 5.
+    """Default T, q and K of their Algorithm 5.
 
-    q and K follow the proof of Theorem 4.2 of seed 001 for second-order
-    smooth losses (the logistic loss is one): ``q = sqrt(T / log m)`` and
-    ``K = T / q = sqrt(T log m)``, so that the run makes about
+    q and K follow the proof of Theorem 4.2 of González, Guzmán and Paquette
+    (2024) for second-order smooth losses (the logistic loss is one):
+    ``q = sqrt(T / log m)`` and ``K = T / q = sqrt(T log m)``, so that the run makes about
     ``N = T (1 + log m)`` vertex draws.  T is the theorem's
     (:func:`theorem_steps`) unless the privacy budget cannot pay for that
     many draws.  The argument: with N draws sharing a zCDP budget rho, each
