@@ -209,30 +209,6 @@ def test_plan_is_made_from_public_quantities_only(data):
         assert plan == model.privacy_plan_
 
 
-@pytest.mark.parametrize("solver, options", [
-    ("greedy_cd", {}),
-    ("greedy_cd", {"selection": "laplace", "gradient_noise": "laplace",
-                   "curvature": "bound", "residual_bound": 1.0}),
-    ("frank_wolfe", {}),
-])
-def test_plans_spend_at_most_epsilon_over_a_grid(solver, options):
-    settings = {"selection": "exponential", "gradient_noise": "gaussian",
-                "curvature": "private", "residual_bound": "auto",
-                "feature_bound": 1.0, "target_bound": 1.0, "radius": 1.0,
-                **options}
-    pure = options.get("residual_bound") == 1.0 or solver == "frank_wolfe"
-    for n in (100, 10_000):
-        for epsilon in (0.1, 1.0, 8.0):
-            for delta in ((0.0, 1e-8) if pure else (1e-8, 1e-3)):
-                for max_iter in (1, 20, 200):
-                    plan = plan_lasso(n_samples=n, n_features=7, epsilon=epsilon,
-                                      delta=delta, solver=solver,
-                                      max_iter=max_iter, **settings)
-                    spent = plan.spent().epsilon
-                    assert 0.97 * epsilon <= spent <= epsilon, (
-                        n, epsilon, delta, max_iter)
-
-
 def test_warm_start_composes_every_fit_the_model_depends_on(data):
     X, y, _ = data
     with PrivacyLedger() as ledger:

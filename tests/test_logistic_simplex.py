@@ -440,24 +440,6 @@ def test_plan_is_made_from_public_quantities_only(sparse_binary):
         assert plan == clf.privacy_plan_
 
 
-@pytest.mark.parametrize("solver", ["mirror_descent", "frank_wolfe"])
-def test_plans_spend_at_most_epsilon_over_a_grid(solver):
-    for n in (200, 20_000):
-        for epsilon in (0.1, 1.0, 8.0):
-            for delta in (0.0, 1e-8, 1e-4):
-                for n_problems, fit_intercept, constraint in (
-                        (1, True, "l1_ball"), (3, False, "simplex")):
-                    plan = plan_logistic_simplex(
-                        n_samples=n, n_features=50, n_problems=n_problems,
-                        epsilon=epsilon, delta=delta, solver=solver,
-                        constraint=constraint, radius=10.0, feature_bound=1.0,
-                        fit_intercept=fit_intercept, max_iter=None,
-                        n_vertices=None, refresh_every=None)
-                    spent = plan.spent().epsilon
-                    assert 0.97 * epsilon <= spent <= epsilon, (
-                        n, epsilon, delta, n_problems)
-
-
 def test_declared_classes_are_public():
     X, y = make_classification(n_samples=600, n_features=8, random_state=0)
     # A declared label that no row holds still gets its problem and row.

@@ -131,8 +131,8 @@ def mirror_descent_schedule(n_samples, n_vertices, epsilon, delta,
 
     q and K follow the proof of Theorem 4.2 of González, Guzmán and Paquette
     (2024) for second-order smooth losses (the logistic loss is one):
-    ``q = sqrt(T / log m)`` and ``K = T / q = sqrt(T log m)``, so that the run makes about
-    ``N = T (1 + log m)`` vertex draws.  T is the theorem's
+    ``q = sqrt(T / log m)`` and ``K = T / q = sqrt(T log m)``, so that the
+    run makes about ``N = T (1 + log m)`` vertex draws.  T is the theorem's
     (:func:`theorem_steps`) unless the privacy budget cannot pay for that
     many draws.  The argument: with N draws sharing a zCDP budget rho, each
     has score sensitivity ``D = sqrt(2 rho / N)``; the calibrated step lets
