@@ -216,6 +216,7 @@ def private_greedy_cd(
     curvature_noise_multiplier,
     rng,
     residual_noise_multiplier=None,
+    activation_margin=ACTIVATION_MARGIN,
     coef_init=None,
     intercept_init=0.0,
     verbose=0,
@@ -256,6 +257,9 @@ def private_greedy_cd(
         residuals at ``RESIDUAL_SCALE_MULTIPLE`` times the root of an upper
         confidence bound on it, within ``[RESIDUAL_FLOOR, 1]`` times the
         initial ``problem.residual_bound``.
+    activation_margin : float, default=ACTIVATION_MARGIN
+        A coordinate at zero leaves it only if its noisy gradient clears
+        ``alpha`` by this many gradient noise scales (post-processing).
     coef_init : ndarray of shape (n_features,), default=None
     intercept_init : float, default=0.0
     verbose : int, default=0
@@ -324,7 +328,7 @@ def private_greedy_cd(
                     smoothness)
             new = soft_threshold(coef[j] - noisy / step_curvature,
                                  alpha / step_curvature)
-            if coef[j] == 0 and abs(noisy) <= alpha + ACTIVATION_MARGIN * gradient_std:
+            if coef[j] == 0 and abs(noisy) <= alpha + activation_margin * gradient_std:
                 new = 0.0
             problem.move(j, new - coef[j])
             coef[j] = new

@@ -13,8 +13,10 @@ overflows (1e300), to check that such a record cannot make the output NaN.
 
 ``plant`` is the test-only seam of the companion test: it breaks the
 mechanism the way a real bug would (noise scaled down, a sensitivity
-understated) by patching the name the estimator calls, so that the same
-audit must then report a bound above the claim.
+understated), by replacing the estimator's plan with one whose noise
+disagrees with its event (estimators on plans) or by patching the name the
+estimator calls, so that the same audit must then report a bound above the
+claim.
 """
 
 import dataclasses
@@ -25,10 +27,9 @@ import numpy as np
 import pytest
 
 import skdpopt._domain
+import skdpopt.lasso
 import skdpopt.minimax
 import skdpopt.sgd
-import skdpopt.solvers.frank_wolfe
-import skdpopt.solvers.greedy_cd
 import skdpopt.solvers.noisy_sgd
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
@@ -261,12 +262,11 @@ def _lasso(random_state):
 
 
 def _fit_lasso(data, random_state):
-    margin = skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN
-    skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN = 0.0
-    try:
+    plan_lasso = skdpopt.lasso.plan_lasso  # maybe planted
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.lasso, "plan_lasso", lambda **kwargs: dataclasses.replace(
+            plan_lasso(**kwargs), activation_margin=0.0))
         return _fit_xy(_lasso)(data, random_state)
-    finally:
-        skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN = margin
 
 
 LASSO = AuditCase(
@@ -278,7 +278,8 @@ LASSO = AuditCase(
     claimed=_spent,
     # The selection's share leaves the gradient a noise multiplier near 5.5:
     # a 4-fold bug leaks about epsilon 1.5, too little to show in 2,000 runs.
-    plant=_scaled_noise([skdpopt.solvers.greedy_cd], "gaussian_noise", 0.125),
+    plant=_scaled_plan(skdpopt.lasso, "plan_lasso",
+                       "gradient_noise_multiplier", 0.125),
     bug="Gaussian noise scaled down by 8",
 )
 
@@ -291,19 +292,6 @@ def _simplex_fw(random_state):
         fit_intercept=False, radius=1.0, random_state=random_state)
 
 
-def _scaled_scores(module, name, factor):
-    """A planter that multiplies the log-weights given to ``module.name``."""
-    original = getattr(module, name)
-
-    def plant(monkeypatch):
-        monkeypatch.setattr(
-            module, name,
-            lambda rng, log_weights, size=None: original(
-                rng, factor * np.asarray(log_weights), size))
-
-    return plant
-
-
 SIMPLEX_FW = AuditCase(
     name="DPLogisticSimplex (frank_wolfe)",
     release="one step: sign of the exponential-mechanism vertex",
@@ -314,7 +302,7 @@ SIMPLEX_FW = AuditCase(
     # The canary moves its vertex's score by a quarter of the claimed bound
     # (the logistic slope at 0 is half its bound, and a draw is charged
     # twice its score sensitivity), so a 4-fold bug stays within the claim.
-    plant=_scaled_scores(skdpopt.solvers.frank_wolfe, "exponential_mechanism", 8.0),
+    plant=_scaled_plan(logistic_simplex, "plan_logistic_simplex", "step_size", 8.0),
     bug="score sensitivity understated 8-fold",
 )
 
@@ -331,19 +319,13 @@ def _simplex_md(random_state):
         random_state=random_state)
 
 
-def _plant_md_step(monkeypatch):
-    # The solver steps 32 times further than the accountant was told.  The
-    # canary moves its vertex's log weight by a quarter of the claimed bound
-    # (the logistic slope at 0 is half its bound, and each draw is charged
-    # twice its score sensitivity), and the 50 draws are charged as a
-    # worst-case composition; 8- and 16-fold bugs do not show reliably in
-    # 2,000 fits.
-    original = logistic_simplex.vertex_sampling_mirror_descent
-
-    def solver(*args, step_size, **kwargs):
-        return original(*args, step_size=32.0 * step_size, **kwargs)
-
-    monkeypatch.setattr(logistic_simplex, "vertex_sampling_mirror_descent", solver)
+# The solver steps 32 times further than the accountant was told.  The
+# canary moves its vertex's log weight by a quarter of the claimed bound (the
+# logistic slope at 0 is half its bound, and each draw is charged twice its
+# score sensitivity), and the 50 draws are charged as a worst-case
+# composition; 8- and 16-fold bugs do not show reliably in 2,000 fits.
+_plant_md_step = _scaled_plan(logistic_simplex, "plan_logistic_simplex",
+                              "step_size", 32.0)
 
 
 def _fit_md_keeping_draws(data, random_state):
