@@ -16,9 +16,10 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_targets
+from ._data import clip_rows, clip_values, is_dask_collection, least_squares_problem
 from .plans.lasso import plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
-from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd
+from .solvers.greedy_cd import private_greedy_cd
 
 
 def _clip_features_if_needed(X, bound):
@@ -270,8 +271,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             feature_bound=self.feature_bound, target_bound=self.target_bound,
             radius=self.radius)
         self._begin_release(plan)
-        X = _clip_features_if_needed(X, self.feature_bound)
-        y = clip_targets(y, self.target_bound)
+        if is_dask_collection(X):
+            X = clip_rows(X, self.feature_bound)
+            y = clip_values(y, self.target_bound)
+        else:
+            X = _clip_features_if_needed(X, self.feature_bound)
+            y = clip_targets(y, self.target_bound)
         rng = make_generator(self.random_state)
         previous_event = self._warm_start_event() if self._warm_starts(
             n_features) else None
@@ -299,7 +304,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         residual_bound = (self.target_bound if self.residual_bound == "auto"
                           else self.residual_bound)
         coef_init, intercept_init = self._warm_start_point(X.shape[1])
-        problem = ClippedLeastSquares(X, y, self.feature_bound, residual_bound)
+        problem = least_squares_problem(X, y, self.feature_bound, residual_bound)
         result = private_greedy_cd(
             problem, alpha=self.alpha, n_steps=plan.n_steps,
             fit_intercept=self.fit_intercept, selection=plan.selection,
@@ -319,7 +324,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     def _fit_frank_wolfe(self, X, y, plan, rng):
         n_features = X.shape[1]
         bound = self.feature_bound
-        problem = ClippedLeastSquares(X, y, bound, plan.residual_bound)
+        problem = least_squares_problem(X, y, bound, plan.residual_bound)
         dim = n_features + int(self.fit_intercept)
 
         def gradient(point):
