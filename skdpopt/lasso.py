@@ -16,7 +16,14 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_targets
-from ._data import clip_rows, clip_values, is_dask_collection, least_squares_problem
+from ._data import (
+    clip_rows,
+    clip_values,
+    is_dask_collection,
+    least_squares_problem,
+    map_rows,
+    validate_dask_training_data,
+)
 from .plans.lasso import plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import private_greedy_cd
@@ -253,14 +260,17 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self,
-            X,
-            y,
-            accept_sparse=["csr", "csc"],
-            y_numeric=True,
-            dtype=[np.float64, np.float32],
-        )
+        if is_dask_collection(X):
+            X, y, _ = validate_dask_training_data(self, X, y)
+        else:
+            X, y = validate_training_data(
+                self,
+                X,
+                y,
+                accept_sparse=["csr", "csc"],
+                y_numeric=True,
+                dtype=[np.float64, np.float32],
+            )
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         plan = plan_lasso(
@@ -363,6 +373,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             Predicted values.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return map_rows(self.predict, X)  # lazily, block by block
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 

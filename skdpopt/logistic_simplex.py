@@ -17,7 +17,13 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_features
-from ._data import clip_rows, linear_rows
+from ._data import (
+    clip_rows,
+    dask_one_vs_rest_signs,
+    is_dask_collection,
+    linear_rows,
+    validate_dask_training_data,
+)
 from ._targets import one_vs_rest_signs
 from .accounting.zcdp import (  # for minimax.py; remove once it is on a plan
     draw_score_sensitivity as _zcdp_sensitivity,  # noqa: F401
@@ -268,10 +274,16 @@ class DPLogisticSimplex(
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
-        )
-        self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
+        if self.solver == "frank_wolfe" and is_dask_collection(X):
+            # Frank-Wolfe reads X only through full gradient sums.
+            X, y, self.classes_ = validate_dask_training_data(
+                self, X, y, classification=True, classes=self.classes)
+            targets = dask_one_vs_rest_signs(y, self.classes_)
+        else:
+            X, y = validate_training_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
+            )
+            self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         plan = plan_logistic_simplex(

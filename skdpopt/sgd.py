@@ -17,6 +17,12 @@ from ._base import (
     make_generator,
     validate_training_data,
 )
+from ._data import (
+    dask_one_vs_rest_signs,
+    is_dask_collection,
+    map_rows,
+    validate_dask_training_data,
+)
 from ._targets import one_vs_rest_signs
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.sgd import plan_dpsgd
@@ -93,6 +99,11 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         self.t_ = plan.n_steps
         self._finish_release(plan)
         return np.array(coefs), np.array(intercepts)
+
+    def _fits_on_dask(self, X):
+        # single_pass tracks the rows seen: validate_training_data refuses
+        # Dask input for it, with the reason.
+        return is_dask_collection(X) and self.sampling != "single_pass"
 
     def _decision(self, X):
         check_is_fitted(self)
@@ -282,15 +293,18 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self,
-            X,
-            y,
-            accept_sparse="csr",
-            y_numeric=True,
-            dtype=[np.float64, np.float32],
-        )
-        y = np.asarray(y, dtype=np.float64)
+        if self._fits_on_dask(X):
+            X, y, _ = validate_dask_training_data(self, X, y)
+        else:
+            X, y = validate_training_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                y_numeric=True,
+                dtype=[np.float64, np.float32],
+            )
+            y = np.asarray(y, dtype=np.float64)
         loss_class = REGRESSION_LOSSES[self.loss]
         loss = loss_class() if self.loss == "squared_error" else loss_class(
             self.loss_epsilon)
@@ -312,6 +326,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         ndarray of shape (n_samples,)
             Predicted values.
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return map_rows(self.predict, X)  # lazily, block by block
         return np.asarray(self._decision(X)).ravel()
 
     def __sklearn_tags__(self):
@@ -492,10 +509,15 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
-        )
-        self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
+        if self._fits_on_dask(X):
+            X, y, self.classes_ = validate_dask_training_data(
+                self, X, y, classification=True, classes=self.classes)
+            targets = dask_one_vs_rest_signs(y, self.classes_)
+        else:
+            X, y = validate_training_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
+            )
+            self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
         coefs, intercepts = self._fit_problems(X, targets,
                                                CLASSIFICATION_LOSSES[self.loss]())
         self.coef_, self.intercept_ = coefs, intercepts

@@ -168,3 +168,44 @@ def marginal_counts(codes, cardinalities, attributes):
     if is_dask_collection(codes):
         return _dask_backend().marginal_counts(codes, cardinalities, attributes)
     return marginal_counts_inmemory(np.asarray(codes), cardinalities, attributes)
+
+
+# What fits on Dask collections, for the error of those that do not.
+DASK_SUPPORTED = (
+    "DPSGDRegressor and DPSGDClassifier (sampling='full' or 'poisson'), "
+    "DPLasso, and DPLogisticSimplex(solver='frank_wolfe')"
+)
+
+
+def validate_dask_training_data(estimator, X, y, *, classification=False,
+                                classes=None):
+    """Validate a Dask training set lazily (see ``dask_backend``).
+
+    Returns ``(X, y, classes)``: Dask arrays chunked by rows, and for
+    classifiers the label set (declared, or read with a warning).
+    """
+    return _dask_backend().validate_training_data(
+        estimator, X, y, classification=classification, classes=classes)
+
+
+def dask_one_vs_rest_signs(y, classes):
+    """Lazy +-1 targets of each one-vs-rest problem of a Dask label array."""
+    return _dask_backend().one_vs_rest_signs(y, classes)
+
+
+def refuse_dask(estimator, X, y=None, reason=None):
+    """Raise TypeError if X or y is a Dask collection.
+
+    Estimators and solvers that read rows other than through the aggregates
+    of this module call it, so that a Dask collection is refused with an
+    explanation instead of being gathered into memory.
+    """
+    if not (is_dask_collection(X) or is_dask_collection(y)):
+        return
+    name = type(estimator).__name__
+    because = f" {reason}" if reason else ""
+    raise TypeError(
+        f"{name} does not fit on Dask collections{because}. Fits on Dask "
+        f"arrays are supported by {DASK_SUPPORTED}; compute the data into "
+        "memory (X.compute()) to use this one."
+    )

@@ -216,6 +216,15 @@ class DaskClippedLeastSquares:
 
 
 def map_rows(function, X, n_columns, dtype):
+    import dask.dataframe as dd
+
+    if isinstance(X, dd.DataFrame):
+        # Partition by partition, so that the function sees the column names.
+        shape = (np.nan,) if n_columns is None else (np.nan, n_columns)
+        task = dask.delayed(function, pure=True)
+        return da.concatenate([da.from_delayed(task(part), shape, dtype=dtype)
+                               for part in X.to_delayed()])
+    X = X.rechunk({1: -1})
     if n_columns is None:
         return X.map_blocks(function, drop_axis=1, dtype=dtype)
     return X.map_blocks(function, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
@@ -227,3 +236,117 @@ def marginal_counts(codes, cardinalities, attributes):
                            for block in _blocks(codes.rechunk({1: -1}))])
     return [np.sum([p[k] for p in parts], axis=0).astype(np.int64)
             for k in range(len(attributes))]
+
+
+def _as_row_array(data, what):
+    """A Dask array (or a dask DataFrame's values) with known row chunks."""
+    import dask.dataframe as dd
+
+    names = None
+    if isinstance(data, (dd.DataFrame, dd.Series)):
+        if isinstance(data, dd.DataFrame):
+            names = np.asarray(data.columns, dtype=object)
+        data = data.to_dask_array(lengths=True)
+    elif not isinstance(data, da.Array):
+        raise TypeError(
+            f"{what} is a {type(data).__name__}: Dask input must be a "
+            "dask.array.Array or a dask.dataframe.DataFrame / Series."
+        )
+    if any(np.isnan(c) for chunks in data.chunks for c in chunks):
+        data = data.compute_chunk_sizes()  # the row count is public
+    return data, names
+
+
+def validate_training_data(estimator, X, y, *, classification=False, classes=None):
+    """Check a Dask training set lazily and set ``n_features_in_``.
+
+    Shapes and dtypes are checked from the collections' metadata; one pass
+    checks that every value is finite (and, for classifiers, which labels
+    occur outside ``classes``), as the in-memory validation does, without
+    gathering the data.
+
+    Returns
+    -------
+    X : dask.array.Array
+        Float32 or float64, rows chunked and the columns in one chunk.
+    y : dask.array.Array
+        Float64 targets, chunked as X's rows (the labels, for classifiers).
+    classes : ndarray or None
+        For classifiers, the declared classes (or the labels seen, with a
+        :class:`~skdpopt.exceptions.PrivacyLeakWarning`).
+    """
+    from .._base import resolve_classes
+
+    X, names = _as_row_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d (n_samples, n_features), got {X.ndim}-d.")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    X = X.rechunk({1: -1})
+    if is_collection(y):
+        y, _ = _as_row_array(y, "y")
+    else:
+        y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d (n_samples,), got shape {y.shape}.")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; pass one "
+            "target per row."
+        )
+    if X.shape[0] == 0:
+        raise ValueError("X has no rows.")
+    y = y.rechunk((X.chunks[0],))
+    if not classification:
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric, got dtype {y.dtype}.")
+        y = y.astype(np.float64)
+    checks = [da.isfinite(X).all()]
+    if y.dtype.kind in "biuf":
+        checks.append(da.isfinite(y).all())
+    if classification:
+        declared = None if classes is None else np.unique(np.asarray(classes))
+        checks.append(da.unique(y) if declared is None
+                      else (~da.isin(y, declared)).sum())
+    results = dask.compute(*checks)
+    if not all(bool(r) for r in results[:len(checks) - classification]):
+        raise ValueError("Input contains NaN or infinity (X or y); every value "
+                         "must be finite.")
+    estimator.n_features_in_ = X.shape[1]
+    if names is not None and all(isinstance(n, str) for n in names):
+        estimator.feature_names_in_ = names
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    if not classification:
+        return X, y, None
+    if classes is None:
+        classes, _ = resolve_classes(estimator, np.asarray(results[-1]), None)
+    else:
+        if declared.ndim != 1 or len(declared) == 0:
+            raise ValueError("classes must be a non-empty 1-d array-like of labels.")
+        outside = int(results[-1])
+        if outside:
+            # Which value is outside is private: say how many, not which.
+            raise ValueError(
+                f"{outside} row(s) have a label outside classes="
+                f"{list(declared)!r}; the declared label set must cover every row."
+            )
+        classes = declared
+    if len(classes) < 2:
+        raise ValueError("The number of classes has to be greater than one; got "
+                         "1 class.")
+    return X, y, classes
+
+
+def one_vs_rest_signs(y, classes):
+    """The +-1 targets of each binary problem, lazily (see _targets)."""
+    positives = [1] if len(classes) == 2 else range(len(classes))
+    return [da.where(y == classes[k], 1.0, -1.0) for k in positives]
+
+
+def is_collection(obj):
+    return dask.is_dask_collection(obj)
