@@ -20,7 +20,9 @@ from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
 
 # A Poisson pass draws batches for as many steps as keep the sampled rows
 # (held on the client until those steps have run) under this many values:
-# 2**25 float64 values, 256 MB.
+# 2**25 float64 values, 256 MB.  The Dask configuration key
+# "skdpopt.sampled-values-per-pass" overrides it: an epoch costs
+# n_samples * (n_features + 2) / that many passes over the data.
 SAMPLED_VALUES_PER_PASS = 2**25
 
 
@@ -117,7 +119,9 @@ class _DaskPoissonSampler:
         self.data, self.rng = data, rng
         self.sampling_rate, self.n_steps = sampling_rate, n_steps
         per_step = sampling_rate * data.n_samples * (data.n_features + 2)
-        self.pass_steps = int(max(1, SAMPLED_VALUES_PER_PASS // max(per_step, 1.0)))
+        cap = dask.config.get("skdpopt.sampled-values-per-pass",
+                              SAMPLED_VALUES_PER_PASS)
+        self.pass_steps = int(max(1, cap // max(per_step, 1.0)))
         self.start = None
 
     def batch(self, t):
