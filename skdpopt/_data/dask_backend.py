@@ -27,11 +27,16 @@ SAMPLED_VALUES_PER_PASS = 2**25
 
 
 def _blocks(X, y=None):
-    """Delayed row blocks of X (and the matching blocks of y)."""
-    X_blocks = X.to_delayed().ravel()
+    """Delayed row blocks of X (and the matching blocks of y).
+
+    Unoptimised, so that X's blocks keep their keys in y's graph: a y
+    computed from X (a lazily generated or transformed dataset) then
+    reuses each block of X instead of fusing, and recomputing, it.
+    """
+    X_blocks = X.to_delayed(optimize_graph=False).ravel()
     if y is None:
         return X_blocks
-    return X_blocks, y.to_delayed().ravel()
+    return X_blocks, y.to_delayed(optimize_graph=False).ravel()
 
 
 def _row_limits(X_block, clip_norm, limit, offset):
