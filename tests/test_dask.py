@@ -52,39 +52,70 @@ def as_dask(X, y, rows=3_000):
             da.from_array(y, chunks=rows))
 
 
-@pytest.mark.parametrize("chunks", [(600,), (100,) * 6, (7, 293, 1, 299)])
-def test_poisson_inclusions_are_binomial_whatever_the_partitioning(
-        chunks, monkeypatch):
+N_ROWS, RATE, N_STEPS = 600, 0.1, 2_000
+
+
+def inclusions(chunks, monkeypatch):
+    """How often each row, and how many rows each step, a sampler drew."""
     # Small passes, so that the steps span many passes (and pass seeds).
-    n, q, n_steps = 600, 0.1, 2_000
-    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_PASS", 50 * q * n * 3)
-    X = da.from_array(np.arange(n, dtype=float)[:, None], chunks=(chunks, 1))
-    y = da.zeros(n, chunks=(chunks,))
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_PASS",
+                        50 * RATE * N_ROWS * 3)
+    X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(chunks, 1))
+    y = da.zeros(N_ROWS, chunks=(chunks,))
     sampler = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
-        np.random.default_rng(0), q, n_steps, 256)
-    counts = np.zeros(n, dtype=np.int64)
-    sizes = np.empty(n_steps, dtype=np.int64)
-    for t in range(n_steps):
+        np.random.default_rng(0), RATE, N_STEPS, 256)
+    counts = np.zeros(N_ROWS, dtype=np.int64)
+    sizes = np.empty(N_STEPS, dtype=np.int64)
+    for t in range(N_STEPS):
         source, rows = sampler.batch(t)
         ids = source.X[rows, 0].astype(np.int64)
         assert len(np.unique(ids)) == len(ids)  # a row at most once per step
         np.add.at(counts, ids, 1)
         sizes[t] = len(ids)
     assert sampler.pass_steps == 50
-    # Each row's count is Binomial(T, q): every row within the two-sided
-    # quantiles at level 1e-6 / n (union bound over rows).
-    alpha = 1e-6 / n
-    low, high = stats.binom.ppf(alpha / 2, n_steps, q), stats.binom.isf(
-        alpha / 2, n_steps, q)
-    assert low <= counts.min() and counts.max() <= high
-    # Each step's size is Binomial(n, q) and the total Binomial(n T, q).
-    total_low, total_high = stats.binom.ppf(1e-7, n * n_steps, q), stats.binom.isf(
-        1e-7, n * n_steps, q)
-    assert total_low <= sizes.sum() <= total_high
-    # Rows at block edges are not special: counts are exchangeable, so the
-    # first row of each block is not systematically low or high (checked by
-    # the per-row bounds above), and the mean over all rows is n T q.
-    assert abs(counts.mean() - n_steps * q) < 1e-9 + (total_high - total_low) / n
+    return counts, sizes
+
+
+def looks_poisson(counts, sizes):
+    """Whether the draws pass the checks a Poisson sample fails w.p. < 1e-6.
+
+    Each row's count is Binomial(T, q): every row within its two-sided
+    quantiles at level 1e-7 / n (union bound over rows).  Each step's size
+    is Binomial(n, q), independent across steps: their sum is
+    Binomial(n T, q), and their sample variance s^2 satisfies
+    (T - 1) s^2 / (n q (1 - q)) ~ chi^2(T - 1) to the normal approximation
+    of the binomial (n q = 60), checked at 1e-7 in each tail.
+    """
+    alpha = 1e-7 / N_ROWS
+    low = stats.binom.ppf(alpha / 2, N_STEPS, RATE)
+    high = stats.binom.isf(alpha / 2, N_STEPS, RATE)
+    rows_ok = low <= counts.min() and counts.max() <= high
+    total_ok = (stats.binom.ppf(1e-7, N_ROWS * N_STEPS, RATE) <= sizes.sum()
+                <= stats.binom.isf(1e-7, N_ROWS * N_STEPS, RATE))
+    spread = (N_STEPS - 1) * sizes.var(ddof=1) / (N_ROWS * RATE * (1 - RATE))
+    spread_ok = (stats.chi2.ppf(1e-7, N_STEPS - 1) <= spread
+                 <= stats.chi2.isf(1e-7, N_STEPS - 1))
+    return rows_ok and total_ok and spread_ok
+
+
+@pytest.mark.parametrize("chunks", [(600,), (100,) * 6, (7, 293, 1, 299)])
+def test_poisson_inclusions_are_binomial_whatever_the_partitioning(
+        chunks, monkeypatch):
+    assert looks_poisson(*inclusions(chunks, monkeypatch))
+
+
+def test_poisson_check_catches_a_fixed_size_sample_per_block(monkeypatch):
+    # Planted bug: each block contributes round(q * rows) rows per step
+    # (sampling without the binomial spread).  Every row is still drawn
+    # with probability q, but batch sizes no longer vary as they must.
+    def fixed_size(rng, n_rows, rate, n_batches):
+        size = int(round(rate * n_rows))
+        rows = np.concatenate([np.sort(rng.choice(n_rows, size, replace=False))
+                               for _ in range(n_batches)]).astype(np.int64)
+        return rows, np.arange(n_batches + 1) * size
+
+    monkeypatch.setattr(dask_backend, "poisson_batches", fixed_size)
+    assert not looks_poisson(*inclusions((100,) * 6, monkeypatch))
 
 
 ESTIMATORS = [
