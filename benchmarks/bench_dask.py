@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 
+distributed = None  # imported by main(), where a cluster is started
 D = 50
 BLOCK_ROWS = 250_000  # 100 MB of float64 per block
 N_TEST = 100_000
@@ -83,6 +84,7 @@ def r2(model, X, y):
 
 
 def lazy_data(n, seed=0):
+    """X and y as lazy Dask arrays: every pass regenerates the blocks."""
     import dask.array as da
 
     rng = da.random.default_rng(seed)
@@ -98,8 +100,13 @@ def make(name):
     return getattr(skdpopt, cls)(random_state=0, **params)
 
 
-def run_dask(client, n, name):
+def run_dask(client, n, name, persist=False):
     X, y = lazy_data(n)
+    if persist:
+        # Held in the workers' memory: passes read blocks instead of
+        # generating them (the memory per worker then grows with n).
+        X, y = client.persist([X, y])
+        distributed.wait([X, y])
     model = make(name)
     before = client.run(rss_mb)
     client.run(reset_peak)
@@ -113,7 +120,8 @@ def run_dask(client, n, name):
     peaks = client.run(hwm_mb)
     X_test, y_test = test_set()
     return dict(
-        backend="dask", estimator=name, n=n, seconds=round(seconds, 2),
+        backend="dask-persisted" if persist else "dask", estimator=name, n=n,
+        seconds=round(seconds, 2),
         worker_rss_before_mb=[round(v) for v in before.values()],
         worker_peak_mb=[round(v) for v in peaks.values()],
         client_rss_before_mb=round(client_before), client_peak_mb=round(hwm_mb()),
@@ -183,6 +191,9 @@ def main():
     parser.add_argument("--estimators", nargs="+", default=list(ESTIMATORS))
     parser.add_argument("--in-memory-max", type=float, default=1e7,
                         help="largest n also fitted in memory")
+    parser.add_argument("--persist", nargs="*", default=[],
+                        help="estimators also fitted on data persisted in the "
+                        "workers' memory")
     parser.add_argument("--daskml-python", default=None,
                         help="python of an environment with dask-ml installed")
     parser.add_argument("--in-memory", nargs=2, help=argparse.SUPPRESS)
@@ -196,6 +207,8 @@ def main():
         print(json.dumps(run_daskml(int(args.daskml))))
         return
 
+    global distributed
+    import distributed
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
@@ -204,6 +217,10 @@ def main():
             for name in args.estimators:
                 row = run_dask(client, n, name)
                 print(json.dumps(row), flush=True)
+                if name in args.persist:
+                    print(json.dumps(run_dask(client, n, name, persist=True)),
+                          flush=True)
+                    client.restart()  # drop the persisted blocks
                 if n <= args.in_memory_max:
                     print(json.dumps(subprocess_json(["--in-memory", str(n), name])),
                           flush=True)

