@@ -218,9 +218,9 @@ def main():
                 row = run_dask(client, n, name)
                 print(json.dumps(row), flush=True)
                 if name in args.persist:
+                    # The persisted blocks are released when the fit returns.
                     print(json.dumps(run_dask(client, n, name, persist=True)),
                           flush=True)
-                    client.restart()  # drop the persisted blocks
                 if n <= args.in_memory_max:
                     print(json.dumps(subprocess_json(["--in-memory", str(n), name])),
                           flush=True)
