@@ -191,6 +191,9 @@ def main():
     parser.add_argument("--estimators", nargs="+", default=list(ESTIMATORS))
     parser.add_argument("--in-memory-max", type=float, default=1e7,
                         help="largest n also fitted in memory")
+    parser.add_argument("--lazy", nargs="*", default=None,
+                        help="estimators fitted on lazily generated data "
+                        "(default: all of --estimators)")
     parser.add_argument("--persist", nargs="*", default=[],
                         help="estimators also fitted on data persisted in the "
                         "workers' memory")
@@ -215,8 +218,8 @@ def main():
                       silence_logs=40) as cluster, Client(cluster) as client:
         for n in (int(s) for s in args.sizes):
             for name in args.estimators:
-                row = run_dask(client, n, name)
-                print(json.dumps(row), flush=True)
+                if args.lazy is None or name in args.lazy:
+                    print(json.dumps(run_dask(client, n, name)), flush=True)
                 if name in args.persist:
                     # The persisted blocks are released when the fit returns.
                     print(json.dumps(run_dask(client, n, name, persist=True)),
