@@ -6,8 +6,10 @@ from skdpopt import (
     DPLasso,
     DPLogisticSimplex,
     DPMinimaxClassifier,
+    DPMinMaxScaler,
     DPSGDClassifier,
     DPSGDRegressor,
+    DPStandardScaler,
     DPSyntheticData,
 )
 
@@ -22,6 +24,10 @@ ESTIMATORS = [
     # The checks fit 10 numeric columns; at the default 8 bins that domain
     # has 8**10 = 1e9 cells, above the memory limit (a clear ValueError).
     DPSyntheticData(n_bins=3),
+    DPStandardScaler(),
+    DPStandardScaler(bounds=(-10, 10), delta=0.0),
+    DPMinMaxScaler(),
+    DPMinMaxScaler(bounds=(-10, 10)),
 ]
 
 # No check is expected to fail; an entry here needs a reason a user would
