@@ -349,21 +349,18 @@ def quantile_event(score_sensitivity, n_columns, n_quantiles=BOUNDS_DRAWS):
 def clip_to_unit(X, low, high):
     """X clipped to ``[low, high]`` per column and mapped affinely to ``[-1, 1]``.
 
-    Computed as ``(clip(x) - low) / (high - low) * 2 - 1`` so that no
-    intermediate exceeds the bounds' magnitude (no overflow for any finite
-    bounds, whatever the values).
+    Computed on halves, ``(clip(x)/2 - low/2) / (high/2 - low/2) * 2 - 1``,
+    so that no intermediate overflows for any finite bounds, whatever the
+    values.
     """
     low = np.asarray(low, dtype=np.float64)
     high = np.asarray(high, dtype=np.float64)
     if sp.issparse(X):
         X = X.toarray()
     clipped = np.clip(np.asarray(X, dtype=np.float64), low, high)
-    # Subtract, then divide: both bounded by the (finite) range.
-    width = high - low
-    with np.errstate(over="ignore"):
-        unit = (clipped - low) / width
-    if not np.all(np.isfinite(width)):  # a range above the float maximum
-        unit = (clipped / 2 - low / 2) / (high / 2 - low / 2)
+    # Halves first: (high - low) / 2 and (x - low) / 2 are below the float
+    # maximum for any finite bounds.
+    unit = (clipped / 2 - low / 2) / (high / 2 - low / 2)
     return 2.0 * unit - 1.0
 
 
