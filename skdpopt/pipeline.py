@@ -214,8 +214,8 @@ class PrivatePipeline(Pipeline):
     tighter of that sum and the accountant's composition of the steps'
     events, so it is never above the request.  Default shares:
     ``PREPROCESSING_SHARE`` (20%) split equally among the private
-    transformers and the rest to a private last step; equal shares when the
-    last step is not private.  ``budget_split`` sets them by step name.
+    transformers and the rest to a private model at the end; equal shares
+    otherwise (a pipeline of transformers, or no private model).  ``budget_split`` sets them by step name.
 
     Parameters
     ----------
@@ -309,9 +309,12 @@ class PrivatePipeline(Pipeline):
                     "budget_split shares must be positive and sum to at most 1, "
                     f"got {split}.")
             return dict(zip(paths, shares, strict=True))
-        last = self.steps[-1][0]
-        final = [p for p in paths if p == last]
-        others = [p for p in paths if p != last]
+        last, estimator = self.steps[-1]
+        # The model at the end gets the larger share; a pipeline of
+        # transformers only splits equally.
+        final = [p for p in paths
+                 if p == last and not hasattr(estimator, "transform")]
+        others = [p for p in paths if p not in final]
         if final and others:
             each = PREPROCESSING_SHARE / len(others)
             return {**{p: each for p in others}, last: 1.0 - PREPROCESSING_SHARE}
