@@ -7,6 +7,8 @@ mechanism over a public grid (a documented share of the budget).  The
 privacy argument is in ``docs/privacy/preprocessing.md``.
 """
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
@@ -18,6 +20,7 @@ from ._base import (
     keep_fit_on_error,
     make_generator,
 )
+from .exceptions import UtilityWarning
 from .plans.preprocessing import plan_scaler
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]
@@ -92,6 +95,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                            epsilon=self.epsilon, delta=self.delta,
                            private_bounds=public is None and needs_bounds,
                            quantiles=quantiles, moments=moments)
+        self._warn_if_bounds_are_coarse(plan, quantiles, n_samples)
         self._begin_release(plan)
         rng = make_generator(self.random_state)
         if public is not None:
@@ -105,6 +109,21 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         mean_unit, second_unit, noise_std = _bounds.private_moments(
             X, low, high, plan.noise_multipliers, rng, plan.mechanism)
         return plan, n_samples, low, high, mean_unit, second_unit, noise_std
+
+    def _warn_if_bounds_are_coarse(self, plan, requested, n_samples):
+        """UtilityWarning when the budget and the rows (public) are too few
+        for the private bounds to aim near the requested ranks."""
+        if plan.bounds is None or plan.bounds.quantiles[0] < _bounds.MAX_TAIL:
+            return
+        if requested[0] >= _bounds.MAX_TAIL:
+            return
+        warnings.warn(
+            f"{type(self).__name__}: with {n_samples} rows and epsilon="
+            f"{self.epsilon:g}, the private bounds can only aim at the "
+            f"{_bounds.MAX_TAIL:g} and {1 - _bounds.MAX_TAIL:g} quantiles, so "
+            "the statistics are coarse. Pass public bounds=(low, high), give "
+            "this step more epsilon, or use more rows.",
+            UtilityWarning, stacklevel=4)
 
     def _needs_bounds(self):
         """Whether the fit needs bounds even without moments."""

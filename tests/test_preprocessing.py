@@ -160,3 +160,16 @@ def test_plan_takes_no_data():
     for function in (plan_scaler, plan_quantiles):
         params = set(inspect.signature(function).parameters)
         assert not params & {"X", "y", "data"}
+
+
+def test_too_few_rows_for_private_bounds_warn_without_private_values():
+    from skdpopt import UtilityWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(1234.5678, 1, size=(200, 4))
+    with pytest.warns(UtilityWarning, match="bounds=") as record:
+        DPStandardScaler(epsilon=0.5, random_state=0).fit(X)
+    assert "1234" not in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        DPStandardScaler(epsilon=0.5, bounds=(1000, 1500), random_state=0).fit(X)
