@@ -234,16 +234,22 @@ class PrivatePipeline(Pipeline):
     public_steps : tuple of str, default=()
         Names of steps whose fit you declare learns nothing private from the
         data (a custom stateless transformer): accepted without checks.
-    transform_input, memory, verbose
+    transform_input : list of str or None, default=None
+        As for :class:`sklearn.pipeline.Pipeline`.
+    memory : str or object with the joblib.Memory interface, default=None
+        As for :class:`sklearn.pipeline.Pipeline`.
+    verbose : bool, default=False
         As for :class:`sklearn.pipeline.Pipeline`.
 
     Attributes
     ----------
     privacy_spent_ : PrivacySpent
-        Guarantee of the whole fit (all private steps composed).
+        Guarantee of the whole fit: the smaller of basic composition of the
+        fitted private steps' ``privacy_spent_`` and the accountant's
+        composition of their plans' events, at the sum of their deltas.
     step_budgets_ : dict
         ``{step path: (epsilon, delta)}`` given to each private step.
-    named_steps
+    named_steps : Bunch
         As for :class:`sklearn.pipeline.Pipeline`.
 
     Examples
@@ -335,82 +341,32 @@ class PrivatePipeline(Pipeline):
             budgets[path] = budget
         self.step_budgets_ = budgets
 
-    def _collect_privacy(self):
-        """Compose the fitted private steps' events into ``privacy_spent_``."""
+    def _fit(self, *args, **kwargs):
+        # Every fitting method of Pipeline (fit, fit_transform, fit_predict)
+        # starts here, before any step sees the data.
+        self._prepare_privacy()
+        return super()._fit(*args, **kwargs)
+
+    @property
+    def privacy_spent_(self):
+        """Guarantee of the whole fit, composed from the fitted private steps."""
+        if not hasattr(self, "step_budgets_"):
+            raise AttributeError("privacy_spent_ is set by fit")
         fitted = [e for _, s in self.steps for e in _fitted_leaves(s)]
+        if not fitted:
+            return PrivacySpent(0.0, 0.0)
         events = [getattr(e, "_privacy_event", e.privacy_plan_.event)
                   for e in fitted]
         spents = [e.privacy_spent_ for e in fitted]
-        if not events:
-            self.privacy_spent_ = PrivacySpent(0.0, 0.0)
-            return
         # Basic composition of the steps' own guarantees, and the
         # accountant's composition of their events at the same total delta:
         # both hold, so the smaller epsilon does.
         delta = min(sum(s.delta for s in spents), 1.0 - 1e-12)
         basic = PrivacySpent(sum(s.epsilon for s in spents), delta)
         if basic.epsilon == np.inf:
-            self.privacy_spent_ = PrivacySpent(np.inf, 0.0)
-            return
+            return PrivacySpent(np.inf, 0.0)
         composed = privacy_spent(compose(*events), delta)
-        self.privacy_spent_ = min(basic, composed, key=lambda s: s.epsilon)
-
-    def fit(self, X, y=None, **params):
-        """Check the steps, split the budget, fit them, compose the spend.
-
-        Parameters
-        ----------
-        X : iterable
-            Training data, as for :meth:`sklearn.pipeline.Pipeline.fit`.
-        y : iterable, default=None
-            Training targets.
-        **params : dict
-            As for :meth:`sklearn.pipeline.Pipeline.fit`.
-
-        Returns
-        -------
-        self : PrivatePipeline
-        """
-        self._prepare_privacy()
-        super().fit(X, y, **params)
-        self._collect_privacy()
-        return self
-
-    def fit_transform(self, X, y=None, **params):
-        """Fit as :meth:`fit`, then transform X with the fitted steps.
-
-        Parameters
-        ----------
-        X : iterable
-        y : iterable, default=None
-        **params : dict
-
-        Returns
-        -------
-        ndarray
-        """
-        self._prepare_privacy()
-        out = super().fit_transform(X, y, **params)
-        self._collect_privacy()
-        return out
-
-    def fit_predict(self, X, y=None, **params):
-        """Fit as :meth:`fit`, then predict X with the last step.
-
-        Parameters
-        ----------
-        X : iterable
-        y : iterable, default=None
-        **params : dict
-
-        Returns
-        -------
-        ndarray
-        """
-        self._prepare_privacy()
-        out = super().fit_predict(X, y, **params)
-        self._collect_privacy()
-        return out
+        return min(basic, composed, key=lambda s: s.epsilon)
 
 
 def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,
@@ -433,7 +389,9 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,
         ``{step name: share}``; names are the lower-cased class names, as
         :func:`sklearn.pipeline.make_pipeline` gives them.
     public_steps : tuple of str, default=()
-    memory, verbose
+    memory : str or object with the joblib.Memory interface, default=None
+        As for :func:`sklearn.pipeline.make_pipeline`.
+    verbose : bool, default=False
         As for :func:`sklearn.pipeline.make_pipeline`.
 
     Returns

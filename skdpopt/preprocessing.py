@@ -123,7 +123,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             f"{_bounds.MAX_TAIL:g} and {1 - _bounds.MAX_TAIL:g} quantiles, so "
             "the statistics are coarse. Pass public bounds=(low, high), give "
             "this step more epsilon, or use more rows.",
-            UtilityWarning, stacklevel=4)
+            UtilityWarning, stacklevel=5)
 
     def _needs_bounds(self):
         """Whether the fit needs bounds even without moments."""
@@ -189,11 +189,13 @@ class DPStandardScaler(_DPScaler):
         Private variance of the clipped features.
     scale_ : ndarray of shape (n_features,) or None
         ``sqrt(var_)``; 1 where the variance cannot be told from zero.
-    bounds_ : tuple of two ndarray of shape (n_features,)
-        The bounds the values were clipped to (public or released).
+    bounds_ : tuple of two ndarray of shape (n_features,) or None
+        The bounds the values were clipped to (public or released); None
+        when nothing was computed (``with_mean=with_std=False``).
     n_samples_seen_ : int
         Number of rows (public).
     n_features_in_ : int
+        Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
         Only when X has string column names.
     privacy_plan_ : ScalerPlan
@@ -278,6 +280,7 @@ class DPStandardScaler(_DPScaler):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Data to scale.
         copy : bool, default=None
             Ignored beyond ``self.copy`` (kept for scikit-learn's signature).
 
@@ -298,6 +301,7 @@ class DPStandardScaler(_DPScaler):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Scaled data.
         copy : bool, default=None
             Ignored beyond ``self.copy``.
 
@@ -347,21 +351,28 @@ class DPMinMaxScaler(_DPScaler):
 
     Attributes
     ----------
-    data_min_, data_max_ : ndarray of shape (n_features,)
-        The bounds (public or released) that map to ``feature_range``.
+    data_min_ : ndarray of shape (n_features,)
+        Lower bounds (public or released), mapped to ``feature_range[0]``.
+    data_max_ : ndarray of shape (n_features,)
+        Upper bounds, mapped to ``feature_range[1]``.
     data_range_ : ndarray of shape (n_features,)
         ``data_max_ - data_min_``.
-    scale_, min_ : ndarray of shape (n_features,)
+    scale_ : ndarray of shape (n_features,)
         ``X * scale_ + min_`` is the transform.
+    min_ : ndarray of shape (n_features,)
+        See ``scale_``.
     bounds_ : tuple of two ndarray of shape (n_features,)
         ``(data_min_, data_max_)``.
     n_samples_seen_ : int
+        Number of rows (public).
     n_features_in_ : int
+        Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
         Only when X has string column names.
     privacy_plan_ : ScalerPlan
+        What the fit released: the bounds draws, or nothing.
     privacy_spent_ : PrivacySpent
-        Zero when the bounds are public.
+        The guarantee of the fit; zero when the bounds are public.
 
     Examples
     --------
@@ -436,6 +447,7 @@ class DPMinMaxScaler(_DPScaler):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Data to scale.
 
         Returns
         -------
@@ -453,6 +465,7 @@ class DPMinMaxScaler(_DPScaler):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Scaled data.
 
         Returns
         -------
