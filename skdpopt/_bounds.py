@@ -165,6 +165,20 @@ def effective_quantiles(quantiles, n_samples, score_sensitivity):
     return tuple(out)
 
 
+def median_cell_is_reliable(n_samples, score_sensitivity, n_candidates=len(DEFAULT_GRID)):
+    """Whether the median-cell draw of :func:`private_bounds` finds the data.
+
+    Every cell beyond the data is ``n / 2`` from holding the median, so the
+    ``n_candidates - 1`` cells together weigh at most ``exp(-TIE_MARGIN)``
+    of the right one once ``score_sensitivity * n / 2 >=
+    log(n_candidates - 1) + TIE_MARGIN``.  Public quantities only.
+    """
+    if not np.isfinite(score_sensitivity):
+        return True
+    needed = math.log(n_candidates - 1) + TIE_MARGIN
+    return score_sensitivity * n_samples / 2.0 >= needed
+
+
 def counts_below(X, grid=DEFAULT_GRID):
     """``#{i : X[i, j] < grid[k]}`` for every column j and candidate k.
 

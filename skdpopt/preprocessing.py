@@ -112,17 +112,24 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
 
     def _warn_if_bounds_are_coarse(self, plan, requested, n_samples):
         """UtilityWarning when the budget and the rows (public) are too few
-        for the private bounds to aim near the requested ranks."""
-        if plan.bounds is None or plan.bounds.quantiles[0] < _bounds.MAX_TAIL:
+        for the private bounds: the median cell cannot be found reliably,
+        or the bounds cannot aim near the requested ranks."""
+        draws = plan.bounds
+        if draws is None:
             return
-        if requested[0] >= _bounds.MAX_TAIL:
+        lost = not _bounds.median_cell_is_reliable(n_samples,
+                                                   draws.score_sensitivity)
+        capped = (draws.quantiles[0] >= _bounds.MAX_TAIL > requested[0])
+        if not (lost or capped):
             return
+        what = ("may miss the data altogether" if lost else
+                f"can only aim at the {_bounds.MAX_TAIL:g} and "
+                f"{1 - _bounds.MAX_TAIL:g} quantiles")
         warnings.warn(
-            f"{type(self).__name__}: with {n_samples} rows and epsilon="
-            f"{self.epsilon:g}, the private bounds can only aim at the "
-            f"{_bounds.MAX_TAIL:g} and {1 - _bounds.MAX_TAIL:g} quantiles, so "
-            "the statistics are coarse. Pass public bounds=(low, high), give "
-            "this step more epsilon, or use more rows.",
+            f"{type(self).__name__}: with {n_samples} rows, {self.n_features_in_} "
+            f"feature(s) and epsilon={self.epsilon:g}, the private bounds {what}, "
+            "so the statistics are coarse. Pass public bounds=(low, high), "
+            "give this step more epsilon, or use more rows.",
             UtilityWarning, stacklevel=5)
 
     def _needs_bounds(self):
