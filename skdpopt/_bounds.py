@@ -1,18 +1,20 @@
 """Private bounds and clipped moments of numeric columns.
 
 One implementation for every place where a bound drives utility: the
-scalers of :mod:`skdpopt.preprocessing`, the numeric domains of
-DPSyntheticData, and bounds such as a target bound or a clip norm, which
-are quantiles of a per-record statistic (``|y_i|``, ``||x_i||``).
+scalers of :mod:`skdpopt.preprocessing`, and meant for the numeric domains
+of DPSyntheticData and for bounds such as a target bound or a clip norm,
+which are quantiles of a per-record statistic (``|y_i|``, ``||x_i||``).
 
 Two mechanisms, both under replace-one neighbouring:
 
-* :func:`private_quantiles`: for each column and each target rank, one
-  draw of the exponential mechanism over a public grid of candidates
+* :func:`private_bounds` and :func:`private_quantiles`: for each column,
+  draws of the exponential mechanism over a public grid of candidates
   (:func:`bound_grid`), scored by how far the count of values below a
-  candidate is from the target count.  Replacing one record moves every
-  count by at most 1, so a draw whose score is ``score_sensitivity`` times
-  minus that distance has score sensitivity ``score_sensitivity``
+  candidate is from a target count (:func:`private_bounds` first draws the
+  grid cell holding the median, and anchors the two bounds at it).
+  Replacing one record moves every count by at most 1, so a draw whose
+  score is ``score_sensitivity`` times minus that distance has score
+  sensitivity ``score_sensitivity``
   (:class:`~skdpopt.accounting.ExponentialMechanism`).  Values only ever
   enter comparisons with candidates, so extreme values (1e300, float32
   3e19, infinities) cannot overflow anything.

@@ -385,10 +385,12 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,
     epsilon : float or None, default=1.0
         Budget of the whole fit (see :class:`PrivatePipeline`).
     delta : float, default=1e-5
+        Failure probability of the whole fit.
     budget_split : dict or None, default=None
         ``{step name: share}``; names are the lower-cased class names, as
         :func:`sklearn.pipeline.make_pipeline` gives them.
     public_steps : tuple of str, default=()
+        Steps declared to learn nothing private (see :class:`PrivatePipeline`).
     memory : str or object with the joblib.Memory interface, default=None
         As for :func:`sklearn.pipeline.make_pipeline`.
     verbose : bool, default=False
