@@ -167,7 +167,8 @@ def effective_quantiles(quantiles, n_samples, score_sensitivity):
     return tuple(out)
 
 
-def median_cell_is_reliable(n_samples, score_sensitivity, n_candidates=len(DEFAULT_GRID)):
+def median_cell_is_reliable(n_samples, score_sensitivity,
+                            n_candidates=len(DEFAULT_GRID)):
     """Whether the median-cell draw of :func:`private_bounds` finds the data.
 
     Every cell beyond the data is ``n / 2`` from holding the median, so the

@@ -215,7 +215,8 @@ class PrivatePipeline(Pipeline):
     events, so it is never above the request.  Default shares:
     ``PREPROCESSING_SHARE`` (20%) split equally among the private
     transformers and the rest to a private model at the end; equal shares
-    otherwise (a pipeline of transformers, or no private model).  ``budget_split`` sets them by step name.
+    otherwise (a pipeline of transformers, or no private model).
+    ``budget_split`` sets them by step name.
 
     Parameters
     ----------
@@ -409,7 +410,8 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,
     >>> y = (X - 100) @ [0.05, -0.02, 0.01] + rng.normal(size=5000)
     >>> pipe = make_private_pipeline(DPStandardScaler(), DPSGDRegressor(),
     ...                              epsilon=1.0, delta=1e-6).fit(X, y)
-    >>> pipe.step_budgets_["dpstandardscaler"][0], pipe.step_budgets_["dpsgdregressor"][0]
+    >>> budgets = pipe.step_budgets_
+    >>> budgets["dpstandardscaler"][0], budgets["dpsgdregressor"][0]
     (0.2, 0.8)
     >>> bool(pipe.privacy_spent_.epsilon <= 1.0)
     True
