@@ -242,7 +242,8 @@ SGD_EXTREME = AuditCase(
     statistic=lambda est: float(np.nan_to_num(est.coef_[0], nan=EXTREME)),
     claimed=_spent,
     plant=_plant_naive_clipping,
-    bug="norm squared naively (overflows to inf), clip factor C / max(abs(r) norm(x), C)",
+    bug=("norm squared naively (overflows to inf), clip factor "
+         "C / max(abs(r) norm(x), C)"),
 )
 
 
@@ -488,5 +489,5 @@ SYNTHETIC_BOUNDS = AuditCase(
 )
 
 
-CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC,
-         SYNTHETIC_BOUNDS]
+CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX,
+         SYNTHETIC, SYNTHETIC_BOUNDS]
