@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._auto_bounds import is_auto, release_bounds, row_abs_max, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -16,7 +17,7 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_targets
-from .plans.lasso import plan_lasso
+from .plans.lasso import frank_wolfe_scale, plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd
 
@@ -185,8 +186,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
-        "feature_bound": [Interval(Real, 0, None, closed="neither")],
-        "target_bound": [Interval(Real, 0, None, closed="neither")],
+        "feature_bound": [StrOptions({"auto"}),
+                          Interval(Real, 0, None, closed="neither")],
+        "target_bound": [StrOptions({"auto"}),
+                         Interval(Real, 0, None, closed="neither")],
         "residual_bound": [StrOptions({"auto"}),
                            Interval(Real, 0, None, closed="neither")],
         "solver": [StrOptions({"greedy_cd", "frank_wolfe"})],
@@ -206,8 +209,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         fit_intercept=True,
         max_iter=20,
         warm_start=False,
-        feature_bound=1.0,
-        target_bound=1.0,
+        feature_bound="auto",
+        target_bound="auto",
         residual_bound="auto",
         solver="greedy_cd",
         radius=1.0,
@@ -270,9 +273,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             feature_bound=self.feature_bound, target_bound=self.target_bound,
             radius=self.radius)
         self._begin_release(plan)
-        X = _clip_features_if_needed(X, self.feature_bound)
-        y = clip_targets(y, self.target_bound)
         rng = make_generator(self.random_state)
+        self._set_bounds(X, y, plan, rng)
+        X = _clip_features_if_needed(X, self.feature_bound_)
+        y = clip_targets(y, self.target_bound_)
         previous_event = self._warm_start_event() if self._warm_starts(
             n_features) else None
         if self.solver == "greedy_cd":
@@ -282,6 +286,23 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
         self._finish_release(plan, previous_event)
         return self
+
+    def _set_bounds(self, X, y, plan, rng):
+        """``target_bound_`` and ``feature_bound_``: the public bounds, or
+        the private draws the plan budgeted for the "auto" ones."""
+        auto = {"target bound": (is_auto(self.target_bound), np.abs, y),
+                "feature bound": (is_auto(self.feature_bound), row_abs_max, X)}
+        wanted = [name for name, (flag, _, _) in auto.items() if flag]
+        released = iter(())
+        if wanted:
+            draws = plan.bounds_draws
+            warn_if_coarse(self, draws, X.shape[0], wanted, stacklevel=5)
+            released = iter(release_bounds(
+                [auto[name][1](auto[name][2]) for name in wanted], draws, rng))
+        self.target_bound_ = float(next(released) if auto["target bound"][0]
+                                   else self.target_bound)
+        self.feature_bound_ = float(next(released) if auto["feature bound"][0]
+                                    else self.feature_bound)
 
     def _warm_starts(self, n_features):
         return (self.warm_start and hasattr(self, "coef_")
@@ -296,10 +317,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     def _fit_greedy_cd(self, X, y, plan, rng):
         # "auto" starts from the residuals of w = 0, which the target bound
         # covers, and adapts privately from there when the plan says so.
-        residual_bound = (self.target_bound if self.residual_bound == "auto"
+        residual_bound = (self.target_bound_ if self.residual_bound == "auto"
                           else self.residual_bound)
         coef_init, intercept_init = self._warm_start_point(X.shape[1])
-        problem = ClippedLeastSquares(X, y, self.feature_bound, residual_bound)
+        problem = ClippedLeastSquares(X, y, self.feature_bound_, residual_bound)
         result = private_greedy_cd(
             problem, alpha=self.alpha, n_steps=plan.n_steps,
             fit_intercept=self.fit_intercept, selection=plan.selection,
@@ -318,8 +339,16 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def _fit_frank_wolfe(self, X, y, plan, rng):
         n_features = X.shape[1]
-        bound = self.feature_bound
-        problem = ClippedLeastSquares(X, y, bound, plan.residual_bound)
+        bound = self.feature_bound_
+        residual_bound, score_scale = plan.residual_bound, plan.score_scale
+        if plan.bounds_draws is not None:
+            residual_bound, score_scale = frank_wolfe_scale(
+                n_samples=X.shape[0], radius=self.radius, feature_bound=bound,
+                target_bound=self.target_bound_,
+                residual_bound=(self.target_bound_ if self.residual_bound == "auto"
+                                else self.residual_bound),
+                score_sensitivity=plan.score_sensitivity)
+        problem = ClippedLeastSquares(X, y, bound, residual_bound)
         dim = n_features + int(self.fit_intercept)
 
         def gradient(point):
@@ -336,7 +365,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 start = None
         result = private_frank_wolfe(gradient, dim, radius=self.radius,
                                      n_steps=plan.n_steps,
-                                     score_scale=plan.score_scale, rng=rng,
+                                     score_scale=score_scale, rng=rng,
                                      coef_init=start)
         self.coef_ = result.coef[:n_features]
         self.intercept_ = (bound * float(result.coef[n_features])
