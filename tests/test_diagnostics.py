@@ -39,7 +39,7 @@ def test_sum_ratio_matches_a_simulated_run():
 
 
 def test_ratio_falls_with_rows_and_epsilon():
-    assert _dpsgd_ratio(500, 1e-4) > 1.0        # the useless fit
+    assert _dpsgd_ratio(500, 1e-4) > 1.0        # the useless fit of epsilon 1e-4
     assert _dpsgd_ratio(50_000, 1.0) < 0.1
     assert _dpsgd_ratio(5_000, 1.0) < _dpsgd_ratio(500, 1.0)
     assert _dpsgd_ratio(5_000, 1.0) < _dpsgd_ratio(5_000, 0.1)
