@@ -8,8 +8,13 @@ the exponential mechanism over the public grid of
 :mod:`skdpopt._bounds`; the rest of the budget goes to the fit.  Each
 record contributes one value to each statistic, so each bound is one
 draw of score sensitivity D (an ``ExponentialMechanism(D)``, ``D^2 / 2``
-in zCDP units).  Plans put :func:`auto_draws` in their event tree; the
-estimators call :func:`release_bounds` after the ledger check.
+in zCDP units).  Two draws per bound: the grid cell holding the
+statistic's median (:func:`skdpopt._bounds.private_median_cell`, no
+prior), then the upper quantile anchored at that cell's upper end, so that
+the public prior of the second draw measures magnitudes from the data's
+own scale, not from 0 (a statistic in dollars lies 16 doublings above 1).
+Plans put :func:`auto_draws` in their event tree; the estimators call
+:func:`release_bounds` after the ledger check.
 """
 
 import warnings
@@ -19,7 +24,8 @@ import scipy.sparse as sp
 
 from . import _bounds
 from .exceptions import UtilityWarning
-from .plans.preprocessing import QuantileDraws, quantile_draws_for_rho
+from .accounting import zcdp
+from .plans.preprocessing import QuantileDraws
 
 # Share of a fit's budget (zCDP units) spent on its "auto" bounds, all of
 # them together.  Small: a bound within a factor 2 of the right one costs
@@ -29,6 +35,9 @@ AUTO_BOUNDS_SHARE = 0.05
 # Rank of the released bound: 1% of the records are clipped at most (in
 # expectation over the draw's error in rank).
 AUTO_QUANTILE = 0.99
+
+# Draws per bound: the median cell, then the upper quantile.
+DRAWS_PER_BOUND = 2
 
 # The smallest positive candidate of the grid: a released bound is never 0.
 _SMALLEST = float(_bounds.DEFAULT_GRID[_bounds.DEFAULT_GRID > 0].min())
@@ -42,8 +51,8 @@ def is_auto(value):
 def auto_draws(rho, *, n_samples, n_bounds, epsilon, quantile=AUTO_QUANTILE):
     """The draws of ``n_bounds`` auto bounds costing ``rho`` together.
 
-    Without privacy (``epsilon = inf``) the "draws" are exact: the largest
-    value (rank 1), rounded up to the grid.
+    Without privacy (``epsilon = inf``) the "draws" are exact: the
+    quantile, rounded up to the grid.
 
     Parameters
     ----------
@@ -64,9 +73,11 @@ def auto_draws(rho, *, n_samples, n_bounds, epsilon, quantile=AUTO_QUANTILE):
     if n_bounds == 0:
         return None
     if epsilon == np.inf:
-        return QuantileDraws(n_bounds, (1.0,), np.inf, 1)
-    return quantile_draws_for_rho(rho, n_samples=n_samples, n_columns=n_bounds,
-                                  quantiles=(quantile,), bounds=False)
+        return QuantileDraws(n_bounds, (quantile,), np.inf, DRAWS_PER_BOUND)
+    sensitivity = zcdp.exponential_score_sensitivity(
+        rho / (n_bounds * DRAWS_PER_BOUND))
+    effective = _bounds.effective_quantiles((quantile,), n_samples, sensitivity)
+    return QuantileDraws(n_bounds, effective, float(sensitivity), DRAWS_PER_BOUND)
 
 
 def row_abs_max(X):
@@ -99,24 +110,28 @@ def release_bounds(statistics, draws, rng):
     """
     values = np.column_stack([np.nan_to_num(np.asarray(s, dtype=np.float64),
                                             nan=np.inf) for s in statistics])
+    cell = _bounds.private_median_cell(values, draws.score_sensitivity, rng)
+    anchor = _bounds.DEFAULT_GRID[cell + 1]
     released = _bounds.private_quantiles(values, draws.quantiles,
                                          draws.score_sensitivity, rng,
-                                         anchor=0.0)[0]
+                                         anchor=anchor)[0]
     return np.maximum(released, _SMALLEST)
 
 
 def warn_if_coarse(estimator, draws, n_samples, names, stacklevel=4):
     """UtilityWarning (public quantities only) when the budget and the
-    rows are too few for the draw to find an upper quantile: its rank
-    had to move to the floor ``1 - MAX_TAIL``."""
+    rows are too few for the draws to find the data's scale (the median
+    cell) or an upper quantile (its rank had to move to ``1 - MAX_TAIL``)."""
     if draws is None or not np.isfinite(draws.score_sensitivity):
         return False
-    if draws.quantiles[0] > 1.0 - _bounds.MAX_TAIL or draws.quantiles[0] < 0.5:
+    lost = not _bounds.median_cell_is_reliable(n_samples, draws.score_sensitivity)
+    capped = draws.quantiles[0] <= 1.0 - _bounds.MAX_TAIL
+    if not (lost or capped):
         return False
     warnings.warn(
         f"{type(estimator).__name__}: with {n_samples} rows and this epsilon "
-        f"the private {' and '.join(names)} can only aim at the "
-        f"{1 - _bounds.MAX_TAIL:g} quantile, so many records may be clipped. "
+        f"the private {' and '.join(names)} may miss the data's scale, so the "
+        "fit may clip most records or add noise far above their scale. "
         f"Levers: more epsilon, more rows, or pass public {' and '.join(names)}.",
         UtilityWarning, stacklevel=stacklevel)
     return True

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._auto_bounds import is_auto, release_bounds, row_abs_max, warn_if_coarse
+from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -272,6 +273,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             curvature=self.curvature, residual_bound=self.residual_bound,
             feature_bound=self.feature_bound, target_bound=self.target_bound,
             radius=self.radius)
+        if self.solver == "greedy_cd":
+            # Public: a coordinate gradient is at most B C, its noise
+            # 2 B C / n noise multipliers (n, epsilon and the schedule only).
+            warn_if_noise_dominates(self, noisy_sum_ratio(
+                noise_multiplier=2.0 * plan.gradient_noise_multiplier,
+                n_steps=1, expected_batch=n_samples, n_params=1))
         self._begin_release(plan)
         rng = make_generator(self.random_state)
         self._set_bounds(X, y, plan, rng)

@@ -10,6 +10,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._auto_bounds import is_auto, release_bounds, warn_if_coarse
+from ._diagnostics import (
+    MORE_EPSILON,
+    MORE_ROWS,
+    noisy_sum_ratio,
+    warn_if_noise_dominates,
+)
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -66,6 +72,12 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm))
+        # Public quantities only: n, epsilon (through the noise), schedule.
+        warn_if_noise_dominates(self, noisy_sum_ratio(
+            noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
+            expected_batch=plan.sampling_rate * n_samples,
+            n_params=X.shape[1] + int(self.fit_intercept)),
+            levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
         self._begin_release(plan)
         rng = make_generator(self.random_state)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
@@ -259,7 +271,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm=1.0,
+        clip_norm="auto",
         sampling="poisson",
         loss_epsilon=0.1,
         radius=None,
@@ -469,7 +481,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm=1.0,
+        clip_norm="auto",
         sampling="poisson",
         radius=None,
         classes=None,

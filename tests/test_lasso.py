@@ -153,18 +153,18 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
                     **params).fit(X, y)
     claimed = model.privacy_spent_.epsilon
     events = flatten(model.privacy_plan_.event)
-    # The plan's events: the two "auto" bounds' draws first, then one
-    # selection per step, and so on.
+    # The plan's events: the two "auto" bounds' draws first (a median cell
+    # and an upper quantile each), then one selection per step, and so on.
     assert sum(count for m, count in events
-               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 22
+               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 24
     draws = model.privacy_plan_.bounds_draws
-    assert events[0] == (ExponentialMechanism(draws.score_sensitivity), 2)
+    assert events[0] == (ExponentialMechanism(draws.score_sensitivity), 4)
     if not params:
         # Residual scale, selection, gradient and curvature on every step
         # (the curvature is skipped on intercept steps, but which those are
         # depends on the data: the plan counts the most there can be).
         assert len(events) == 5
-        assert [count for _, count in events] == [2] + [20] * 4
+        assert [count for _, count in events] == [4] + [20] * 4
     recomputed = independent_epsilon(events, DELTA)
     assert claimed >= recomputed * (1 - 1e-3)
     # Calibration spends the budget, within its 2% tolerance.
@@ -191,7 +191,7 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     # Per-step rho of the gradient release, recovered from each plan.
     step_rho = [1.0 / (2.0 * m.privacy_plan_.gradient_noise_multiplier**2)
                 for m in (auto, public)]
-    bounds_rho = plan.bounds_draws.score_sensitivity**2  # 2 draws * D^2 / 2
+    bounds_rho = 2 * plan.bounds_draws.score_sensitivity**2  # 4 draws * D^2 / 2
     # The steps of the auto fit get (1 - share) of the rho the public fit's
     # steps get (both calibrated to epsilon, within its 2% tolerance) ...
     assert step_rho[0] / step_rho[1] == pytest.approx(1 - AUTO_BOUNDS_SHARE,
@@ -199,7 +199,7 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     # ... and the bounds the share: bounds over steps is share / (1 - share).
     assert bounds_rho / (20 * step_rho[0] / (1 - 0.5 - 0.05 - 0.05)) == (
         pytest.approx(AUTO_BOUNDS_SHARE / (1 - AUTO_BOUNDS_SHARE)))
-    assert zcdp.exponential_score_sensitivity(bounds_rho / 2) == pytest.approx(
+    assert zcdp.exponential_score_sensitivity(bounds_rho / 4) == pytest.approx(
         plan.bounds_draws.score_sensitivity)
     # The released bounds are on the grid and cover the data's scale.
     assert 0.5 <= auto.feature_bound_ <= 2.0
