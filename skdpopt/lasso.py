@@ -51,12 +51,13 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     Noise is calibrated by the library's accountant under replace-one
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
 
-    Sensitivity is bounded by public bounds, never by the data: features
-    are clipped to ``[-feature_bound, feature_bound]``, targets to
-    ``[-target_bound, target_bound]`` and residuals to
+    Sensitivity is bounded by bounds fixed before the steps, never by the
+    data: features are clipped to ``[-feature_bound, feature_bound]``,
+    targets to ``[-target_bound, target_bound]`` and residuals to
     ``[-residual_bound, residual_bound]`` (the loss is therefore Huber's,
     equal to the squared error wherever residuals stay within the bound).
-    Scale the data with public constants so that these bounds hold.  By
+    By default the target and feature bounds are private quantiles
+    released for 5% of the budget; numbers are public bounds, at no cost.  By
     default the residual bound starts at ``target_bound`` and then follows
     the residuals' scale, privately estimated at every step: the noise
     shrinks with it.
@@ -86,10 +87,16 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         both fits, so ``privacy_spent_`` composes their events (and may then
         exceed ``epsilon``); a :class:`~skdpopt.PrivacyLedger` records only
         the new fit, the earlier one being recorded already.
-    feature_bound : float, default=1.0
-        Public bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.
-    target_bound : float, default=1.0
-        Public bound on ``|y_i|``; targets are clipped to it.
+    feature_bound : "auto" or float, default="auto"
+        Bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.  A
+        float is a public bound, free.  "auto" releases a private 0.99
+        quantile of ``max_j |x_ij|`` before the first step (with "auto"
+        ``target_bound``, the two share 5% of the budget, in zCDP units;
+        the steps get the rest); see ``feature_bound_``.
+    target_bound : "auto" or float, default="auto"
+        Bound on ``|y_i|``; targets are clipped to it.  A float is a
+        public bound, free; "auto" releases a private 0.99 quantile of
+        ``|y_i|`` as for ``feature_bound``; see ``target_bound_``.
     residual_bound : "auto" or float, default="auto"
         Bound C on ``|x_i . w + b - y_i|`` used in the gradient; larger
         residuals are clipped, and the noise is proportional to C.  A float
@@ -144,6 +151,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Intercept of the released model (0 if ``fit_intercept=False``).
     n_iter_ : int
         Steps run.
+    target_bound_ : float
+        The target bound used: ``target_bound``, or the privately released
+        one (a candidate of a public grid).
+    feature_bound_ : float
+        The feature bound used, likewise.
     selected_ : ndarray of int
         Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
         the vertex index).

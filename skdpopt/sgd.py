@@ -180,9 +180,12 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         if an int), which smooths out the noise.
     batch_size : int or "auto", default="auto"
         Expected batch size q * n_samples ("auto": min(256, n_samples)).
-    clip_norm : float, default=1.0
+    clip_norm : "auto" or float, default="auto"
         Bound C on each example's gradient norm (coefficients and intercept
-        together).  Public.
+        together).  A float is public and free.  "auto" first releases a
+        private 0.9 quantile of the examples' gradient norms at the start
+        (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
+        calibrated for the rest); see ``clip_norm_``.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": each step includes each row with probability
         ``batch_size / n_samples``.  "full": every row in every step
@@ -221,6 +224,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Noisy steps taken.
     noise_multiplier_ : float
         Noise standard deviation over ``clip_norm``.
+    clip_norm_ : float
+        The clip norm used: ``clip_norm``, or the privately released one (a
+        candidate of a public grid).
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
     privacy_plan_ : DPSGDPlan
@@ -393,9 +399,12 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         if an int), which smooths out the noise.
     batch_size : int or "auto", default="auto"
         Expected batch size q * n_samples ("auto": min(256, n_samples)).
-    clip_norm : float, default=1.0
+    clip_norm : "auto" or float, default="auto"
         Bound C on each example's gradient norm (coefficients and intercept
-        together).  Public.
+        together).  A float is public and free.  "auto" first releases a
+        private 0.9 quantile of the examples' gradient norms at the start
+        (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
+        calibrated for the rest); see ``clip_norm_``.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": Poisson-subsampled steps; "full": every row in every step
         (NoisyGD); "single_pass": each row's gradient counts only the first
@@ -441,6 +450,9 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model (all classes
         together), replace-one.
+    clip_norm_ : float
+        The clip norm used: ``clip_norm``, or the privately released one (a
+        candidate of a public grid).
     privacy_plan_ : DPSGDPlan
         What the fit released, planned before it read the data (all
         classes): schedule, noise multiplier and event tree.
