@@ -93,6 +93,9 @@ def sgd_datasets(seed):
     X = rng.normal(size=(625, 5)) * [1, 10, 100, 0.1, 3]
     y = 50.0 + X @ np.array([2.0, -0.3, 0.02, 10.0, 1.0]) + rng.normal(size=625)
     sets["synthetic 500"] = X, y
+    X = rng.normal(size=(6250, 5)) * [1, 10, 100, 0.1, 3]
+    y = 50.0 + X @ np.array([2.0, -0.3, 0.02, 10.0, 1.0]) + 5 * rng.normal(size=6250)
+    sets["synthetic 5000"] = X, y
     return {name: train_test_split(X, y, test_size=0.2, random_state=seed)
             for name, (X, y) in sets.items()}
 
@@ -143,11 +146,32 @@ def task_sgd(epsilons=(1.0, 8.0, np.inf)):
             print(f"{name:24s} {dataset:14s} " + "  ".join(cells), flush=True)
 
 
+def task_schedule(epsilons=(0.5, 1.0, 3.0, 8.0, np.inf)):
+    """R^2 against the number of steps T (batch size 5 n / T, 5 epochs)."""
+    data = {seed: sgd_datasets(seed) for seed in SEEDS}
+    for dataset in data[SEEDS[0]]:
+        n = len(data[SEEDS[0]][dataset][2])
+        for epsilon in epsilons:
+            cells = []
+            for steps in (5, 10, 20, 50, 100, 200, 400):
+                batch = max(1, round(5 * n / steps))
+                if batch > n:
+                    continue
+                scores = [sgd_r2(*data[seed][dataset], epsilon, seed,
+                                 clip_norm="auto", batch_size=batch)
+                          for seed in SEEDS]
+                cells.append(f"T={steps}: {np.median(scores):6.3f}")
+            print(f"{dataset:14s} n={n:5d} eps={epsilon:<4g} n*eps={n * epsilon:<7g} "
+                  + " ".join(cells), flush=True)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--task", choices=["lasso", "sgd"], default="lasso")
+    parser.add_argument("--task", choices=["lasso", "sgd", "schedule"], default="lasso")
     args = parser.parse_args()
     if args.task == "lasso":
         task_lasso()
-    else:
+    elif args.task == "sgd":
         task_sgd()
+    else:
+        task_schedule()

@@ -179,7 +179,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Output the average of the iterates (after ``average`` samples seen
         if an int), which smooths out the noise.
     batch_size : int or "auto", default="auto"
-        Expected batch size q * n_samples ("auto": min(256, n_samples)).
+        Expected batch size q * n_samples.  "auto": at most 256 rows, and
+        small enough for ``max_iter`` epochs to make ``n_samples * epsilon
+        / 50`` steps, within [10, 200] (200 without privacy): more steps
+        when the noise is small, fewer and larger batches when it is not.
     clip_norm : "auto" or float, default="auto"
         Bound C on each example's gradient norm (coefficients and intercept
         together).  A float is public and free.  "auto" first releases a
@@ -398,7 +401,10 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         Output the average of the iterates (after ``average`` samples seen
         if an int), which smooths out the noise.
     batch_size : int or "auto", default="auto"
-        Expected batch size q * n_samples ("auto": min(256, n_samples)).
+        Expected batch size q * n_samples.  "auto": at most 256 rows, and
+        small enough for ``max_iter`` epochs to make ``n_samples * epsilon
+        / 50`` steps, within [10, 200] (200 without privacy): more steps
+        when the noise is small, fewer and larger batches when it is not.
     clip_norm : "auto" or float, default="auto"
         Bound C on each example's gradient norm (coefficients and intercept
         together).  A float is public and free.  "auto" first releases a

@@ -61,10 +61,30 @@ class DPSGDPlan(PrivacyPlan):
     clip_share: float = 0.0
 
 
-def sgd_schedule(n_samples, *, sampling, batch_size, max_iter):
+# batch_size="auto": at most MAX_AUTO_BATCH rows, and small enough that
+# the epochs make at least n * epsilon / N_EPSILON_PER_STEP steps, within
+# [MIN_AUTO_STEPS, MAX_AUTO_STEPS] (MAX_AUTO_STEPS without privacy).  Few
+# steps leave the model far from the optimum when the noise is small;
+# many small noisy steps add up more noise when it is not.  Chosen on
+# development data (benchmarks/design_defaults.py, --task schedule).
+MAX_AUTO_BATCH = 256
+N_EPSILON_PER_STEP = 50.0
+MIN_AUTO_STEPS = 10
+MAX_AUTO_STEPS = 200
+
+
+def auto_batch_size(n_samples, epsilon, max_iter):
+    """The batch size of ``batch_size="auto"`` (public quantities only)."""
+    steps = min(max(n_samples * epsilon / N_EPSILON_PER_STEP, MIN_AUTO_STEPS),
+                MAX_AUTO_STEPS)
+    wanted = math.ceil(max_iter * n_samples / steps)
+    return max(1, min(MAX_AUTO_BATCH, n_samples, wanted))
+
+
+def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
     """Sampling rate, steps and epochs from the public hyperparameters."""
     if batch_size == "auto":
-        batch_size = min(256, n_samples)
+        batch_size = auto_batch_size(n_samples, epsilon, max_iter)
     elif batch_size > n_samples:
         raise ValueError(
             f"batch_size={batch_size} must be at most n_samples={n_samples}."
@@ -105,7 +125,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     DPSGDPlan
     """
     rate, steps, epochs = sgd_schedule(
-        n_samples, sampling=sampling, batch_size=batch_size, max_iter=max_iter)
+        n_samples, sampling=sampling, batch_size=batch_size, max_iter=max_iter,
+        epsilon=epsilon)
     if average is False:
         average_start = None
     else:
