@@ -17,7 +17,9 @@ data, see ``design_defaults.py``) of the test score of
   budget to the estimator;
 * **sklearn**: the non-private scikit-learn pipeline (StandardScaler,
   then LinearRegression / LogisticRegression / Lasso);
-* **trivial**: the training mean (R^2) or the majority class (accuracy).
+* **trivial**: the training mean (R^2) or the majority class (accuracy);
+* for DPLasso also the former defaults, public bounds of 1 on targets and
+  features.
 
 The score is R^2 (regression) or accuracy (classification) on a held-out
 quarter, except the sparse regression, scored as in the DPLasso
@@ -46,7 +48,7 @@ cores):
 
 Usage::
 
-    python benchmarks/bench_defaults.py           # about 20 minutes
+    python benchmarks/bench_defaults.py           # about 5 minutes
     python benchmarks/bench_defaults.py --quick   # 2 seeds, epsilon 1
 """
 
@@ -210,9 +212,14 @@ def lasso_runs(reference, epsilon, seed):
         oracle = DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
                          target_bound=6.0, feature_bound=1.0,
                          random_state=seed).fit(X, y)
+        # The former defaults: public bounds of 1 on targets and features.
+        former = DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
+                         target_bound=1.0, feature_bound=1.0,
+                         random_state=seed).fit(X, y)
     (sub_d, rec_d), (sub_o, rec_o) = reference.measure(defaults), reference.measure(oracle)
     return {"defaults": sub_d, "oracle": sub_o, "recall": rec_d,
-            "oracle recall": rec_o, "warned": warned}
+            "oracle recall": rec_o, "former": reference.measure(former)[0],
+            "warned": warned}
 
 
 # ----------------------------------------------------------------------------
@@ -234,21 +241,21 @@ def print_sgd_table(name, estimator, rows, metric):
     for epsilon, row in rows.items():
         gain = ((row["defaults"] - row["trivial"])
                 / (row["oracle"] - row["trivial"]))
-        print(f"| {epsilon:g} | {row['defaults']:.3f} | {row['oracle']:.3f} | "
-              f"{row['sklearn']:.3f} | {row['trivial']:.3f} | {gain:.2f} | "
+        print(f"| {epsilon:g} | {row['defaults']:.3g} | {row['oracle']:.3f} | "
+              f"{row['sklearn']:.3f} | {row['trivial']:.3f} | {gain:.3g} | "
               f"{row['warned']}/{row['n']} |")
 
 
 def print_lasso_table(rows):
     print("\n### sparse: DPLasso (relative suboptimality, lower is better; "
           "support recall; medians over the seeds)\n")
-    print("| epsilon | defaults | oracle bounds (6, 1) | recall (defaults) | "
-          "recall (oracle) | warned |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| epsilon | defaults | oracle bounds (6, 1) | bounds (1, 1) | "
+          "recall (defaults) | recall (oracle) | warned |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for epsilon, row in rows.items():
         print(f"| {epsilon:g} | {row['defaults']:.3f} | {row['oracle']:.3f} | "
-              f"{row['recall']:.2f} | {row['oracle recall']:.2f} | "
-              f"{row['warned']}/{row['n']} |")
+              f"{row['former']:.3f} | {row['recall']:.2f} | "
+              f"{row['oracle recall']:.2f} | {row['warned']}/{row['n']} |")
 
 
 def main():
