@@ -496,3 +496,19 @@ def test_large_delta_warns(data):
     X, y, _ = data
     with pytest.warns(UserWarning, match="delta"):
         DPLasso(delta=0.01).fit(X, y)
+
+
+def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
+    """With delta = 0 the draws are pure 2D-DP and add to the steps' pure
+    epsilons: recomputed by summing the plan's leaves here."""
+    X, y, _ = data
+    model = DPLasso(alpha=0.01, delta=0.0, selection="laplace",
+                    gradient_noise="laplace", curvature="bound",
+                    residual_bound=1.0, random_state=0).fit(X, y)
+    events = flatten(model.privacy_plan_.event)
+    total = sum(count * m.pure_epsilon for m, count in events)
+    draws = model.privacy_plan_.bounds_draws
+    assert events[0] == (ExponentialMechanism(draws.score_sensitivity), 4)
+    assert model.privacy_spent_.epsilon >= total * (1 - 1e-9)
+    assert 0.98 * (1 - 1e-3) <= model.privacy_spent_.epsilon <= 1.0
+    assert np.isfinite(model.coef_).all()
