@@ -216,7 +216,8 @@ def lasso_runs(reference, epsilon, seed):
         former = DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
                          target_bound=1.0, feature_bound=1.0,
                          random_state=seed).fit(X, y)
-    (sub_d, rec_d), (sub_o, rec_o) = reference.measure(defaults), reference.measure(oracle)
+    sub_d, rec_d = reference.measure(defaults)
+    sub_o, rec_o = reference.measure(oracle)
     return {"defaults": sub_d, "oracle": sub_o, "recall": rec_d,
             "oracle recall": rec_o, "former": reference.measure(former)[0],
             "warned": warned}

@@ -23,8 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _bounds
-from .exceptions import UtilityWarning
 from .accounting import zcdp
+from .exceptions import UtilityWarning
 from .plans.preprocessing import QuantileDraws
 
 # Share of a fit's budget (zCDP units) spent on its "auto" bounds, all of

@@ -9,7 +9,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._auto_bounds import is_auto, release_bounds, row_abs_max, warn_if_coarse
-from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -18,6 +17,7 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_targets
+from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
 from .plans.lasso import frank_wolfe_scale, plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd

@@ -9,12 +9,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._auto_bounds import is_auto, release_bounds, warn_if_coarse
-from ._diagnostics import (
-    MORE_EPSILON,
-    MORE_ROWS,
-    noisy_sum_ratio,
-    warn_if_noise_dominates,
-)
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -24,6 +18,12 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import example_norms
+from ._diagnostics import (
+    MORE_EPSILON,
+    MORE_ROWS,
+    noisy_sum_ratio,
+    warn_if_noise_dominates,
+)
 from ._targets import one_vs_rest_signs
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.sgd import plan_dpsgd

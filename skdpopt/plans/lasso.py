@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, is_auto
 from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -22,7 +23,6 @@ from ..accounting.zcdp import (
     rho_for,
 )
 from ..solvers.greedy_cd import ACTIVATION_MARGIN
-from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, is_auto
 from .base import PrivacyPlan
 from .preprocessing import QuantileDraws
 

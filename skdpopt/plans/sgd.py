@@ -18,7 +18,6 @@ from ..accounting import (
 from .base import PrivacyPlan
 from .preprocessing import QuantileDraws
 
-
 # Rank of the "auto" clip norm among the per-example gradient norms at the
 # starting point (chosen on development data, benchmarks/design_defaults.py).
 CLIP_QUANTILE = 0.9
