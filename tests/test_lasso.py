@@ -512,3 +512,16 @@ def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
     assert model.privacy_spent_.epsilon >= total * (1 - 1e-9)
     assert 0.98 * (1 - 1e-3) <= model.privacy_spent_.epsilon <= 1.0
     assert np.isfinite(model.coef_).all()
+
+
+def test_noise_far_above_any_signal_warns_naming_the_levers(data):
+    """The ratio is computed from n, epsilon and the plan only; the message
+    names levers and carries no private value (no released bound)."""
+    from skdpopt.exceptions import UtilityWarning
+
+    X, y, _ = data
+    with pytest.warns(UtilityWarning, match="more epsilon, more rows") as caught:
+        model = DPLasso(alpha=0.01, epsilon=1e-4, delta=DELTA,
+                        random_state=0).fit(X, y)
+    for record in caught:
+        assert f"{model.target_bound_:g}" not in str(record.message)
