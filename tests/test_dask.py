@@ -119,11 +119,11 @@ def test_poisson_check_catches_a_fixed_size_sample_per_block(monkeypatch):
 
 
 ESTIMATORS = [
-    ("sgd_full", lambda s: DPSGDRegressor(
+    ("sgd_full", lambda s: DPSGDRegressor(clip_norm=1.0, 
         sampling="full", max_iter=10, eta0=1.0, delta=1e-7, random_state=s)),
-    ("sgd_poisson", lambda s: DPSGDRegressor(
+    ("sgd_poisson", lambda s: DPSGDRegressor(clip_norm=1.0, 
         max_iter=2, delta=1e-7, random_state=s)),
-    ("lasso", lambda s: DPLasso(alpha=0.001, max_iter=5, delta=1e-7,
+    ("lasso", lambda s: DPLasso(feature_bound=1.0, target_bound=1.0, alpha=0.001, max_iter=5, delta=1e-7,
                                 random_state=s)),
 ]
 
@@ -156,9 +156,9 @@ def test_full_batch_fits_draw_the_same_noise(client):
     # from the same generator: the models agree to rounding.
     X, y = regression(n=5_000)
     Xd, yd = as_dask(X, y, rows=1_700)
-    for make in (lambda: DPLasso(alpha=0.001, max_iter=8, delta=1e-7,
+    for make in (lambda: DPLasso(feature_bound=1.0, target_bound=1.0, alpha=0.001, max_iter=8, delta=1e-7,
                                  random_state=3),
-                 lambda: DPSGDRegressor(sampling="full", max_iter=10,
+                 lambda: DPSGDRegressor(clip_norm=1.0, sampling="full", max_iter=10,
                                         delta=1e-7, random_state=3)):
         a, b = make().fit(X, y), make().fit(Xd, yd)
         np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-9)
@@ -168,7 +168,7 @@ def test_classifiers_and_block_wise_prediction(client):
     X, y = regression(n=10_000)
     labels = (y > 0).astype(int)
     Xd, yd = as_dask(X, labels)
-    for make in (lambda: DPSGDClassifier(classes=[0, 1], delta=1e-7,
+    for make in (lambda: DPSGDClassifier(clip_norm=1.0, classes=[0, 1], delta=1e-7,
                                          random_state=0),
                  lambda: DPLogisticSimplex(solver="frank_wolfe", classes=[0, 1],
                                            max_iter=10, delta=1e-7,
@@ -188,7 +188,7 @@ def test_label_outside_declared_classes_is_refused(client):
     X, y = regression(n=2_000)
     Xd, yd = as_dask(X, (y > 0).astype(int) + 1)
     with pytest.raises(ValueError, match=r"row\(s\) have a label outside"):
-        DPSGDClassifier(classes=[0, 1], delta=1e-7).fit(Xd, yd)
+        DPSGDClassifier(clip_norm=1.0, classes=[0, 1], delta=1e-7).fit(Xd, yd)
 
 
 def test_dataframe_input_keeps_feature_names(client):
@@ -196,7 +196,7 @@ def test_dataframe_input_keeps_feature_names(client):
     X, y = regression(n=4_000)
     frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
     dframe = dd.from_pandas(frame, npartitions=3)
-    model = DPSGDRegressor(sampling="full", delta=1e-7, random_state=0).fit(
+    model = DPSGDRegressor(clip_norm=1.0, sampling="full", delta=1e-7, random_state=0).fit(
         dframe, dd.from_pandas(pd.Series(y), npartitions=3))
     assert list(model.feature_names_in_) == list(frame.columns)
     with warnings.catch_warnings():
@@ -209,7 +209,7 @@ def test_one_record_dask_fit_records_once_in_the_client_ledger(client):
     X, y = regression(n=3_000)
     Xd, yd = as_dask(X, y, rows=1_000)
     with PrivacyLedger() as ledger:
-        DPSGDRegressor(delta=1e-7, random_state=0).fit(Xd, yd)
+        DPSGDRegressor(clip_norm=1.0, delta=1e-7, random_state=0).fit(Xd, yd)
     assert len(ledger) == 1
 
 
@@ -219,7 +219,7 @@ def test_extreme_record_keeps_the_model_finite(client):
     y[17] = -1e300
     Xd, yd = as_dask(X, y, rows=1_000)
     for sampling in ("full", "poisson"):
-        model = DPSGDRegressor(sampling=sampling, delta=1e-7, random_state=0)
+        model = DPSGDRegressor(clip_norm=1.0, sampling=sampling, delta=1e-7, random_state=0)
         assert np.all(np.isfinite(model.fit(Xd, yd).coef_))
 
 
@@ -228,11 +228,11 @@ def test_non_finite_values_are_refused(client):
     X[5, 1] = np.nan
     Xd, yd = as_dask(X, y, rows=1_000)
     with pytest.raises(ValueError, match="NaN or infinity"):
-        DPLasso(delta=1e-7).fit(Xd, yd)
+        DPLasso(feature_bound=1.0, target_bound=1.0, delta=1e-7).fit(Xd, yd)
 
 
 @pytest.mark.parametrize("make,reason", [
-    (lambda: DPSGDRegressor(sampling="single_pass"), "single_pass"),
+    (lambda: DPSGDRegressor(clip_norm=1.0, sampling="single_pass"), "single_pass"),
     (lambda: DPLogisticSimplex(classes=[0, 1]), "mirror_descent"),
     (lambda: DPMinimaxClassifier(), "saddle-point"),
 ])
@@ -245,6 +245,15 @@ def test_unsupported_fits_are_refused_with_the_reason(client, make, reason):
         else:
             make().fit(Xd, yd)
     assert "supported by DPSGDRegressor" in str(info.value)
+
+
+def test_private_auto_bounds_are_refused_on_dask(client):
+    X, y = regression(n=200)
+    Xd, yd = as_dask(X, y, rows=100)
+    with pytest.raises(ValueError, match="clip_norm=<a public number>"):
+        DPSGDRegressor(clip_norm="auto").fit(Xd, yd)
+    with pytest.raises(ValueError, match="feature_bound=<a public number>"):
+        DPLasso(feature_bound="auto", target_bound=1.0).fit(Xd, yd)
 
 
 def test_marginal_counts_match_in_memory(client):

@@ -209,3 +209,22 @@ def refuse_dask(estimator, X, y=None, reason=None):
         f"arrays are supported by {DASK_SUPPORTED}; compute the data into "
         "memory (X.compute()) to use this one."
     )
+
+
+def refuse_auto_bounds(estimator, names):
+    """Raise ValueError if one of the named parameters is "auto" on Dask data.
+
+    The private "auto" bounds release a quantile of a per-row statistic
+    computed in memory; on Dask collections the bounds must be public
+    numbers.
+    """
+    auto = [name for name in names
+            if isinstance(getattr(estimator, name), str)
+            and getattr(estimator, name) == "auto"]
+    if auto:
+        given = ", ".join(f"{name}=<a public number>" for name in auto)
+        raise ValueError(
+            f"{type(estimator).__name__} on Dask collections needs public "
+            f"bounds: pass {given}. The private 'auto' bounds read a per-row "
+            "statistic of the whole dataset in memory."
+        )
