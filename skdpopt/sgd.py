@@ -197,12 +197,14 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         small enough for ``max_iter`` epochs to make ``n_samples * epsilon
         / 50`` steps, within [10, 200] (200 without privacy): more steps
         when the noise is small, fewer and larger batches when it is not.
-    clip_norm : "auto" or float, default="auto"
+    clip_norm : "auto" or float, default=1.0
         Bound C on each example's gradient norm (coefficients and intercept
         together).  A float is public and free.  "auto" first releases a
         private 0.9 quantile of the examples' gradient norms at the start
         (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
-        calibrated for the rest); see ``clip_norm_``.
+        calibrated for the rest); see ``clip_norm_``.  It suits targets in
+        raw units; on scaled data it sets C from the start's large
+        gradients, so at small epsilon the default 1.0 is better.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": each step includes each row with probability
         ``batch_size / n_samples``.  "full": every row in every step
@@ -294,7 +296,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm="auto",
+        clip_norm=1.0,
         sampling="poisson",
         loss_epsilon=0.1,
         radius=None,
@@ -425,12 +427,14 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         small enough for ``max_iter`` epochs to make ``n_samples * epsilon
         / 50`` steps, within [10, 200] (200 without privacy): more steps
         when the noise is small, fewer and larger batches when it is not.
-    clip_norm : "auto" or float, default="auto"
+    clip_norm : "auto" or float, default=1.0
         Bound C on each example's gradient norm (coefficients and intercept
         together).  A float is public and free.  "auto" first releases a
         private 0.9 quantile of the examples' gradient norms at the start
         (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
-        calibrated for the rest); see ``clip_norm_``.
+        calibrated for the rest); see ``clip_norm_``.  It suits targets in
+        raw units; on scaled data it sets C from the start's large
+        gradients, so at small epsilon the default 1.0 is better.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": Poisson-subsampled steps; "full": every row in every step
         (NoisyGD); "single_pass": each row's gradient counts only the first
@@ -519,7 +523,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm="auto",
+        clip_norm=1.0,
         sampling="poisson",
         radius=None,
         classes=None,
