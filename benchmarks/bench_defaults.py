@@ -207,7 +207,10 @@ def lasso_runs(reference, epsilon, seed):
     X, y = reference.X, reference.y
     delta = 1.0 / len(y) ** 2
     defaults, warned = _fit_recording(
+        # DPLasso's bounds default to public 1.0; "auto" is what a user
+        # with raw-unit targets should ask for.
         lambda: DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
+                        target_bound="auto", feature_bound="auto",
                         random_state=seed), X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -150,7 +150,7 @@ def independent_epsilon(events, delta):
 def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params):
     X, y, _ = data
     model = DPLasso(alpha=0.01, epsilon=1.0, delta=DELTA, random_state=0,
-                    **params).fit(X, y)
+                    target_bound="auto", feature_bound="auto", **params).fit(X, y)
     claimed = model.privacy_spent_.epsilon
     events = flatten(model.privacy_plan_.event)
     # The plan's events: the two "auto" bounds' draws first (a median cell
@@ -181,7 +181,8 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     from skdpopt.accounting import zcdp
 
     X, y, _ = data
-    auto = DPLasso(alpha=0.01, delta=DELTA, random_state=0).fit(X, y)
+    auto = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound="auto",
+                   feature_bound="auto").fit(X, y)
     public = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound=1.0,
                      feature_bound=1.0).fit(X, y)
     plan = auto.privacy_plan_
@@ -212,7 +213,8 @@ def test_auto_bounds_never_read_an_extreme_record_into_inf_or_nan(data):
     y = y.copy()
     X[0, 0] = 1e300
     y[0] = -1e300
-    model = DPLasso(alpha=0.01, delta=DELTA, random_state=0).fit(X, y)
+    model = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound="auto",
+                    feature_bound="auto").fit(X, y)
     assert np.isfinite(model.coef_).all() and np.isfinite(model.intercept_)
     assert model.target_bound_ < 1e6 and model.feature_bound_ < 1e6
 
@@ -504,7 +506,8 @@ def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
     X, y, _ = data
     model = DPLasso(alpha=0.01, delta=0.0, selection="laplace",
                     gradient_noise="laplace", curvature="bound",
-                    residual_bound=1.0, random_state=0).fit(X, y)
+                    residual_bound=1.0, target_bound="auto", feature_bound="auto",
+                    random_state=0).fit(X, y)
     events = flatten(model.privacy_plan_.event)
     total = sum(count * m.pure_epsilon for m, count in events)
     draws = model.privacy_plan_.bounds_draws
@@ -521,7 +524,7 @@ def test_noise_far_above_any_signal_warns_naming_the_levers(data):
 
     X, y, _ = data
     with pytest.warns(UtilityWarning, match="more epsilon, more rows") as caught:
-        model = DPLasso(alpha=0.01, epsilon=1e-4, delta=DELTA,
-                        random_state=0).fit(X, y)
+        model = DPLasso(alpha=0.01, epsilon=1e-4, delta=DELTA, random_state=0,
+                        target_bound="auto", feature_bound="auto").fit(X, y)
     for record in caught:
         assert f"{model.target_bound_:g}" not in str(record.message)

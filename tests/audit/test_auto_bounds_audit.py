@@ -42,13 +42,15 @@ def _pair():
 def _fit_lasso(data, random_state):
     X, y = data
     return DPLasso(alpha=1e-3, epsilon=EPSILON, delta=DELTA, max_iter=1,
-                   feature_bound=1.0, random_state=random_state).fit(X, y)
+                   feature_bound=1.0, target_bound="auto",
+                   random_state=random_state).fit(X, y)
 
 
 def _fit_sgd(data, random_state):
     X, y = data
     return DPSGDRegressor(epsilon=EPSILON, delta=DELTA, max_iter=1,
-                          sampling="full", random_state=random_state).fit(X, y)
+                          sampling="full", clip_norm="auto",
+                          random_state=random_state).fit(X, y)
 
 
 def _plant_free_bounds(module):
