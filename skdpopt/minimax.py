@@ -1,13 +1,15 @@
 """DPMinimaxClassifier: private minimisation of the worst group's loss."""
 
 import math
+import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -27,8 +29,11 @@ from .accounting import (
     calibrate,
 )
 from .logistic_simplex import _zcdp_sensitivity
+from .exceptions import PrivacyLeakWarning
 from .losses import LogLoss
-from .mechanisms import laplace_noise
+from .mechanisms import gaussian_noise, laplace_noise
+from .plans.minimax import gda_stage, plan_minimax_gda
+from .solvers.gda import noisy_gda
 from .solvers.mirror_descent import VertexSet
 from .solvers.saddle_point import group_linear_model_oracle, saddle_point_mirror_descent
 
@@ -182,6 +187,38 @@ def batches_per_pass(n_samples, n_steps, private):
 def draws_per_step(n_samples, n_steps, private):
     """K: the square root of the number of batches per pass."""
     return max(1, round(math.sqrt(batches_per_pass(n_samples, n_steps, private))))
+
+
+# solver="auto": vertex sampling's error grows with log(d), the gradient
+# descent-ascent's with sqrt(d) / (n mu); measured on the tuning designs
+# (``benchmarks/bench_minimax.py --tuning``).
+AUTO_SQRT_D_PER_ROW = 0.05
+
+
+def choose_solver(n_samples, n_features, n_groups, epsilon, delta):
+    """``"gda"`` or ``"vertex_sampling"`` from public quantities.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_groups : int
+        Public sizes (``n_features`` counts the intercept).
+    epsilon, delta : float
+
+    Returns
+    -------
+    str
+        ``"vertex_sampling"`` for pure differential privacy (``delta=0``,
+        which Gaussian noise cannot give) and where the dimension is large
+        against the rows and the budget (``sqrt(d) > AUTO_SQRT_D_PER_ROW n
+        epsilon``), ``"gda"`` otherwise.
+    """
+    if np.isinf(epsilon):
+        return "gda"
+    if delta <= 0:
+        return "vertex_sampling"
+    if math.sqrt(n_features) > AUTO_SQRT_D_PER_ROW * n_samples * epsilon:
+        return "vertex_sampling"
+    return "gda"
 
 
 def make_batches(n_samples, n_steps, per_pass, rng):
@@ -367,6 +404,12 @@ class DPMinimaxClassifier(
         "min_group_size": [Interval(Real, 1, None, closed="left")],
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
         "n_vertices": [None, Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"auto", "gda", "vertex_sampling"})],
+        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "loss_bound": [Interval(Real, 0, None, closed="neither")],
+        "classes": [None, "array-like"],
+        "groups": [None, "array-like"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -382,6 +425,12 @@ class DPMinimaxClassifier(
         min_group_size=20,
         max_iter=None,
         n_vertices=None,
+        solver="auto",
+        clip_norm=1.0,
+        loss_bound=1.0,
+        classes=None,
+        groups=None,
+        verbose=0,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -394,6 +443,12 @@ class DPMinimaxClassifier(
         self.min_group_size = min_group_size
         self.max_iter = max_iter
         self.n_vertices = n_vertices
+        self.solver = solver
+        self.clip_norm = clip_norm
+        self.loss_bound = loss_bound
+        self.classes = classes
+        self.groups = groups
+        self.verbose = verbose
         self.random_state = random_state
 
     @keep_fit_on_error
@@ -406,11 +461,12 @@ class DPMinimaxClassifier(
             Training data; sparse input should be CSR.  Values are clipped
             to ``[-feature_bound, feature_bound]``.
         y : array-like of shape (n_samples,)
-            Binary class labels (treated as public).
+            Binary class labels, within ``classes`` when it is given.
         sensitive_features : array-like of shape (n_samples,) or \
 (n_samples, n_columns), default=None
             Group of each row, or several columns (a DataFrame) whose
-            combinations form the groups.  ``None``: one group.
+            combinations form the groups; within ``groups`` when it is
+            given.  ``None``: one group.
 
         Returns
         -------
@@ -422,34 +478,178 @@ class DPMinimaxClassifier(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
         )
         check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y")
-        if y_type != "binary":
-            raise ValueError(
-                "Only binary classification is supported. The type of the target "
-                f"is {y_type}. For more classes, fit one DPMinimaxClassifier per "
-                "class against the rest (each spends its own budget)."
-            )
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) != 2:
-            raise ValueError(
-                f"The number of classes has to be two; got {len(self.classes_)} class."
-            )
-        target = np.where(encoder.transform(y) == 1, 1.0, -1.0)
+        self.classes_, encoded = self._resolve_classes(y)
+        target = np.where(encoded == 1, 1.0, -1.0)
         n_samples = X.shape[0]
         if sensitive_features is None:
             labels = np.array(["all"], dtype=object)
             codes = np.zeros(n_samples, dtype=np.int64)
         else:
             labels, codes = encode_groups(sensitive_features, n_samples)
+            labels, codes = self._resolve_groups(labels, codes)
         self.groups_ = labels
         self._warn_if_delta_too_large(n_samples)
         X = clip_features(X, self.feature_bound)
         rng = make_generator(self.random_state)
-        proportions = self._group_proportions(codes, labels, n_samples, rng)
-        self.group_proportions_ = proportions
-        self._fit_saddle_point(X, target, codes, proportions, rng)
+        self.solver_ = self._choose_solver(n_samples, X.shape[1], len(labels))
+        if self.verbose:
+            print(f"[DPMinimaxClassifier] solver={self.solver_!r}, "
+                  f"{len(labels)} group(s), {n_samples} rows")
+        if self.solver_ == "gda":
+            self._fit_gda(X, target, codes, labels, rng)
+        else:
+            proportions = self._group_proportions(codes, labels, n_samples, rng)
+            self.group_proportions_ = proportions
+            self._fit_saddle_point(X, target, codes, proportions, rng)
         return self
+
+    def _resolve_classes(self, y):
+        """``classes_`` (declared, or read with a warning) and y's indices."""
+        if self.classes is None:
+            warnings.warn(
+                "DPMinimaxClassifier: the label set is read from the training "
+                "data, so the fitted model reveals which labels occur. Pass "
+                "classes=... to declare it public.",
+                PrivacyLeakWarning, stacklevel=3)
+            y_type = type_of_target(y, input_name="y")
+            if y_type != "binary":
+                raise ValueError(
+                    "Only binary classification is supported. The type of the "
+                    f"target is {y_type}. For more classes, fit one "
+                    "DPMinimaxClassifier per class against the rest (each "
+                    "spends its own budget).")
+            classes, encoded = np.unique(y, return_inverse=True)
+            if len(classes) != 2:
+                raise ValueError(
+                    f"The number of classes has to be two; got {len(classes)} "
+                    "class.")
+            return classes, encoded.ravel()
+        classes = np.unique(np.asarray(self.classes))
+        if classes.ndim != 1 or len(classes) != 2:
+            raise ValueError(
+                "classes must list exactly two labels (binary classification); "
+                f"got {len(classes)}.")
+        try:
+            encoded = np.clip(np.searchsorted(classes, y), 0, 1)
+            outside = classes[encoded] != y
+        except TypeError as exc:
+            raise ValueError(
+                f"the labels in y cannot be compared with classes={list(classes)!r}"
+            ) from exc
+        if np.any(outside):
+            # Which label is outside is private: say how many rows, not which.
+            raise ValueError(
+                f"{int(np.count_nonzero(outside))} row(s) of y have a label "
+                f"outside classes={list(classes)!r}.")
+        return classes, encoded
+
+    def _resolve_groups(self, labels, codes):
+        """``groups_`` (declared, or read with a warning) and row codes."""
+        if self.groups is None:
+            warnings.warn(
+                "DPMinimaxClassifier: the group set is read from the training "
+                "data, so the fitted model reveals which groups occur. Pass "
+                "groups=... to declare it public.",
+                PrivacyLeakWarning, stacklevel=4)
+            return labels, codes
+        declared = list(self.groups)
+        if not declared:
+            raise ValueError("groups must list at least one group.")
+        index = {}
+        for position, group in enumerate(declared):
+            key = tuple(group) if isinstance(group, (list, np.ndarray)) else group
+            index.setdefault(key, position)
+        mapping = np.array([index.get(label, -1) for label in labels])
+        outside = mapping[codes] < 0
+        if np.any(outside):
+            raise ValueError(
+                f"{int(np.count_nonzero(outside))} row(s) of sensitive_features "
+                f"have a group outside groups={declared!r}.")
+        public = np.empty(len(declared), dtype=object)
+        public[:] = [tuple(g) if isinstance(g, (list, np.ndarray)) else g
+                     for g in declared]
+        return public, mapping[codes]
+
+    def _choose_solver(self, n_samples, n_features, n_groups):
+        """The solver ``"auto"`` picks, from public quantities only."""
+        if self.solver != "auto":
+            if self.solver == "gda" and self._is_private and self.delta <= 0:
+                raise ValueError(
+                    "solver='gda' needs delta > 0 (its releases are Gaussian); "
+                    "use solver='vertex_sampling' for pure differential "
+                    "privacy.")
+            return self.solver
+        return choose_solver(n_samples, n_features + int(self.fit_intercept),
+                             n_groups, self.epsilon, self.delta)
+
+    def _fit_gda(self, X, target, codes, labels, rng):
+        """Noisy gradient descent-ascent: counts first, then the players."""
+        start = time.perf_counter()
+        n_samples, n_features = X.shape
+        n_groups = len(labels)
+        priors = None
+        if self.group_priors is not None and n_groups > 1:
+            priors = self._prior_proportions(labels)
+        plan = plan_minimax_gda(
+            n_samples=n_samples, n_features=n_features + int(self.fit_intercept),
+            n_groups=n_groups, epsilon=self.epsilon, delta=self.delta,
+            counts_public=priors is not None or n_groups == 1,
+            clip_norm=self.clip_norm, loss_bound=self.loss_bound,
+            radius=self.radius, max_iter=self.max_iter)
+        counts = np.bincount(codes, minlength=n_groups).astype(float)
+        if n_groups == 1:
+            sizes, what = counts, "count"
+        elif priors is not None:
+            sizes, what = priors * n_samples, "prior-implied size"
+        elif plan.counts_released:
+            sizes = counts + gaussian_noise(rng, plan.count_noise_std, n_groups)
+            what = "noisy count"
+        else:
+            sizes, what = counts, "count"
+        self._check_group_sizes(sizes, labels, what)
+        proportions = sizes / sizes.sum()
+        stage = gda_stage(plan, proportions)
+        if self.verbose:
+            # Public or released quantities only.
+            print(f"[DPMinimaxClassifier] T={plan.n_steps}, kappa="
+                  f"{stage.kappa:.3g}, noise multipliers "
+                  f"{plan.noise_multiplier:.3g} (model) / "
+                  f"{plan.loss_noise_multiplier:.3g} (group losses)")
+        result = noisy_gda(
+            X, target, codes, proportions=proportions, group_sizes=sizes,
+            kappa=stage.kappa, n_steps=plan.n_steps, clip_norm=plan.clip_norm,
+            noise_multiplier=plan.noise_multiplier, loss_bound=plan.loss_bound,
+            loss_noise_multiplier=plan.loss_noise_multiplier,
+            radius=plan.radius, step_size=stage.step_size,
+            group_step_size=stage.group_step_size,
+            intercept_value=self.feature_bound if self.fit_intercept else None,
+            rng=rng)
+        self.coef_ = result.coef[None, :]
+        self.intercept_ = np.array([result.intercept])
+        self.group_weights_ = result.group_weights
+        self.group_proportions_ = proportions
+        self.kappa_ = stage.kappa
+        self.n_iter_ = plan.n_steps
+        self.count_noise_scale_ = plan.count_noise_std
+        self.privacy_plan_ = plan
+        spent = plan.spent()
+        if spent.epsilon > self.epsilon * (1 + 1e-9):
+            raise RuntimeError(  # a bug in the plan, never a user error
+                f"plan spends epsilon={spent.epsilon} above {self.epsilon}")
+        self.privacy_spent_ = spent
+        if self.verbose:
+            print(f"[DPMinimaxClassifier] done in "
+                  f"{time.perf_counter() - start:.2f} s")
+
+    def _check_group_sizes(self, sizes, labels, what):
+        small = np.flatnonzero(sizes < self.min_group_size)
+        if len(small):
+            g = small[np.argmin(sizes[small])]
+            raise ValueError(
+                f"group {labels[g]!r} is too small: its {what} is "
+                f"{sizes[g]:.1f} < min_group_size={self.min_group_size}. "
+                "Merge it with another group or lower min_group_size."
+            )
 
     def _group_proportions(self, codes, labels, n_samples, rng):
         """Public priors, or noisy counts spending the declared share."""
@@ -473,14 +673,7 @@ class DPMinimaxClassifier(
         else:
             sizes = np.bincount(codes, minlength=n_groups).astype(float)
             what = "count"
-        small = np.flatnonzero(sizes < self.min_group_size)
-        if len(small):
-            g = small[np.argmin(sizes[small])]
-            raise ValueError(
-                f"group {labels[g]!r} is too small: its {what} is "
-                f"{sizes[g]:.1f} < min_group_size={self.min_group_size}. "
-                "Merge it with another group or lower min_group_size."
-            )
+        self._check_group_sizes(sizes, labels, what)
         return sizes / sizes.sum()
 
     def _prior_proportions(self, labels):
