@@ -1,2 +1,6 @@
-"""Privacy plans: frozen records, computed from public quantities only, of
-everything a fit will release."""
+"""Privacy plans: what each estimator's fit will release, made from public
+quantities only (one module per estimator)."""
+
+from .base import PrivacyPlan
+
+__all__ = ["PrivacyPlan"]
