@@ -6,12 +6,9 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -22,17 +19,17 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_features
-from .accounting import (
-    Accountant,
-    ExponentialMechanism,
-    PrivacySpent,
-    calibrate,
-)
-from .logistic_simplex import _zcdp_sensitivity
+from .accounting.zcdp import exponential_score_sensitivity, rho_for
 from .exceptions import PrivacyLeakWarning
 from .losses import LogLoss
 from .mechanisms import gaussian_noise, laplace_noise
-from .plans.minimax import gda_stage, plan_minimax_gda
+from .plans.minimax import (
+    gda_stage,
+    plan_minimax_gda,
+    plan_minimax_vertex_counts,
+    plan_minimax_vertex_public,
+    vertex_score,
+)
 from .solvers.gda import noisy_gda
 from .solvers.mirror_descent import VertexSet
 from .solvers.saddle_point import group_linear_model_oracle, saddle_point_mirror_descent
@@ -161,7 +158,10 @@ def private_steps(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
 
     def private_enough(n_steps):
         draws = 2 * draws_per_step(n_samples, n_steps, True) * n_steps
-        score = _zcdp_sensitivity(epsilon, delta, draws)
+        if delta <= 0:
+            score = epsilon / (2.0 * draws)
+        else:
+            score = exponential_score_sensitivity(rho_for(epsilon, delta) / draws)
         change = 2.0 * radius * feature_bound * n_steps / n_samples * weight
         cap = STEP_CAP_FACTOR * math.sqrt(
             2.0 * math.log(n_x_vertices) / n_steps
@@ -498,9 +498,7 @@ class DPMinimaxClassifier(
         if self.solver_ == "gda":
             self._fit_gda(X, target, codes, labels, rng)
         else:
-            proportions = self._group_proportions(codes, labels, n_samples, rng)
-            self.group_proportions_ = proportions
-            self._fit_saddle_point(X, target, codes, proportions, rng)
+            self._fit_vertex_sampling(X, target, codes, labels, rng)
         return self
 
     def _resolve_classes(self, y):
@@ -596,6 +594,7 @@ class DPMinimaxClassifier(
             counts_public=priors is not None or n_groups == 1,
             clip_norm=self.clip_norm, loss_bound=self.loss_bound,
             radius=self.radius, max_iter=self.max_iter)
+        self._begin_release(plan)
         counts = np.bincount(codes, minlength=n_groups).astype(float)
         if n_groups == 1:
             sizes, what = counts, "count"
@@ -631,12 +630,7 @@ class DPMinimaxClassifier(
         self.kappa_ = stage.kappa
         self.n_iter_ = plan.n_steps
         self.count_noise_scale_ = plan.count_noise_std
-        self.privacy_plan_ = plan
-        spent = plan.spent()
-        if spent.epsilon > self.epsilon * (1 + 1e-9):
-            raise RuntimeError(  # a bug in the plan, never a user error
-                f"plan spends epsilon={spent.epsilon} above {self.epsilon}")
-        self.privacy_spent_ = spent
+        self._finish_release(plan)
         if self.verbose:
             print(f"[DPMinimaxClassifier] done in "
                   f"{time.perf_counter() - start:.2f} s")
@@ -651,30 +645,31 @@ class DPMinimaxClassifier(
                 "Merge it with another group or lower min_group_size."
             )
 
-    def _group_proportions(self, codes, labels, n_samples, rng):
-        """Public priors, or noisy counts spending the declared share."""
-        n_groups = len(labels)
-        self.count_noise_scale_ = 0.0
+    def _fit_vertex_sampling(self, X, target, codes, labels, rng):
+        """Vertex sampling: public proportions, or noisy counts first."""
+        n_samples, n_groups = X.shape[0], len(labels)
+        counts = np.bincount(codes, minlength=n_groups).astype(float)
+        plan = None
         if n_groups == 1:
-            return np.ones(1)
-        if self.group_priors is not None:
-            proportions = self._prior_proportions(labels)
-            sizes = proportions * n_samples
-            what = "prior-implied size"
+            sizes, what = counts, "count"
+        elif self.group_priors is not None:
+            sizes, what = self._prior_proportions(labels) * n_samples, "prior-implied size"
         elif self._is_private:
-            # Replace-one moves one row between two counts: two counts change
-            # by 1 each, so Laplace(2 / eps_c) per count is eps_c-DP.
-            share = self.count_budget_share * self.epsilon
-            scale = 2.0 / share
-            counts = np.bincount(codes, minlength=n_groups)
-            sizes = counts + laplace_noise(rng, scale, n_groups)
-            self.count_noise_scale_ = scale
+            # The counts are released first and the draws are planned from
+            # them: the plan bounds the second stage by the budget left.
+            plan = plan_minimax_vertex_counts(
+                epsilon=self.epsilon, delta=self.delta,
+                count_budget_share=self.count_budget_share)
+            self._begin_release(plan)
+            sizes = counts + laplace_noise(rng, plan.count_noise_scale, n_groups)
             what = "noisy count"
         else:
-            sizes = np.bincount(codes, minlength=n_groups).astype(float)
-            what = "count"
+            sizes, what = counts, "count"
         self._check_group_sizes(sizes, labels, what)
-        return sizes / sizes.sum()
+        proportions = sizes / sizes.sum()
+        self.count_noise_scale_ = plan.count_noise_scale if plan else 0.0
+        self.group_proportions_ = proportions
+        self._fit_saddle_point(X, target, codes, proportions, rng, plan)
 
     def _prior_proportions(self, labels):
         priors = self.group_priors
@@ -694,16 +689,12 @@ class DPMinimaxClassifier(
             raise ValueError("group_priors must be positive and finite.")
         return values / values.sum()
 
-    def _fit_saddle_point(self, X, target, codes, proportions, rng):
+    def _fit_saddle_point(self, X, target, codes, proportions, rng, plan):
+        """The draws; ``plan`` is the counts' stage-one plan, if any."""
         n_samples, n_features = X.shape
-        # The noisy counts (two Laplace counts change, each 1/scale-DP) are
-        # released first and the rest of the plan (T, K, s) is chosen from
-        # them: the two stages compose sequentially, the draws on what the
-        # counts left (docs/privacy/dpminimax.md).
-        scale = self.count_noise_scale_
-        count_epsilon = 2.0 / scale if scale > 0 else 0.0
-        budget = self.epsilon - count_epsilon
-        accountant = Accountant()
+        # With noisy counts the rest of the schedule (T, K, s) is chosen from
+        # them, on the budget the counts left (docs/privacy/dpminimax.md).
+        budget = plan.draws_epsilon if plan is not None else self.epsilon
         b, R = self.feature_bound, self.radius
         vertex_set = VertexSet.l1_ball(n_features + int(self.fit_intercept), R)
         n_groups = len(proportions)
@@ -749,7 +740,14 @@ class DPMinimaxClassifier(
         cap = max(regret_x * x_change_worst, regret_y * y_range / 2.0)
         score = cap
         if self._is_private:
-            score = self._calibrate_score(budget, draws, cap)
+            score = vertex_score(budget, self.delta, draws, cap)
+        if plan is None:
+            # Public proportions: the whole fit is planned before any data
+            # is read by a mechanism, and its event is exact.
+            plan = plan_minimax_vertex_public(
+                epsilon=self.epsilon, delta=self.delta, score=score,
+                n_draws=draws)
+            self._begin_release(plan)
         y_step = min(regret_y, 2.0 * score / y_range)
 
         def x_step(y_drawn):
@@ -778,8 +776,6 @@ class DPMinimaxClassifier(
             y_step_size=y_step,
             rng=rng,
         )
-        if self._is_private:
-            accountant.compose(ExponentialMechanism(score), 2 * result.n_draws)
         point = vertex_set.point(result.x_vertices.ravel())
         self.coef_ = point[None, :n_features]
         self.intercept_ = np.array(
@@ -794,87 +790,7 @@ class DPMinimaxClassifier(
         self.step_sizes_ = (result.x_step_sizes, y_step)
         self.score_sensitivity_ = score
         self.n_draws_ = draws
-        self._record_spent(accountant)
-        if self._is_private and count_epsilon > 0:
-            # Sequential composition: the counts' pure count_epsilon plus the
-            # draws'.  When the cap binds, the draws' smaller spend depends
-            # on the noisy proportions: what holds for any proportions is
-            # the budget (docs/privacy/dpminimax.md).
-            spent = count_epsilon + self.privacy_spent_.epsilon
-            if score == cap:
-                spent = self.epsilon
-            if spent > self.epsilon * (1 + 1e-9):
-                raise RuntimeError(f"fit spent epsilon={spent} above {self.epsilon}")
-            self.privacy_spent_ = PrivacySpent(spent, self.delta, accountant.relation)
-
-    def _calibrate_score(self, budget, draws, largest):
-        """Largest score sensitivity up to ``largest`` whose ``draws``
-        spend at most ``budget`` (with the fit's delta)."""
-
-        def epsilon_of(score):
-            run = Accountant()
-            run.compose(ExponentialMechanism(score), draws)
-            return run.epsilon(self.delta)
-
-        if epsilon_of(largest) <= budget:
-            return largest  # the budget allows the non-private step
-        guess = _zcdp_sensitivity(budget, self.delta, draws)
-        score, _ = calibrate(
-            epsilon_of, budget, 0.8 * guess, 1.3 * guess, increasing=True
-        )
-        return score
-
-    # ------------------------------------------------------------------
-    # Prediction
-
-    def decision_function(self, X):
-        """Signed distance to the separating hyperplane.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            ``X @ coef_.T + intercept_``; positive for ``classes_[1]``.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False)
-        return np.asarray(X @ self.coef_.T).ravel() + self.intercept_[0]
-
-    def predict_proba(self, X):
-        """Class probabilities: the logistic function of the decision.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            Probability of each class, in the order of ``classes_``.
-        """
-        positive = expit(self.decision_function(X))
-        return np.column_stack([1.0 - positive, positive])
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            Log-probability of each class, in the order of ``classes_``.
-        """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        self._finish_release(plan)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

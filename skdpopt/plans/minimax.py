@@ -1,4 +1,7 @@
-"""Privacy plans of DPMinimaxClassifier's gradient descent-ascent solver.
+"""Privacy plans of DPMinimaxClassifier: gradient descent-ascent and vertex
+sampling.
+
+Gradient descent-ascent.
 
 Two stages.  The first releases the group counts (a Gaussian mechanism on
 the vector of counts), unless the proportions are public.  The second is
@@ -18,8 +21,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting import Accountant, GaussianMechanism, PrivacySpent, calibrate
+from ..accounting import (
+    EpsilonDeltaEvent,
+    ExponentialMechanism,
+    GaussianMechanism,
+    PureDPMechanism,
+    calibrate_event,
+    compose,
+    privacy_spent,
+    repeat,
+)
 from ..accounting import pld
+from ..accounting.zcdp import (
+    exponential_score_sensitivity,
+    gaussian_noise_multiplier,
+    rho_for,
+)
+from .base import PrivacyPlan
 
 # Shares of the zCDP budget (equivalently of mu^2: every release is
 # Gaussian) of the counts, the model and the adversary.  Measured on the
@@ -39,13 +57,16 @@ KAPPA_SCALE = 0.01
 
 
 @dataclass(frozen=True)
-class MinimaxGDAPlan:
+class MinimaxGDAPlan(PrivacyPlan):
     """Everything the gradient descent-ascent fit releases, planned.
 
     Attributes
     ----------
     epsilon, delta : float
         The request.
+    event : event
+        The whole fit: the counts (one Gaussian release, if any), then
+        ``Repeated`` model and adversary releases, T each.
     n_samples, n_features, n_groups : int
         Public sizes (``n_features`` counts the intercept's coordinate).
     counts_released : bool
@@ -63,12 +84,11 @@ class MinimaxGDAPlan:
     model_mu : float
         Gaussian-DP mu of the model's T releases together (``inf``: no
         privacy); sets kappa (:func:`gda_kappa`).
-    mechanisms : tuple of (mechanism, count)
-        The event of the whole fit: the counts, then the two players.
+    step_clip_norm, step_loss_bound : float
+        The hyperparameters C and l_max, which scale the step sizes also
+        without privacy (when nothing is clipped).
     """
 
-    epsilon: float
-    delta: float
     n_samples: int
     n_features: int
     n_groups: int
@@ -81,38 +101,28 @@ class MinimaxGDAPlan:
     loss_bound: float
     radius: float
     model_mu: float
-    mechanisms: tuple
-    step_clip_norm: float = None
-    step_loss_bound: float = None
-
-    def spent(self):
-        """The guarantee of the planned event (replace-one)."""
-        return spent_of(self.mechanisms, self.delta)
+    step_clip_norm: float
+    step_loss_bound: float
 
 
-def spent_of(mechanisms, delta):
-    """``PrivacySpent`` of ``(mechanism, count)`` pairs by the accountant."""
-    accountant = Accountant()
-    for mechanism, count in mechanisms:
-        accountant.compose(mechanism, count)
-    if not accountant.events:
-        return PrivacySpent(np.inf, 0.0, accountant.relation)
-    return accountant.spent(delta)
-
-
-def _mechanisms(mu, shares, n_steps):
-    """Events for total Gaussian-DP ``mu`` split by ``shares`` of mu^2:
-    the counts once (sensitivity sqrt(2)), each player ``n_steps`` times."""
+def gda_noise(rho, shares, n_steps):
+    """Noise multipliers (counts, model, adversary) for a zCDP budget
+    ``rho`` split by ``shares``: each player's share over its T releases."""
     count_share, model_share, loss_share = shares
-    events = []
-    if count_share > 0:
-        events.append((GaussianMechanism(1.0 / (mu * math.sqrt(count_share))), 1))
-    per_step = mu / math.sqrt(n_steps)
-    events.append((GaussianMechanism(1.0 / (per_step * math.sqrt(model_share))),
-                   n_steps))
-    events.append((GaussianMechanism(1.0 / (per_step * math.sqrt(loss_share))),
-                   n_steps))
-    return tuple(events)
+    count = gaussian_noise_multiplier(rho * count_share) if count_share else 0.0
+    model = gaussian_noise_multiplier(rho * model_share / n_steps)
+    loss = gaussian_noise_multiplier(rho * loss_share / n_steps)
+    return count, model, loss
+
+
+def gda_event(rho, shares, n_steps):
+    """The event tree of a fit with zCDP budget ``rho``."""
+    count, model, loss = gda_noise(rho, shares, n_steps)
+    return compose(
+        GaussianMechanism(count) if count else compose(),
+        repeat(GaussianMechanism(model), n_steps),
+        repeat(GaussianMechanism(loss), n_steps),
+    )
 
 
 def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
@@ -156,28 +166,26 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
         # Nothing to bound: no clipping, so that the fit solves the exact
         # problem (clip_norm still scales the step sizes, gda_stage).
         return MinimaxGDAPlan(
-            epsilon, delta, n_samples, n_features, n_groups, False, 0.0,
-            n_steps, 0.0, 0.0, np.inf, np.inf, radius, np.inf, (),
-            step_clip_norm=clip_norm, step_loss_bound=loss_bound)
+            epsilon, delta, EpsilonDeltaEvent(np.inf, 0.0), n_samples,
+            n_features, n_groups, False, 0.0, n_steps, 0.0, 0.0, np.inf,
+            np.inf, radius, np.inf, clip_norm, loss_bound)
     if delta <= 0:
         raise ValueError(
             "solver='gda' needs delta > 0 (its releases are Gaussian); use "
             "solver='vertex_sampling' for pure differential privacy.")
-    # Every release is Gaussian: the whole run is one Gaussian mechanism of
-    # mu^2 = the sum of the parts', so the accountant's answer is exact and
-    # the split never changes the total.  The search asks the accountant.
-    guess = _gaussian_mu(epsilon, delta)
-    mu, _ = calibrate(
-        lambda m: spent_of(_mechanisms(m, shares, n_steps), delta).epsilon,
-        epsilon, 0.9 * guess, 1.0 * guess, increasing=True, rtol=1e-3)
-    mechanisms = _mechanisms(mu, shares, n_steps)
-    count_std = math.sqrt(2.0) / (mu * math.sqrt(count_share)) if count_share else 0.0
-    model, loss = mechanisms[-2][0], mechanisms[-1][0]
+    # Every release is Gaussian: the whole run is one Gaussian mechanism
+    # (its mu^2 the sum of the parts'), so the accountant's answer is exact
+    # and the split never changes the total.
+    rho, _ = calibrate_event(
+        lambda r: gda_event(r, shares, n_steps), epsilon, delta,
+        parameter="rho", guess=rho_for(epsilon, delta), rtol=0.005)
+    count, model, loss = gda_noise(rho, shares, n_steps)
+    # The count vector moves by sqrt(2) in l2 (one row between two groups).
+    count_std = math.sqrt(2.0) * count
     return MinimaxGDAPlan(
-        epsilon, delta, n_samples, n_features, n_groups, counts_released,
-        count_std, n_steps, model.noise_multiplier, loss.noise_multiplier,
-        clip_norm, loss_bound, radius, mu * math.sqrt(model_share), mechanisms,
-        step_clip_norm=clip_norm, step_loss_bound=loss_bound)
+        epsilon, delta, gda_event(rho, shares, n_steps), n_samples, n_features,
+        n_groups, counts_released, count_std, n_steps, model, loss, clip_norm,
+        loss_bound, radius, math.sqrt(n_steps) / model, clip_norm, loss_bound)
 
 
 def private_steps(n_samples, n_features, epsilon, delta):
@@ -253,3 +261,95 @@ def gda_stage(plan, proportions):
     step = MODEL_STEP_FACTOR * plan.radius / (plan.step_clip_norm * root)
     group_step = GROUP_STEP_FACTOR / (plan.step_loss_bound * root)
     return GDAStage(kappa, step, group_step)
+
+
+# -- vertex sampling ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MinimaxVertexPlan(PrivacyPlan):
+    """What a vertex-sampling fit releases.
+
+    With released counts, a two-stage plan: the counts (Laplace, pure
+    ``count_epsilon``), then vertex draws whose number and score
+    sensitivity are chosen from the noisy counts and calibrated to spend at
+    most ``draws_epsilon`` at the fit's delta.  The second stage is not
+    known when the plan is made, so its event is the bound
+    ``EpsilonDeltaEvent(draws_epsilon, delta)`` (sequential composition).
+    With public proportions, one stage: ``n_draws`` exponential mechanisms
+    of score sensitivity ``score``, exactly.
+
+    Attributes
+    ----------
+    count_epsilon : float
+        Pure epsilon of the count vector (0: no counts released).
+    count_noise_scale : float
+        Laplace scale of each count, ``2 / count_epsilon`` (one row moves
+        between two counts).
+    draws_epsilon : float
+        The budget of the draws.
+    score : float or None
+        Score sensitivity of each draw (public proportions only).
+    n_draws : int or None
+        Number of draws, both players (public proportions only).
+    """
+
+    count_epsilon: float
+    count_noise_scale: float
+    draws_epsilon: float
+    score: float = None
+    n_draws: int = None
+
+
+def plan_minimax_vertex_counts(*, epsilon, delta, count_budget_share):
+    """Stage one of a fit that releases noisy counts (finite epsilon).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+    count_budget_share : float
+        Share of epsilon the counts spend.
+
+    Returns
+    -------
+    MinimaxVertexPlan
+    """
+    count_epsilon = count_budget_share * epsilon
+    draws_epsilon = epsilon - count_epsilon
+    event = compose(PureDPMechanism(count_epsilon),
+                    EpsilonDeltaEvent(draws_epsilon, delta))
+    return MinimaxVertexPlan(
+        epsilon=epsilon, delta=delta, event=event, count_epsilon=count_epsilon,
+        count_noise_scale=2.0 / count_epsilon, draws_epsilon=draws_epsilon)
+
+
+def plan_minimax_vertex_public(*, epsilon, delta, score, n_draws):
+    """The whole fit when the proportions are public (or there is one group).
+
+    ``score`` comes from :func:`vertex_score` on public quantities.
+    """
+    if np.isinf(epsilon):
+        event = EpsilonDeltaEvent(np.inf, 0.0)
+    else:
+        event = repeat(ExponentialMechanism(score), n_draws)
+    return MinimaxVertexPlan(
+        epsilon=epsilon, delta=delta, event=event, count_epsilon=0.0,
+        count_noise_scale=0.0, draws_epsilon=epsilon, score=score,
+        n_draws=n_draws)
+
+
+def vertex_score(budget, delta, n_draws, cap):
+    """The largest score sensitivity, at most ``cap``, whose ``n_draws``
+    exponential mechanisms spend at most ``budget`` at ``delta``."""
+    def event(score):
+        return repeat(ExponentialMechanism(score), n_draws)
+
+    if privacy_spent(event(cap), delta).epsilon <= budget:
+        return cap  # the budget allows the non-private step
+    if delta <= 0:
+        guess = budget / (2.0 * n_draws)
+    else:
+        guess = exponential_score_sensitivity(rho_for(budget, delta) / n_draws)
+    score, _ = calibrate_event(event, budget, delta,
+                               parameter="score_sensitivity", guess=guess)
+    return score
