@@ -192,7 +192,7 @@ def draws_per_step(n_samples, n_steps, private):
 # solver="auto": vertex sampling's error grows with log(d), the gradient
 # descent-ascent's with sqrt(d) / (n mu); measured on the tuning designs
 # (``benchmarks/bench_minimax.py --tuning``).
-AUTO_SQRT_D_PER_ROW = 0.05
+AUTO_SQRT_D_PER_ROW = 0.004
 
 
 def choose_solver(n_samples, n_features, n_groups, epsilon, delta):
