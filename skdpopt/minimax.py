@@ -237,22 +237,34 @@ class DPMinimaxClassifier(
     """Linear classifier minimising the worst group's logistic loss, privately.
 
     Solves ``min over w max over groups g of E[log(1 + exp(-y (<w, x> + b)))
-    | group g]`` over the l1 ball ``||w||_1 + |b| / feature_bound <= radius``
-    by private stochastic mirror descent on the saddle point
-    ``min_x max_{y in simplex} sum_g y_g F_g(x)`` (seed 001, Section 1.4 and
-    Algorithm 1).  Both players, the model over the vertices ``+-R e_j`` and
-    an adversary over the groups, update multiplicatively on fresh disjoint
-    batches; after each step K vertices are drawn from each player's new
-    weights (exponential mechanisms) and the next gradients are evaluated
-    at those draws (the first at the uniform start's mean).  The model is
-    the average of all the model vertices drawn, the adversary's final
-    weights the average of all group draws.
+    | group g]``, the game ``min_w max_{q in simplex} sum_g q_g F_g(w)``
+    between the model and an adversary that weighs the groups, with one of
+    two solvers:
 
-    Group proportions weight the per-group losses of a batch.  They are
-    public when ``group_priors`` is given; otherwise noisy group counts
-    (Laplace) are released first, on the share ``count_budget_share`` of
-    the budget.  The step sizes are then calibrated by the accountant so
-    that everything together spends ``epsilon`` (replace-one neighbours,
+    * ``"gda"``: noisy gradient descent-ascent.  The model takes projected
+      gradient steps in an l2 ball on per-example clipped gradients of the
+      group-weighted loss plus Gaussian noise; the adversary takes
+      exponentiated steps on noisy (clipped) group losses, its weights
+      capped at ``kappa`` times the group proportions, with kappa chosen
+      from public quantities: 1 (private average-loss training) when the
+      budget cannot pay for the smallest group, ``1 / p_min`` (the exact
+      minimax) as epsilon grows.  The output averages the last half of
+      the iterates.  Needs ``delta > 0``.
+    * ``"vertex_sampling"``: private stochastic mirror descent over the
+      vertices ``+-R e_j`` of the l1 ball ``||w||_1 + |b| / feature_bound
+      <= radius`` (González, Guzmán and Paquette 2024, Algorithm 1): both
+      players update multiplicatively on fresh disjoint batches and draw K
+      vertices after each step (exponential mechanisms); the model is the
+      average of its draws.  Its error grows with ``log d``, not
+      ``sqrt(d)``: the choice for many features and few rows.
+    * ``"auto"`` picks one from public quantities (:func:`choose_solver`).
+
+    Group proportions weight the groups.  They are public when
+    ``group_priors`` is given; otherwise noisy group counts are released
+    first (Gaussian for ``"gda"``, Laplace for ``"vertex_sampling"``) and
+    the rest of the fit is planned from them.  Everything the fit releases
+    is in its plan (``privacy_plan_``), made from public quantities only;
+    ``privacy_spent_`` is the plan's guarantee (replace-one neighbours,
     including a record whose replacement changes its group).  The
     derivation is in ``docs/privacy/dpminimax.md``.
 
@@ -298,6 +310,31 @@ class DPMinimaxClassifier(
         K, the number of vertices drawn per player per step.  ``None``: the
         square root of the number of batches per pass (``sqrt(T)`` with
         privacy).
+    solver : {"auto", "gda", "vertex_sampling"}, default="auto"
+        The algorithm (see above).  ``"auto"``: ``"vertex_sampling"`` for
+        ``delta=0`` or when ``sqrt(d + 1) > 0.004 n epsilon`` (many
+        features for the rows and the budget), ``"gda"`` otherwise; the
+        rule was measured on tuning designs.
+    clip_norm : float, default=1.0
+        ``"gda"``: public bound C on each row's gradient norm (with respect
+        to the coefficients and the intercept coordinate).  Also scales the
+        model's step size.
+    loss_bound : float, default=1.0
+        ``"gda"``: each row's loss is clipped to ``[0, loss_bound]`` in the
+        adversary's noisy group losses.
+    classes : array-like of shape (2,), default=None
+        The two class labels, declared public.  Rows of ``y`` outside raise
+        ``ValueError``.  ``None`` reads them from ``y`` and warns
+        (``PrivacyLeakWarning``).
+    groups : array-like, default=None
+        The group labels, declared public (tuples when several columns form
+        the groups); ``groups_`` follows their order.  Rows outside raise
+        ``ValueError``; a declared group without enough rows fails the
+        ``min_group_size`` floor.  ``None`` reads them from the data and
+        warns (``PrivacyLeakWarning``).
+    verbose : int, default=0
+        Print the solver, the schedule and kappa (public or released
+        quantities only).
     random_state : int, RandomState instance or None, default=None
         Seeds the fit's one random generator.  A fixed seed lets anyone who
         knows it reproduce the draws: leave it ``None`` for a real release.
@@ -305,41 +342,52 @@ class DPMinimaxClassifier(
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        Class labels seen during ``fit`` (treated as public).
+        Class labels: ``classes`` sorted, or those read from ``y``.
     coef_ : ndarray of shape (1, n_features)
         Coefficients of the positive class.
     intercept_ : ndarray of shape (1,)
         Intercept.
     groups_ : ndarray of object of shape (n_groups,)
-        Groups seen during ``fit``, sorted (treated as public, like
-        ``classes_``); tuples when several columns form the groups, and the
-        single group ``"all"`` when ``fit`` got none.
+        ``groups`` in its order, or the groups read from the data, sorted;
+        tuples when several columns form the groups, and the single group
+        ``"all"`` when ``fit`` got none.
     group_weights_ : ndarray of shape (n_groups,)
-        The adversary's weights: the frequency of each group among all its
-        draws.  Large weights mark the groups with the largest loss.
+        The adversary's weights: the average of its iterates over the last
+        half of the run (``"gda"``), or the frequency of each group among
+        all its draws (``"vertex_sampling"``).  Large weights mark the
+        groups with the largest loss.
     group_proportions_ : ndarray of shape (n_groups,)
         The proportions that weighted the groups: ``group_priors`` or the
         normalised noisy counts.
     n_iter_ : int
         Steps T.
     n_vertices_ : int
-        K.
+        ``"vertex_sampling"`` only: K.
     step_sizes_ : tuple of (ndarray of shape (T,), float)
-        The model's step size at each step and the adversary's.  The model's
+        ``"vertex_sampling"`` only.  The model's step size at each step and the adversary's.  The model's
         step t is ``s B / (2 R b max_g(ybar_g / p_g))``, the adversary's
         ``2 s B p_min / (l_max - l_min)``, both capped at
         ``STEP_CAP_FACTOR`` (3) times the worst-case regret-optimal step.
         The model's is larger when that step's adversary draws ``ybar``
         weigh small groups less: its draws then move its weights less.
     score_sensitivity_ : float
-        Replace-one sensitivity of each draw's score (log weight).
+        ``"vertex_sampling"`` only.  Replace-one sensitivity of each draw's score (log weight).
     n_draws_ : int
-        Vertex draws (exponential mechanisms), both players: ``2 K T``.
+        ``"vertex_sampling"`` only.  Vertex draws (exponential mechanisms), both players: ``2 K T``.
     count_noise_scale_ : float
-        Scale of the Laplace noise added to each group count; 0 when no
-        counts were released (public priors, one group, or no privacy).
+        Scale of the noise added to each group count (the Gaussian's
+        standard deviation for ``"gda"``, the Laplace scale for
+        ``"vertex_sampling"``); 0 when no counts were released (public
+        priors, one group, or no privacy).
     privacy_spent_ : PrivacySpent
-        The (epsilon, delta) guarantee of the fitted model, replace-one.
+        The (epsilon, delta) guarantee of the fitted model, replace-one:
+        the plan's.
+    privacy_plan_ : MinimaxGDAPlan or MinimaxVertexPlan
+        Everything the fit released: schedule, noise, event tree.
+    solver_ : str
+        The solver that ran.
+    kappa_ : float
+        ``"gda"`` only: the adversary's cap on ``q_g / p_g``.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -353,7 +401,16 @@ class DPMinimaxClassifier(
 
     Notes
     -----
-    Default schedule: with privacy all ``2 K T`` draws share the budget and
+    ``"gda"`` schedule: T is ``0.03 n mu / sqrt(d)`` within [10, 400] (mu
+    the whole fit's Gaussian-DP parameter), 400 without privacy; the budget
+    (zCDP) is split 5% counts, then half of the rest to the model and half
+    to the adversary; the model's step is ``R / (C sqrt(T))``, the
+    adversary's ``60 / (loss_bound sqrt(T))``; kappa is
+    ``clip(0.01 n mu_model / (2 sqrt(d)), 1, 1 / p_min)``.  All measured on
+    tuning designs (``benchmarks/bench_minimax.py --tuning``).  Without
+    privacy nothing is clipped.
+
+    ``"vertex_sampling"`` schedule: with privacy all ``2 K T`` draws share the budget and
     each batch has ``n / T`` rows, so fewer steps let each move the weights
     further, up to the capped regret-optimal step; T is the largest (at
     most ``sqrt(n)``) at which the private step, for an adversary whose
@@ -364,8 +421,9 @@ class DPMinimaxClassifier(
     20 passes over the data in batches of about ``sqrt(n)`` rows (measured
     on a tuning design: one pass stayed 0.017 to 0.027 above the exact
     minimax's worst-group training loss; ``docs/benchmarks/dpminimax.md``).
-    At small epsilon, expect little: both players' sensitivities grow with
-    ``1 / p_min``, the inverse share of the smallest group.
+    At small epsilon, expect little from vertex sampling: both players'
+    sensitivities grow with ``1 / p_min``, the inverse share of the
+    smallest group.
     Binary classification only: ``fit`` raises ``ValueError`` for more than
     two classes.  Without ``sensitive_features`` there is one group and the
     estimator is private l1-constrained logistic regression.  With routing
@@ -374,7 +432,8 @@ class DPMinimaxClassifier(
     GridSearchCV and ``cross_validate`` forward it; without routing they
     forward it as a fit parameter.  The privacy cost grows with
     ``1 / (n p_min)``, the size of the smallest group: that group's rows
-    carry the most weight in the worst-group objective.
+    carry the most weight in the worst-group objective.  ``"gda"`` caps
+    that weight at what the budget can pay for.
 
     Examples
     --------
@@ -384,8 +443,11 @@ class DPMinimaxClassifier(
     >>> X = rng.uniform(-1, 1, size=(4000, 5))
     >>> groups = rng.choice(["a", "b"], size=4000, p=[0.8, 0.2])
     >>> y = (X[:, 0] + 0.5 * (groups == "b") * X[:, 1] > 0).astype(int)
-    >>> clf = DPMinimaxClassifier(epsilon=1.0, delta=1e-6, random_state=0)
+    >>> clf = DPMinimaxClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1],
+    ...                           groups=["a", "b"], random_state=0)
     >>> clf = clf.fit(X, y, sensitive_features=groups)
+    >>> clf.solver_
+    'gda'
     >>> clf.privacy_spent_.epsilon <= 1.0
     True
     >>> list(clf.groups_)
@@ -636,6 +698,8 @@ class DPMinimaxClassifier(
                   f"{time.perf_counter() - start:.2f} s")
 
     def _check_group_sizes(self, sizes, labels, what):
+        if len(sizes) == 1:
+            return  # one group: all n (public) rows, no weighting
         small = np.flatnonzero(sizes < self.min_group_size)
         if len(small):
             g = small[np.argmin(sizes[small])]

@@ -240,11 +240,11 @@ def gda_kappa(plan, proportions):
 
     The model's noise on the gradient, averaged over the run, has norm about
     ``2 C kappa sqrt(d) / (n mu_model)``: kappa multiplies the weight one
-    row can carry.  The rule keeps that below ``C / KAPPA_SCALE``-th ... in
-    words, it lets the adversary weigh a group up only as far as the budget
-    pays for: kappa is 1 (DP ERM) when ``n mu_model`` is small against
-    ``sqrt(d)``, and ``1 / p_min`` (the exact minimax) as epsilon grows.
-    Public inputs only (the proportions are public or released).
+    row can carry.  The rule lets the adversary weigh a group up only as
+    far as the budget pays for: kappa is 1 (DP ERM) when ``n mu_model`` is
+    small against ``sqrt(d)``, and ``1 / p_min`` (the exact minimax) as
+    epsilon grows.  Public inputs only (the proportions are public or
+    released).
     """
     full = 1.0 / float(np.min(proportions))
     if np.isinf(plan.model_mu):
