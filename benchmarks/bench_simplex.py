@@ -44,7 +44,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, log_loss
 
 from skdpopt import DPLogisticSimplex, DPSGDClassifier
-from skdpopt.logistic_simplex import theorem_steps
+from skdpopt.plans.logistic_simplex import theorem_steps
 
 EPSILONS = [0.5, 1.0, 3.0, 10.0, np.inf]
 

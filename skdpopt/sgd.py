@@ -167,9 +167,13 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Print progress once per epoch (never data-dependent quantities
         beyond the private iterate).
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's one random generator.  A fixed seed reproduces a fit
-        exactly, and lets anyone who knows it reproduce the noise: leave it
-        ``None`` for a real release.
+        Seeds the fit's one random generator (noise, sampling, private
+        selections).  ``None`` takes fresh entropy from the operating
+        system: use it for a real release.  An int reproduces the fit
+        exactly, and lets anyone who knows it regenerate the noise and
+        subtract it.  A RandomState instance seeds the generator with 256
+        bits drawn from it (advancing it), so the fit is as secret, or as
+        reproducible, as that RandomState.
 
     Attributes
     ----------
@@ -377,9 +381,13 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         Print progress once per epoch (never data-dependent quantities
         beyond the private iterate).
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's one random generator.  A fixed seed reproduces a fit
-        exactly, and lets anyone who knows it reproduce the noise: leave it
-        ``None`` for a real release.
+        Seeds the fit's one random generator (noise, sampling, private
+        selections).  ``None`` takes fresh entropy from the operating
+        system: use it for a real release.  An int reproduces the fit
+        exactly, and lets anyone who knows it regenerate the noise and
+        subtract it.  A RandomState instance seeds the generator with 256
+        bits drawn from it (advancing it), so the fit is as secret, or as
+        reproducible, as that RandomState.
 
     Attributes
     ----------

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._clipping import clip_scalars
+
 
 @dataclass(frozen=True)
 class VertexSet:
@@ -456,10 +458,16 @@ def linear_model_gradient(
         if feature_bound is not None:
             values = X_batch.data if sparse else X_batch
             np.clip(values, -feature_bound, feature_bound, out=values)
-        prediction = X_batch @ point[:n_features]
-        if intercept_value is not None:
-            prediction = prediction + intercept_value * point[n_features]
-        residual = loss.derivative(np.asarray(prediction).ravel(), y[rows])
+        # Clipping at the loss's Lipschitz bound changes nothing but maps a
+        # NaN (an overflowed prediction) to 0, inside the bound; the overflow
+        # warning would say that an extreme record exists.
+        with np.errstate(over="ignore", invalid="ignore"):
+            prediction = X_batch @ point[:n_features]
+            if intercept_value is not None:
+                prediction = prediction + intercept_value * point[n_features]
+            residual = clip_scalars(
+                loss.derivative(np.asarray(prediction).ravel(), y[rows]),
+                loss.lipschitz)
         residual /= len(rows)
         if sparse:
             X_batch = X_batch.tocsr()
