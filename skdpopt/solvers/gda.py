@@ -144,7 +144,11 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
                        + (w[-1] * b if has_intercept else 0.0))
     # d loss / d prediction = -y sigma(-y z); the row's gradient norm is
     # |sigma| ||(x, b)||.
-    sigma = np.exp(-np.logaddexp(0.0, margin))  # sigma(-margin), stable
+    # One exponential per row gives both the loss log(1 + exp(-m)) and
+    # sigma(-m), without overflow (np.logaddexp is several times slower).
+    e = np.exp(-np.abs(margin))
+    sigma = np.where(margin >= 0, e, 1.0) / (1.0 + e)
+    loss_all = np.maximum(-margin, 0.0) + np.log1p(e)
     grad_norm = sigma * norms
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(grad_norm > clip_norm, clip_norm / grad_norm, 1.0)
@@ -154,7 +158,7 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
     if has_intercept:
         gradient[-1] = b * d.sum()
     half = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
-    loss = np.minimum(np.logaddexp(0.0, -margin), loss_bound) - half
+    loss = np.minimum(loss_all, loss_bound) - half
     sums = np.bincount(codes, weights=loss, minlength=len(group_weight))
     return gradient, sums
 
