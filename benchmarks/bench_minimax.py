@@ -88,8 +88,11 @@ epsilon in {1, 3, 10}; and DPMinimax's
 worst-group accuracy at epsilon = 1 for other schedules (T in {1, 3, 10,
 30}, K in {3, 30}).
 
+Timing (``--timing``): solver="gda"'s fit time against fairlearn's in
+one process, on the synthetic design and CPS1988.
+
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
---sizes]``
+--sizes | --timing]``
 (``--quick``: two seeds, epsilon in {1, inf}).
 """
 
@@ -467,6 +470,35 @@ def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
     return results
 
 
+def timing(seeds=range(5)):
+    """Fit times of solver="gda" against fairlearn's in one process:
+    synthetic and CPS1988, epsilon in {1, 10, inf} (medians over seeds;
+    fairlearn once per dataset, its fit being deterministic there)."""
+    print("\n### Fit time of solver='gda' against fairlearn (same process)\n")
+    print("| dataset | epsilon | T | gda fit time (s), median | fairlearn (s) "
+          "| ratio |")
+    print("|---|---|---|---|---|---|")
+    synthetic = synthetic_groups(1000)
+    cps = cps1988_groups()
+    for name, (X, y, g) in (("synthetic", synthetic),
+                            ("CPS1988", (cps[0], cps[2], cps[4]))):
+        start = time.perf_counter()
+        fairlearn_model(X, y, g, 0)
+        unit = time.perf_counter() - start
+        for epsilon in (1.0, 10.0, np.inf):
+            times = []
+            for seed in seeds:
+                start = time.perf_counter()
+                model = DPMinimaxClassifier(
+                    epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
+                    radius=RADIUS, random_state=seed,
+                ).fit(X, y, sensitive_features=g)
+                times.append(time.perf_counter() - start)
+            print(f"| {name} | {epsilon:g} | {model.n_iter_} "
+                  f"| {np.median(times):.3f} | {unit:.1f} "
+                  f"| {np.median(times) / unit:.3f} |", flush=True)
+
+
 def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
     """Worst-group test accuracy of the private models on
     ``synthetic_groups`` with every group size multiplied (same seeds as the
@@ -767,7 +799,12 @@ def main():
     parser.add_argument("--tuning", action="store_true")
     parser.add_argument("--screen", action="store_true")
     parser.add_argument("--sizes", action="store_true")
+    parser.add_argument("--timing", action="store_true")
     args = parser.parse_args()
+    if args.timing:
+        warnings.filterwarnings("ignore", category=UserWarning)
+        timing()
+        return
     if args.sizes:
         warnings.filterwarnings("ignore", category=UserWarning)
         sample_sizes()
