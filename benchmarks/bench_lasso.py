@@ -303,7 +303,7 @@ def main():
         ("public curvature bound", {"curvature": "bound"}),
         ("Laplace gradient noise", {"gradient_noise": "laplace"}),
         ("RNM-Laplace selection", {"selection": "laplace"}),
-        ("RNM-Laplace + Laplace + public bounds (seed 002)",
+        ("RNM-Laplace + Laplace + public bounds (Mangold et al. 2023)",
          {"selection": "laplace", "gradient_noise": "laplace",
           "curvature": "bound", **fixed}, {**no_margin, **clamped}),
     ]

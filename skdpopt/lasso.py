@@ -37,7 +37,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     Minimises scikit-learn's Lasso objective
     ``1/(2n) ||y - Xw - b||^2 + alpha ||w||_1`` with the (epsilon,
-    delta)-DP greedy coordinate descent of Mangold et al. (seed 002,
+    delta)-DP greedy coordinate descent of Mangold et al. (2023,
     proximal variant): each of ``max_iter`` steps privately selects the
     coordinate with the largest signed distance from zero to its
     subdifferential, releases that coordinate's gradient with noise, and

@@ -232,7 +232,7 @@ def test_warm_start_composes_every_fit_the_model_depends_on(data):
 
 
 def test_calibrated_laplace_noise_is_below_the_seeds_closed_form(data):
-    """Seed 002 sets Lap(8 L sqrt(T log(1/delta)) / (n eps)) from advanced
+    """Mangold et al. (2023) set Lap(8 L sqrt(T log(1/delta)) / (n eps)) from advanced
     composition; the accountant must find less noise for the same guarantee."""
     X, y, _ = data
     model = DPLasso(alpha=0.01, epsilon=1.0, delta=DELTA, selection="laplace",

@@ -138,7 +138,7 @@ def test_recorded_draws_and_sensitivity_follow_from_the_run(sparse_binary):
                                               clf.refresh_every_)
     # The label count, then a gradient and a Hessian per Newton step.
     assert clf.n_noisy_statistics_ == 1 + 2 * REFIT_STEPS
-    # Never more than seed 001's T K / q + q K + K.
+    # Never more than the paper's T K / q + q K + K.
     T, K, q = clf.n_iter_, clf.n_vertices_, clf.refresh_every_
     assert clf.n_draws_ <= T * K / q + q * K + K
 

@@ -1,6 +1,6 @@
 """Private greedy coordinate descent for the Lasso (DP-GCD, proximal variant).
 
-Seed 002 (Mangold, Bellet, Salmon and Tommasi): each step privately selects
+Mangold, Bellet, Salmon and Tommasi (2023): each step privately selects
 the coordinate whose proximal-gradient step promises the most, releases a
 noisy gradient of that one coordinate, and applies the soft-threshold
 proximal map.  Iterates start at 0 and, since T is small, stay sparse.

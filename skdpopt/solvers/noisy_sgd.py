@@ -7,9 +7,10 @@ add ``N(0, (noise_multiplier * C)^2 I)``, divide by the expected batch size
 and take a step.  Full batch (q = 1) is NoisyGD.  With ``single_pass`` each
 row contributes its gradient only the first time it is sampled (later draws
 of it add nothing, so those steps are partly or wholly noise-only), as in
-the linear-time algorithm of Asi, Feldman, Koren and Talwar's line of work
-(seed 000), which the estimators run for ``log 2 / q`` steps, until about
-half of the rows have been seen.
+the linear-time algorithm of "Private stochastic convex optimization:
+efficient algorithms for non-smooth objectives" (arXiv:2002.09609, 2020),
+which the estimators run for ``log 2 / q`` steps, until about half of the
+rows have been seen.
 
 For a linear model the gradient of example i is ``r_i (x_i, 1)`` with
 ``r_i = dloss(p_i, y_i)``, so its norm is ``|r_i| ||(x_i, 1)||``:

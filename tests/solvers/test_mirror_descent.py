@@ -266,7 +266,7 @@ def test_recorded_draws_match_the_plan(steps, q):
         lambda t, v: (np.arange(m), np.zeros(m)), m, n_steps=steps, n_draws=K,
         refresh_every=q, step_size=0.1, rng=np.random.default_rng(0))
     assert result.n_draws == count_vertex_draws(steps, K, q)
-    # Seed 001's count T K / q + q K + K bounds it.
+    # The paper's count T K / q + q K + K bounds it.
     assert result.n_draws <= steps * K / q + q * K + K
     refreshes = refresh_steps(steps, q)
     assert np.all((refreshes <= q) | (refreshes % q == 0))
