@@ -79,6 +79,8 @@ def project_capped_simplex(weights, caps):
     # never rows).
     for _ in range(len(q)):
         free = ~capped
+        if not free.any():  # caps summing to one (kappa = 1): q = caps
+            return caps / caps.sum()
         scale = (1.0 - caps[capped].sum()) / q[free].sum()
         candidate = np.where(capped, caps, q * scale)
         over = free & (candidate > caps)

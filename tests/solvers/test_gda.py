@@ -92,6 +92,13 @@ def test_capped_projection_is_the_kl_projection():
             assert np.all(lam * u[~free] >= caps[~free] * (1 - 1e-9))
 
 
+def test_capped_projection_with_caps_summing_to_one_is_the_caps():
+    """kappa = 1: the only point of the capped simplex is p (no 0 / 0)."""
+    p = np.array([0.5, 0.3, 0.2])
+    for u in (np.array([5.0, 1.0, 1.0]), np.array([1.0, 1.0, 9.0]), p):
+        np.testing.assert_allclose(project_capped_simplex(u, p.copy()), p)
+
+
 def test_without_noise_reaches_the_worst_group_optimum():
     """Two groups whose best models disagree: the minimax model equalises
     their losses, the average-loss model does not."""
