@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._auto_bounds import is_auto, release_bounds, row_abs_max, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -16,7 +17,8 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_targets
-from .plans.lasso import plan_lasso
+from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
+from .plans.lasso import frank_wolfe_scale, plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd
 
@@ -49,12 +51,13 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     Noise is calibrated by the library's accountant under replace-one
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
 
-    Sensitivity is bounded by public bounds, never by the data: features
-    are clipped to ``[-feature_bound, feature_bound]``, targets to
-    ``[-target_bound, target_bound]`` and residuals to
+    Sensitivity is bounded by bounds fixed before the steps, never by the
+    data: features are clipped to ``[-feature_bound, feature_bound]``,
+    targets to ``[-target_bound, target_bound]`` and residuals to
     ``[-residual_bound, residual_bound]`` (the loss is therefore Huber's,
     equal to the squared error wherever residuals stay within the bound).
-    Scale the data with public constants so that these bounds hold.  By
+    By default the target and feature bounds are private quantiles
+    released for 5% of the budget; numbers are public bounds, at no cost.  By
     default the residual bound starts at ``target_bound`` and then follows
     the residuals' scale, privately estimated at every step: the noise
     shrinks with it.
@@ -84,10 +87,16 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         both fits, so ``privacy_spent_`` composes their events (and may then
         exceed ``epsilon``); a :class:`~skdpopt.PrivacyLedger` records only
         the new fit, the earlier one being recorded already.
-    feature_bound : float, default=1.0
-        Public bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.
-    target_bound : float, default=1.0
-        Public bound on ``|y_i|``; targets are clipped to it.
+    feature_bound : "auto" or float, default="auto"
+        Bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.  A
+        float is a public bound, free.  "auto" releases a private 0.99
+        quantile of ``max_j |x_ij|`` before the first step (with "auto"
+        ``target_bound``, the two share 5% of the budget, in zCDP units;
+        the steps get the rest); see ``feature_bound_``.
+    target_bound : "auto" or float, default="auto"
+        Bound on ``|y_i|``; targets are clipped to it.  A float is a
+        public bound, free; "auto" releases a private 0.99 quantile of
+        ``|y_i|`` as for ``feature_bound``; see ``target_bound_``.
     residual_bound : "auto" or float, default="auto"
         Bound C on ``|x_i . w + b - y_i|`` used in the gradient; larger
         residuals are clipped, and the noise is proportional to C.  A float
@@ -142,6 +151,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Intercept of the released model (0 if ``fit_intercept=False``).
     n_iter_ : int
         Steps run.
+    target_bound_ : float
+        The target bound used: ``target_bound``, or the privately released
+        one (a candidate of a public grid).
+    feature_bound_ : float
+        The feature bound used, likewise.
     selected_ : ndarray of int
         Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
         the vertex index).
@@ -185,8 +199,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
-        "feature_bound": [Interval(Real, 0, None, closed="neither")],
-        "target_bound": [Interval(Real, 0, None, closed="neither")],
+        "feature_bound": [StrOptions({"auto"}),
+                          Interval(Real, 0, None, closed="neither")],
+        "target_bound": [StrOptions({"auto"}),
+                         Interval(Real, 0, None, closed="neither")],
         "residual_bound": [StrOptions({"auto"}),
                            Interval(Real, 0, None, closed="neither")],
         "solver": [StrOptions({"greedy_cd", "frank_wolfe"})],
@@ -206,8 +222,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         fit_intercept=True,
         max_iter=20,
         warm_start=False,
-        feature_bound=1.0,
-        target_bound=1.0,
+        feature_bound="auto",
+        target_bound="auto",
         residual_bound="auto",
         solver="greedy_cd",
         radius=1.0,
@@ -269,10 +285,17 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             curvature=self.curvature, residual_bound=self.residual_bound,
             feature_bound=self.feature_bound, target_bound=self.target_bound,
             radius=self.radius)
+        if self.solver == "greedy_cd":
+            # Public: a coordinate gradient is at most B C, its noise
+            # 2 B C / n noise multipliers (n, epsilon and the schedule only).
+            warn_if_noise_dominates(self, noisy_sum_ratio(
+                noise_multiplier=2.0 * plan.gradient_noise_multiplier,
+                n_steps=1, expected_batch=n_samples, n_params=1))
         self._begin_release(plan)
-        X = _clip_features_if_needed(X, self.feature_bound)
-        y = clip_targets(y, self.target_bound)
         rng = make_generator(self.random_state)
+        self._set_bounds(X, y, plan, rng)
+        X = _clip_features_if_needed(X, self.feature_bound_)
+        y = clip_targets(y, self.target_bound_)
         previous_event = self._warm_start_event() if self._warm_starts(
             n_features) else None
         if self.solver == "greedy_cd":
@@ -282,6 +305,23 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
         self._finish_release(plan, previous_event)
         return self
+
+    def _set_bounds(self, X, y, plan, rng):
+        """``target_bound_`` and ``feature_bound_``: the public bounds, or
+        the private draws the plan budgeted for the "auto" ones."""
+        auto = {"target_bound": (is_auto(self.target_bound), np.abs, y),
+                "feature_bound": (is_auto(self.feature_bound), row_abs_max, X)}
+        wanted = [name for name, (flag, _, _) in auto.items() if flag]
+        released = iter(())
+        if wanted:
+            draws = plan.bounds_draws
+            warn_if_coarse(self, draws, X.shape[0], wanted, stacklevel=5)
+            released = iter(release_bounds(
+                [auto[name][1](auto[name][2]) for name in wanted], draws, rng))
+        self.target_bound_ = float(next(released) if auto["target_bound"][0]
+                                   else self.target_bound)
+        self.feature_bound_ = float(next(released) if auto["feature_bound"][0]
+                                    else self.feature_bound)
 
     def _warm_starts(self, n_features):
         return (self.warm_start and hasattr(self, "coef_")
@@ -296,10 +336,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     def _fit_greedy_cd(self, X, y, plan, rng):
         # "auto" starts from the residuals of w = 0, which the target bound
         # covers, and adapts privately from there when the plan says so.
-        residual_bound = (self.target_bound if self.residual_bound == "auto"
+        residual_bound = (self.target_bound_ if self.residual_bound == "auto"
                           else self.residual_bound)
         coef_init, intercept_init = self._warm_start_point(X.shape[1])
-        problem = ClippedLeastSquares(X, y, self.feature_bound, residual_bound)
+        problem = ClippedLeastSquares(X, y, self.feature_bound_, residual_bound)
         result = private_greedy_cd(
             problem, alpha=self.alpha, n_steps=plan.n_steps,
             fit_intercept=self.fit_intercept, selection=plan.selection,
@@ -318,8 +358,16 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def _fit_frank_wolfe(self, X, y, plan, rng):
         n_features = X.shape[1]
-        bound = self.feature_bound
-        problem = ClippedLeastSquares(X, y, bound, plan.residual_bound)
+        bound = self.feature_bound_
+        residual_bound, score_scale = plan.residual_bound, plan.score_scale
+        if plan.bounds_draws is not None:
+            residual_bound, score_scale = frank_wolfe_scale(
+                n_samples=X.shape[0], radius=self.radius, feature_bound=bound,
+                target_bound=self.target_bound_,
+                residual_bound=(self.target_bound_ if self.residual_bound == "auto"
+                                else self.residual_bound),
+                score_sensitivity=plan.score_sensitivity)
+        problem = ClippedLeastSquares(X, y, bound, residual_bound)
         dim = n_features + int(self.fit_intercept)
 
         def gradient(point):
@@ -336,7 +384,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 start = None
         result = private_frank_wolfe(gradient, dim, radius=self.radius,
                                      n_steps=plan.n_steps,
-                                     score_scale=plan.score_scale, rng=rng,
+                                     score_scale=score_scale, rng=rng,
                                      coef_init=start)
         self.coef_ = result.coef[:n_features]
         self.intercept_ = (bound * float(result.coef[n_features])

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._auto_bounds import is_auto, release_bounds, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -15,6 +16,13 @@ from ._base import (
     keep_fit_on_error,
     make_generator,
     validate_training_data,
+)
+from ._clipping import example_norms
+from ._diagnostics import (
+    MORE_EPSILON,
+    MORE_ROWS,
+    noisy_sum_ratio,
+    warn_if_noise_dominates,
 )
 from ._targets import one_vs_rest_signs
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
@@ -32,7 +40,7 @@ _COMMON_PARAMETER_CONSTRAINTS = {
     "power_t": [Interval(Real, 0, None, closed="left")],
     "average": ["boolean", Interval(Integral, 1, None, closed="left")],
     "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-    "clip_norm": [Interval(Real, 0, None, closed="neither")],
+    "clip_norm": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     "sampling": [StrOptions({"poisson", "full", "single_pass"})],
     "radius": [None, Interval(Real, 0, None, closed="neither")],
     "verbose": ["verbose"],
@@ -61,9 +69,17 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         plan = plan_dpsgd(
             n_samples=n_samples, n_problems=len(targets), epsilon=self.epsilon,
             delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
-            max_iter=self.max_iter, average=self.average)
+            max_iter=self.max_iter, average=self.average,
+            auto_clip=is_auto(self.clip_norm))
+        # Public quantities only: n, epsilon (through the noise), schedule.
+        warn_if_noise_dominates(self, noisy_sum_ratio(
+            noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
+            expected_batch=plan.sampling_rate * n_samples,
+            n_params=X.shape[1] + int(self.fit_intercept)),
+            levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
         self._begin_release(plan)
         rng = make_generator(self.random_state)
+        clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
         schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
         coefs, intercepts = [], []
         for target in targets:
@@ -73,7 +89,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 loss,
                 sampling_rate=plan.sampling_rate,
                 n_steps=plan.n_steps,
-                clip_norm=self.clip_norm,
+                clip_norm=clip_norm,
                 noise_multiplier=plan.noise_multiplier,
                 learning_rate=schedule,
                 alpha=self.alpha if self.penalty == "l2" else 0.0,
@@ -92,6 +108,23 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         self.t_ = plan.n_steps
         self._finish_release(plan)
         return np.array(coefs), np.array(intercepts)
+
+    def _clip_norm(self, X, target, loss, plan, rng):
+        """The public clip norm, or the private draw the plan budgeted: an
+        upper quantile of the per-example gradient norms at the starting
+        point, ``|l'(0, y_i)| ||(x_i, 1)||`` (the same for every
+        one-vs-rest problem of a symmetric classification loss)."""
+        if plan.clip_draws is None:
+            self.clip_norm_ = float(self.clip_norm)
+            return self.clip_norm_
+        warn_if_coarse(self, plan.clip_draws, X.shape[0], ["clip_norm"],
+                       stacklevel=6)
+        norms = example_norms(X, float(self.fit_intercept))
+        slopes = np.abs(loss.derivative(np.zeros(X.shape[0]), target))
+        with np.errstate(invalid="ignore", over="ignore"):
+            statistic = np.where(slopes == 0, 0.0, slopes * norms)
+        self.clip_norm_ = float(release_bounds([statistic], plan.clip_draws, rng)[0])
+        return self.clip_norm_
 
     def _decision(self, X):
         check_is_fitted(self)
@@ -145,10 +178,16 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Output the average of the iterates (after ``average`` samples seen
         if an int), which smooths out the noise.
     batch_size : int or "auto", default="auto"
-        Expected batch size q * n_samples ("auto": min(256, n_samples)).
-    clip_norm : float, default=1.0
+        Expected batch size q * n_samples.  "auto": at most 256 rows, and
+        small enough for ``max_iter`` epochs to make ``n_samples * epsilon
+        / 50`` steps, within [10, 200] (200 without privacy): more steps
+        when the noise is small, fewer and larger batches when it is not.
+    clip_norm : "auto" or float, default="auto"
         Bound C on each example's gradient norm (coefficients and intercept
-        together).  Public.
+        together).  A float is public and free.  "auto" first releases a
+        private 0.9 quantile of the examples' gradient norms at the start
+        (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
+        calibrated for the rest); see ``clip_norm_``.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": each step includes each row with probability
         ``batch_size / n_samples``.  "full": every row in every step
@@ -187,6 +226,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Noisy steps taken.
     noise_multiplier_ : float
         Noise standard deviation over ``clip_norm``.
+    clip_norm_ : float
+        The clip norm used: ``clip_norm``, or the privately released one (a
+        candidate of a public grid).
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
     privacy_plan_ : DPSGDPlan
@@ -237,7 +279,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm=1.0,
+        clip_norm="auto",
         sampling="poisson",
         loss_epsilon=0.1,
         radius=None,
@@ -358,10 +400,16 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         Output the average of the iterates (after ``average`` samples seen
         if an int), which smooths out the noise.
     batch_size : int or "auto", default="auto"
-        Expected batch size q * n_samples ("auto": min(256, n_samples)).
-    clip_norm : float, default=1.0
+        Expected batch size q * n_samples.  "auto": at most 256 rows, and
+        small enough for ``max_iter`` epochs to make ``n_samples * epsilon
+        / 50`` steps, within [10, 200] (200 without privacy): more steps
+        when the noise is small, fewer and larger batches when it is not.
+    clip_norm : "auto" or float, default="auto"
         Bound C on each example's gradient norm (coefficients and intercept
-        together).  Public.
+        together).  A float is public and free.  "auto" first releases a
+        private 0.9 quantile of the examples' gradient norms at the start
+        (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
+        calibrated for the rest); see ``clip_norm_``.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": Poisson-subsampled steps; "full": every row in every step
         (NoisyGD); "single_pass": each row's gradient counts only the first
@@ -407,6 +455,9 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model (all classes
         together), replace-one.
+    clip_norm_ : float
+        The clip norm used: ``clip_norm``, or the privately released one (a
+        candidate of a public grid).
     privacy_plan_ : DPSGDPlan
         What the fit released, planned before it read the data (all
         classes): schedule, noise multiplier and event tree.
@@ -447,7 +498,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm=1.0,
+        clip_norm="auto",
         sampling="poisson",
         radius=None,
         classes=None,

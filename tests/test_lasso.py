@@ -153,21 +153,68 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
                     **params).fit(X, y)
     claimed = model.privacy_spent_.epsilon
     events = flatten(model.privacy_plan_.event)
-    # The plan's events: one selection per step, and so on.
+    # The plan's events: the two "auto" bounds' draws first (a median cell
+    # and an upper quantile each), then one selection per step, and so on.
     assert sum(count for m, count in events
-               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 20
+               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 24
+    draws = model.privacy_plan_.bounds_draws
+    assert events[0] == (ExponentialMechanism(draws.score_sensitivity), 4)
     if not params:
         # Residual scale, selection, gradient and curvature on every step
         # (the curvature is skipped on intercept steps, but which those are
         # depends on the data: the plan counts the most there can be).
-        assert len(events) == 4
-        assert [count for _, count in events] == [20] * 4
+        assert len(events) == 5
+        assert [count for _, count in events] == [4] + [20] * 4
     recomputed = independent_epsilon(events, DELTA)
     assert claimed >= recomputed * (1 - 1e-3)
     # Calibration spends the budget, within its 2% tolerance.
     assert 0.98 * (1 - 1e-3) <= claimed <= 1.0
     assert model.privacy_spent_.delta == DELTA
     assert model.privacy_spent_.relation == "replace_one"
+
+
+def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
+    """The "auto" bounds cost AUTO_BOUNDS_SHARE of the budget in zCDP units
+    (two draws of score sensitivity D cost D^2 in all); public numbers plan
+    no draw at all and the steps get the whole budget."""
+    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
+    from skdpopt.accounting import zcdp
+
+    X, y, _ = data
+    auto = DPLasso(alpha=0.01, delta=DELTA, random_state=0).fit(X, y)
+    public = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound=1.0,
+                     feature_bound=1.0).fit(X, y)
+    plan = auto.privacy_plan_
+    assert plan.bounds_share == AUTO_BOUNDS_SHARE
+    assert public.privacy_plan_.bounds_draws is None
+    assert public.privacy_plan_.bounds_share == 0.0
+    # Per-step rho of the gradient release, recovered from each plan.
+    step_rho = [1.0 / (2.0 * m.privacy_plan_.gradient_noise_multiplier**2)
+                for m in (auto, public)]
+    bounds_rho = 2 * plan.bounds_draws.score_sensitivity**2  # 4 draws * D^2 / 2
+    # The steps of the auto fit get (1 - share) of the rho the public fit's
+    # steps get (both calibrated to epsilon, within its 2% tolerance) ...
+    assert step_rho[0] / step_rho[1] == pytest.approx(1 - AUTO_BOUNDS_SHARE,
+                                                       rel=0.05)
+    # ... and the bounds the share: bounds over steps is share / (1 - share).
+    assert bounds_rho / (20 * step_rho[0] / (1 - 0.5 - 0.05 - 0.05)) == (
+        pytest.approx(AUTO_BOUNDS_SHARE / (1 - AUTO_BOUNDS_SHARE)))
+    assert zcdp.exponential_score_sensitivity(bounds_rho / 4) == pytest.approx(
+        plan.bounds_draws.score_sensitivity)
+    # The released bounds are on the grid and cover the data's scale.
+    assert 0.5 <= auto.feature_bound_ <= 2.0
+    assert np.quantile(np.abs(y), 0.5) <= auto.target_bound_ <= 4 * np.abs(y).max()
+
+
+def test_auto_bounds_never_read_an_extreme_record_into_inf_or_nan(data):
+    X, y, _ = data
+    X = X.copy()
+    y = y.copy()
+    X[0, 0] = 1e300
+    y[0] = -1e300
+    model = DPLasso(alpha=0.01, delta=DELTA, random_state=0).fit(X, y)
+    assert np.isfinite(model.coef_).all() and np.isfinite(model.intercept_)
+    assert model.target_bound_ < 1e6 and model.feature_bound_ < 1e6
 
 
 def test_spent_is_the_planned_worst_case_whatever_the_path():
@@ -449,3 +496,32 @@ def test_large_delta_warns(data):
     X, y, _ = data
     with pytest.warns(UserWarning, match="delta"):
         DPLasso(delta=0.01).fit(X, y)
+
+
+def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
+    """With delta = 0 the draws are pure 2D-DP and add to the steps' pure
+    epsilons: recomputed by summing the plan's leaves here."""
+    X, y, _ = data
+    model = DPLasso(alpha=0.01, delta=0.0, selection="laplace",
+                    gradient_noise="laplace", curvature="bound",
+                    residual_bound=1.0, random_state=0).fit(X, y)
+    events = flatten(model.privacy_plan_.event)
+    total = sum(count * m.pure_epsilon for m, count in events)
+    draws = model.privacy_plan_.bounds_draws
+    assert events[0] == (ExponentialMechanism(draws.score_sensitivity), 4)
+    assert model.privacy_spent_.epsilon >= total * (1 - 1e-9)
+    assert 0.98 * (1 - 1e-3) <= model.privacy_spent_.epsilon <= 1.0
+    assert np.isfinite(model.coef_).all()
+
+
+def test_noise_far_above_any_signal_warns_naming_the_levers(data):
+    """The ratio is computed from n, epsilon and the plan only; the message
+    names levers and carries no private value (no released bound)."""
+    from skdpopt.exceptions import UtilityWarning
+
+    X, y, _ = data
+    with pytest.warns(UtilityWarning, match="more epsilon, more rows") as caught:
+        model = DPLasso(alpha=0.01, epsilon=1e-4, delta=DELTA,
+                        random_state=0).fit(X, y)
+    for record in caught:
+        assert f"{model.target_bound_:g}" not in str(record.message)

@@ -141,7 +141,8 @@ def test_spend_against_dp_accounting(data):
 
     X, y = data
     pipe = make_private_pipeline(DPStandardScaler(bounds=(0, 200)),
-                                 DPSGDRegressor(sampling="full", max_iter=20),
+                                 DPSGDRegressor(sampling="full", max_iter=20,
+                                                clip_norm=1.0),
                                  epsilon=1.0, delta=1e-6).fit(X, y)
     scaler, model = pipe.named_steps.values()
     z1, z2 = scaler.privacy_plan_.noise_multipliers

@@ -225,3 +225,63 @@ def test_verbose_prints_one_line_block_per_epoch(regression_data, capsys):
     assert out.count("-- Epoch") == 3
     # Progress shows the private iterate's norm, never a training loss.
     assert "Norm:" in out and "loss" not in out.lower()
+
+
+def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
+    """clip_norm="auto" spends two exponential-mechanism draws (median cell
+    and upper quantile of the per-example gradient norms) costing
+    AUTO_BOUNDS_SHARE of rho_for(epsilon, delta), and the steps the rest;
+    recomputed here with dp-accounting (the draws as randomised response
+    of pure epsilon 2 D, their worst case)."""
+    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
+    from skdpopt.accounting import ExponentialMechanism, leaves
+    from skdpopt.accounting.zcdp import rho_for
+
+    X, y, _ = regression_data
+    kwargs = dict(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
+                  random_state=0)
+    auto = DPSGDRegressor(**kwargs).fit(X, y)
+    public = DPSGDRegressor(clip_norm=1.0, **kwargs).fit(X, y)
+    D = np.sqrt(2.0 * AUTO_BOUNDS_SHARE * rho_for(1.0, 1e-5) / 2)
+    draws = [(leaf, count) for leaf, count in leaves(auto.privacy_plan_.event)
+             if isinstance(leaf, ExponentialMechanism)]
+    assert len(draws) == 1 and draws[0][1] == 2
+    assert draws[0][0].score_sensitivity == pytest.approx(D)
+    assert auto.privacy_plan_.clip_share == AUTO_BOUNDS_SHARE
+    # A number is free: no draw, and less noise for the same epsilon.
+    assert public.privacy_plan_.clip_draws is None
+    assert not any(isinstance(leaf, ExponentialMechanism)
+                   for leaf, _ in leaves(public.privacy_plan_.event))
+    assert auto.noise_multiplier_ > public.noise_multiplier_
+    claimed = auto.privacy_spent_.epsilon
+    assert 0.95 <= claimed <= 1.0
+    # Peer bounds: the steps alone (optimistic) below the claim; the steps
+    # with the draws as randomised response (pessimistic) not far above.
+    rate = 200 / len(X)
+    lower = peer_epsilon(auto.noise_multiplier_, rate, auto.t_, 1e-5,
+                         pessimistic=False)
+    steps = pld_lib.from_gaussian_mechanism(
+        auto.noise_multiplier_, sampling_prob=rate,
+        neighboring_relation=REPLACE_ONE, value_discretization_interval=1e-4,
+        pessimistic_estimate=True, use_connect_dots=True).self_compose(auto.t_)
+    e = 2 * D
+    log_p, log_q = -np.logaddexp(0, -e), -np.logaddexp(0, e)
+    rr = pld_lib.from_two_probability_mass_functions(
+        {0: log_p, 1: log_q}, {0: log_q, 1: log_p}, pessimistic_estimate=True)
+    upper = steps.compose(rr.self_compose(2)).get_epsilon_for_delta(1e-5)
+    assert lower <= claimed <= 1.15 * upper
+    # The released clip norm is a grid candidate near the gradient norms'
+    # 0.9 quantile at the start, |y_i| ||(x_i, 1)||.
+    norms = np.abs(y) * np.sqrt((X**2).sum(1) + 1)
+    assert np.quantile(norms, 0.5) <= auto.clip_norm_ <= 2 * norms.max()
+
+
+def test_noise_far_above_any_signal_warns_naming_the_levers(regression_data):
+    from skdpopt.exceptions import UtilityWarning
+
+    X, y, _ = regression_data
+    with pytest.warns(UtilityWarning, match="more epsilon, more rows"):
+        DPSGDRegressor(epsilon=1e-4, delta=1e-5, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        DPSGDRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)

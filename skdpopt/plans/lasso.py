@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, is_auto
 from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -23,6 +24,7 @@ from ..accounting.zcdp import (
 )
 from ..solvers.greedy_cd import ACTIVATION_MARGIN
 from .base import PrivacyPlan
+from .preprocessing import QuantileDraws
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
 # selection, the coordinate gradient and, with curvature="private", the
@@ -60,6 +62,12 @@ class GreedyCDPlan(PrivacyPlan):
     activation_margin : float
         Noise scales by which a noisy gradient must clear ``alpha`` for a
         coordinate to leave zero (post-processing).
+    bounds_draws : QuantileDraws or None
+        The private draws of the "auto" bounds (``target_bound`` first,
+        then ``feature_bound``), released before the first step; None
+        when both bounds are public.
+    bounds_share : float
+        Share of the fit's budget (zCDP units) spent on ``bounds_draws``.
     """
 
     n_steps: int
@@ -70,6 +78,8 @@ class GreedyCDPlan(PrivacyPlan):
     curvature_noise_multiplier: float = None
     residual_noise_multiplier: float = None
     activation_margin: float = ACTIVATION_MARGIN
+    bounds_draws: QuantileDraws = None
+    bounds_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -87,12 +97,20 @@ class LassoFrankWolfePlan(PrivacyPlan):
     score_sensitivity : float
         ``score_scale`` times the replace-one sensitivity ``2 R B C / n``
         of every vertex's linear score.
+    bounds_draws : QuantileDraws or None
+        The "auto" bounds' draws (``target_bound`` first); then
+        ``residual_bound`` and ``score_scale`` are None, set by
+        :func:`frank_wolfe_scale` from the released bounds.
+    bounds_share : float
+        Share of the budget (zCDP units) spent on ``bounds_draws``.
     """
 
     n_steps: int
     residual_bound: float
     score_scale: float
     score_sensitivity: float
+    bounds_draws: QuantileDraws = None
+    bounds_share: float = 0.0
 
 
 def greedy_cd_step_parameters(rho, *, selection, curvature, adaptive_residual):
@@ -152,7 +170,7 @@ def greedy_cd_step_event(*, selection, gradient_noise, selection_epsilon,
 
 
 def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection,
-                   gradient_noise, curvature, adaptive_residual):
+                   gradient_noise, curvature, adaptive_residual, n_auto_bounds=0):
     """Plan a DP-GCD fit from public quantities.
 
     Parameters
@@ -168,11 +186,16 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
         The estimator's hyperparameters of the same names.
     adaptive_residual : bool
         Whether each step releases the residual scale (residual_bound="auto").
+    n_auto_bounds : int, default=0
+        Private bounds released before the first step (``target_bound``
+        and ``feature_bound`` set to "auto"): they share
+        ``AUTO_BOUNDS_SHARE`` of the budget, the steps the rest.
 
     Returns
     -------
     GreedyCDPlan
     """
+    share = AUTO_BOUNDS_SHARE if n_auto_bounds else 0.0
     options = {"selection": selection, "curvature": curvature,
                "adaptive_residual": adaptive_residual}
     if epsilon == np.inf:
@@ -182,7 +205,9 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_steps=max_iter, selection=selection, gradient_noise=gradient_noise,
             selection_epsilon=np.inf, gradient_noise_multiplier=0.0,
-            curvature_noise_multiplier=0.0 if curvature == "private" else None)
+            curvature_noise_multiplier=0.0 if curvature == "private" else None,
+            bounds_draws=auto_draws(0.0, n_samples=n_samples,
+                                    n_bounds=n_auto_bounds, epsilon=epsilon))
     gaussian = (gradient_noise == "gaussian" or curvature == "private"
                 or adaptive_residual)
     if delta == 0 and gaussian:
@@ -192,22 +217,50 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
             "and a numeric residual_bound for pure differential privacy."
         )
 
+    def bounds_draws(rho):
+        return auto_draws(share * rho, n_samples=n_samples,
+                          n_bounds=n_auto_bounds, epsilon=epsilon)
+
     def run_event(rho):
+        # rho is the whole fit's: the bounds' share first, the steps the rest.
         step = greedy_cd_step_event(
             gradient_noise=gradient_noise, selection=selection,
-            **greedy_cd_step_parameters(rho, **options))
-        return repeat(step, max_iter)
+            **greedy_cd_step_parameters((1.0 - share) * rho / max_iter, **options))
+        draws = bounds_draws(rho)
+        return compose(None if draws is None else draws.event,
+                       repeat(step, max_iter))
 
     # Pure DP composes epsilons (each step's two releases cost about
     # 2 sqrt(rho)); zCDP composes rhos.
-    guess = ((epsilon / (2.0 * max_iter)) ** 2 if delta == 0
-             else rho_for(epsilon, delta) / max_iter)
+    guess = ((epsilon / 2.0) ** 2 / max_iter if delta == 0
+             else rho_for(epsilon, delta))
     rho, _ = calibrate_event(run_event, epsilon, delta, parameter="rho",
                              guess=guess)
     return GreedyCDPlan(
         epsilon=epsilon, delta=delta, event=run_event(rho), n_steps=max_iter,
         selection=selection, gradient_noise=gradient_noise,
-        **greedy_cd_step_parameters(rho, **options))
+        bounds_draws=bounds_draws(rho), bounds_share=share,
+        **greedy_cd_step_parameters((1.0 - share) * rho / max_iter, **options))
+
+
+def frank_wolfe_scale(*, n_samples, radius, feature_bound, target_bound,
+                      residual_bound, score_sensitivity):
+    """Residual clip and inverse temperature of private Frank-Wolfe's draws.
+
+    ``|x . w + b| <= B ||(w, b/B)||_1 <= B R`` on the ball, so no residual
+    exceeds ``B R + target_bound``: the clip is the public residual bound
+    or that, whichever is tighter.  ``<v, grad>`` then moves by at most
+    ``R * 2 B C / n`` between neighbours, and the draws' scale is the
+    planned score sensitivity over that.  Post-processing of public (or
+    released) bounds.
+
+    Returns
+    -------
+    residual_bound, score_scale : float
+    """
+    residual_bound = min(residual_bound, feature_bound * radius + target_bound)
+    linear_sensitivity = radius * 2.0 * feature_bound * residual_bound / n_samples
+    return residual_bound, score_sensitivity / linear_sensitivity
 
 
 def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
@@ -220,34 +273,60 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
     epsilon, delta : float
     max_iter : int
         Steps T, one draw each.
-    radius, feature_bound, target_bound : float
-    residual_bound : float
-        The public residual bound; clipped further at ``B R + target_bound``,
-        which no residual of a point of the ball exceeds.
+    radius : float
+    feature_bound, target_bound : float or "auto"
+        "auto" bounds are released first (``AUTO_BOUNDS_SHARE`` of the
+        budget); the plan's ``residual_bound`` and ``score_scale`` are then
+        None and follow from the released bounds (:func:`frank_wolfe_scale`).
+    residual_bound : float or "auto"
+        The public residual bound ("auto": the target bound, the residuals'
+        bound at w = 0); clipped further at ``B R + target_bound``.
 
     Returns
     -------
     LassoFrankWolfePlan
     """
-    # |x . w + b| <= B ||(w, b/B)||_1 <= B R on the ball, so the residual
-    # never exceeds B R + target_bound: clip there if that is tighter.
-    residual_bound = min(residual_bound, feature_bound * radius + target_bound)
-    # <v, grad> moves by at most R * 2 B C / n between neighbours.
-    linear_sensitivity = radius * 2.0 * feature_bound * residual_bound / n_samples
+    n_auto = int(is_auto(target_bound)) + int(is_auto(feature_bound))
+    share = AUTO_BOUNDS_SHARE if n_auto else 0.0
+
+    def bounds_draws(rho):
+        return auto_draws(share * rho, n_samples=n_samples, n_bounds=n_auto,
+                          epsilon=epsilon)
+
+    def scale(sensitivity):
+        if n_auto:
+            return None, None
+        return frank_wolfe_scale(
+            n_samples=n_samples, radius=radius, feature_bound=feature_bound,
+            target_bound=target_bound, score_sensitivity=sensitivity,
+            residual_bound=(target_bound if is_auto(residual_bound)
+                            else residual_bound))
+
     if epsilon == np.inf:
+        residual, score_scale = scale(np.inf)
         return LassoFrankWolfePlan(
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
-            n_steps=max_iter, residual_bound=residual_bound, score_scale=np.inf,
-            score_sensitivity=np.inf)
-    sensitivity, _ = calibrate_event(
-        lambda score: repeat(ExponentialMechanism(score), max_iter),
-        epsilon, delta, parameter="score_sensitivity",
-        guess=draw_score_sensitivity(epsilon, delta, max_iter))
+            n_steps=max_iter, residual_bound=residual, score_scale=score_scale,
+            score_sensitivity=np.inf, bounds_draws=bounds_draws(0.0),
+            bounds_share=share)
+
+    def make_event(rho):
+        # The whole fit's rho: the bounds' share, then T bounded-range draws.
+        draws = bounds_draws(rho)
+        per_draw = exponential_score_sensitivity((1.0 - share) * rho / max_iter)
+        return compose(None if draws is None else draws.event,
+                       repeat(ExponentialMechanism(per_draw), max_iter))
+
+    guess = max_iter * draw_score_sensitivity(epsilon, delta, max_iter) ** 2 / 2.0
+    rho, _ = calibrate_event(make_event, epsilon, delta, parameter="rho",
+                             guess=guess)
+    sensitivity = exponential_score_sensitivity((1.0 - share) * rho / max_iter)
+    residual, score_scale = scale(sensitivity)
     return LassoFrankWolfePlan(
-        epsilon=epsilon, delta=delta,
-        event=repeat(ExponentialMechanism(sensitivity), max_iter),
-        n_steps=max_iter, residual_bound=residual_bound,
-        score_scale=sensitivity / linear_sensitivity, score_sensitivity=sensitivity)
+        epsilon=epsilon, delta=delta, event=make_event(rho), n_steps=max_iter,
+        residual_bound=residual, score_scale=score_scale,
+        score_sensitivity=sensitivity, bounds_draws=bounds_draws(rho),
+        bounds_share=share)
 
 
 def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
@@ -272,10 +351,9 @@ def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
             n_samples=n_samples, n_features=n_features, epsilon=epsilon,
             delta=delta, max_iter=max_iter, selection=selection,
             gradient_noise=gradient_noise, curvature=curvature,
-            adaptive_residual=residual_bound == "auto")
-    # "auto" is the residual bound of the starting point w = 0.
-    bound = target_bound if residual_bound == "auto" else residual_bound
+            adaptive_residual=residual_bound == "auto",
+            n_auto_bounds=int(is_auto(target_bound)) + int(is_auto(feature_bound)))
     return plan_lasso_frank_wolfe(
         n_samples=n_samples, n_features=n_features, epsilon=epsilon, delta=delta,
         max_iter=max_iter, radius=radius, feature_bound=feature_bound,
-        target_bound=target_bound, residual_bound=bound)
+        target_bound=target_bound, residual_bound=residual_bound)

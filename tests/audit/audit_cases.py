@@ -256,11 +256,12 @@ def _lasso(random_state):
     # whose threshold (alpha / M) is negligible.  A fixed residual bound
     # leaves the gradient the only release besides the selection, and the
     # activation margin (post-processing that zeroes small noisy gradients)
-    # is switched off so that the statistic sees the release itself.
+    # is switched off so that the statistic sees the release itself.  The
+    # bounds are public (their private release is audited on its own).
     return DPLasso(
         alpha=1e-9, epsilon=EPSILON, delta=DELTA, fit_intercept=False,
-        max_iter=1, curvature="bound", residual_bound=1.0,
-        random_state=random_state)
+        max_iter=1, curvature="bound", residual_bound=1.0, feature_bound=1.0,
+        target_bound=1.0, random_state=random_state)
 
 
 def _fit_lasso(data, random_state):

