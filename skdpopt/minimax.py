@@ -364,16 +364,19 @@ class DPMinimaxClassifier(
     n_vertices_ : int
         ``"vertex_sampling"`` only: K.
     step_sizes_ : tuple of (ndarray of shape (T,), float)
-        ``"vertex_sampling"`` only.  The model's step size at each step and the adversary's.  The model's
-        step t is ``s B / (2 R b max_g(ybar_g / p_g))``, the adversary's
+        ``"vertex_sampling"`` only.  The model's step size at each step and
+        the adversary's.  The model's step t is
+        ``s B / (2 R b max_g(ybar_g / p_g))``, the adversary's
         ``2 s B p_min / (l_max - l_min)``, both capped at
         ``STEP_CAP_FACTOR`` (3) times the worst-case regret-optimal step.
         The model's is larger when that step's adversary draws ``ybar``
         weigh small groups less: its draws then move its weights less.
     score_sensitivity_ : float
-        ``"vertex_sampling"`` only.  Replace-one sensitivity of each draw's score (log weight).
+        ``"vertex_sampling"`` only.  Replace-one sensitivity of each draw's
+        score (log weight).
     n_draws_ : int
-        ``"vertex_sampling"`` only.  Vertex draws (exponential mechanisms), both players: ``2 K T``.
+        ``"vertex_sampling"`` only.  Vertex draws (exponential mechanisms),
+        both players: ``2 K T``.
     count_noise_scale_ : float
         Scale of the noise added to each group count (the Gaussian's
         standard deviation for ``"gda"``, the Laplace scale for
@@ -410,7 +413,8 @@ class DPMinimaxClassifier(
     tuning designs (``benchmarks/bench_minimax.py --tuning``).  Without
     privacy nothing is clipped.
 
-    ``"vertex_sampling"`` schedule: with privacy all ``2 K T`` draws share the budget and
+    ``"vertex_sampling"`` schedule: with privacy all ``2 K T`` draws share
+    the budget and
     each batch has ``n / T`` rows, so fewer steps let each move the weights
     further, up to the capped regret-optimal step; T is the largest (at
     most ``sqrt(n)``) at which the private step, for an adversary whose
@@ -717,7 +721,8 @@ class DPMinimaxClassifier(
         if n_groups == 1:
             sizes, what = counts, "count"
         elif self.group_priors is not None:
-            sizes, what = self._prior_proportions(labels) * n_samples, "prior-implied size"
+            sizes = self._prior_proportions(labels) * n_samples
+            what = "prior-implied size"
         elif self._is_private:
             # The counts are released first and the draws are planned from
             # them: the plan bounds the second stage by the budget left.

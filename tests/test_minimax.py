@@ -35,6 +35,10 @@ def shifted_groups(seed=0, sizes=(3000, 300), d=5):
     return X, y, groups
 
 
+def VertexMinimax(**params):  # noqa: N802 (reads as the class it builds)
+    return DPMinimaxClassifier(solver="vertex_sampling", **params)
+
+
 @pytest.fixture(scope="module")
 def data():
     return shifted_groups()
@@ -89,7 +93,7 @@ def reference_epsilon(laplace_eps0, n_laplace, score, n_draws, delta):
 def test_spent_epsilon_recomputed_independently(data, priors):
     X, y, groups = data
     epsilon, delta = 1.0, 1e-6
-    clf = DPMinimaxClassifier(solver="vertex_sampling", 
+    clf = VertexMinimax(
         epsilon=epsilon, delta=delta, group_priors=priors, random_state=0
     ).fit(X, y, sensitive_features=groups)
     T, K = clf.n_iter_, clf.n_vertices_
@@ -120,7 +124,7 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
     with ybar uniform at step 1 (the public start)."""
     X, y, groups = data
     R, b = 3.0, 0.5
-    clf = DPMinimaxClassifier(solver="vertex_sampling", 
+    clf = VertexMinimax(
         epsilon=1.0,
         delta=1e-6,
         radius=R,
@@ -152,7 +156,7 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
 
 def test_no_privacy_spends_nothing_and_releases_no_counts(data):
     X, y, groups = data
-    clf = DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, random_state=0).fit(
+    clf = VertexMinimax(epsilon=np.inf, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     assert clf.privacy_spent_.epsilon == np.inf
@@ -163,18 +167,18 @@ def test_no_privacy_spends_nothing_and_releases_no_counts(data):
 def test_very_large_epsilon_uses_the_regret_step(data):
     """A budget larger than the non-private step needs is not calibrated."""
     X, y, groups = data
-    clf = DPMinimaxClassifier(solver="vertex_sampling", epsilon=1e6, delta=1e-6, random_state=0).fit(
+    clf = VertexMinimax(epsilon=1e6, delta=1e-6, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     # Without privacy and with the same T: the same batches and caps.
-    ref = DPMinimaxClassifier(solver="vertex_sampling", 
+    ref = VertexMinimax(
         epsilon=np.inf, max_iter=clf.n_iter_, random_state=0
     ).fit(X, y, sensitive_features=groups)
     np.testing.assert_allclose(clf.step_sizes_[0], ref.step_sizes_[0])
     assert clf.step_sizes_[1] == ref.step_sizes_[1]
     # The cap depends on the noisy proportions: the claim is the budget.
     assert clf.privacy_spent_.epsilon == 1e6
-    public = DPMinimaxClassifier(solver="vertex_sampling", 
+    public = VertexMinimax(
         epsilon=1e6, delta=1e-6, group_priors=[0.9, 0.1], random_state=0
     ).fit(X, y, sensitive_features=groups)
     assert public.privacy_spent_.epsilon < 1e6  # cap from public proportions
@@ -191,10 +195,10 @@ def test_worst_group_beats_average_loss_training(data):
     Xt, yt, gt = shifted_groups(seed=1)
     minimax, erm = [], []
     for seed in range(3):
-        mm = DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, max_iter=1000, random_state=seed).fit(
+        mm = VertexMinimax(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
             X, y, sensitive_features=groups
         )
-        er = DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, max_iter=1000, random_state=seed).fit(
+        er = VertexMinimax(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
             X, y
         )
         minimax.append(worst_group_accuracy(yt, mm.predict(Xt), sensitive_features=gt))
@@ -241,11 +245,11 @@ def test_no_privacy_reaches_the_exact_minimax(data):
         p = clf.predict_proba(X)[:, 1]
         return worst_group_log_loss(y, p, sensitive_features=groups)
 
-    clf = DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, random_state=0).fit(
+    clf = VertexMinimax(epsilon=np.inf, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     assert exact - 1e-6 <= objective(clf) <= exact + 0.02
-    one_pass = DPMinimaxClassifier(solver="vertex_sampling", 
+    one_pass = VertexMinimax(
         epsilon=np.inf, max_iter=round(np.sqrt(len(y))), random_state=0
     ).fit(X, y, sensitive_features=groups)
     assert objective(one_pass) > objective(clf)
@@ -253,7 +257,7 @@ def test_no_privacy_reaches_the_exact_minimax(data):
 
 def test_predict_proba_is_deterministic_and_consistent(data):
     X, y, groups = data
-    clf = DPMinimaxClassifier(solver="vertex_sampling", random_state=0).fit(X, y, sensitive_features=groups)
+    clf = VertexMinimax(random_state=0).fit(X, y, sensitive_features=groups)
     p1, p2 = clf.predict_proba(X), clf.predict_proba(X)
     np.testing.assert_array_equal(p1, p2)
     np.testing.assert_allclose(p1.sum(axis=1), 1.0)
@@ -268,7 +272,7 @@ def test_groups_from_dataframe_columns(data):
     X, y, groups = data
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"g": groups, "h": rng.choice(["x", "y"], len(groups))})
-    clf = DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, random_state=0, max_iter=100)
+    clf = VertexMinimax(epsilon=np.inf, random_state=0, max_iter=100)
     clf.fit(X, y, sensitive_features=frame)
     assert list(clf.groups_) == [
         ("major", "x"),
@@ -283,7 +287,7 @@ def test_groups_from_dataframe_columns(data):
 
 def test_no_groups_is_one_group(data):
     X, y, _ = data
-    clf = DPMinimaxClassifier(solver="vertex_sampling", random_state=0).fit(X, y)
+    clf = VertexMinimax(random_state=0).fit(X, y)
     assert list(clf.groups_) == ["all"]
     np.testing.assert_array_equal(clf.group_weights_, [1.0])
 
@@ -295,14 +299,14 @@ def test_no_groups_is_one_group(data):
 def test_grid_search_without_routing(data):
     X, y, groups = data
     search = GridSearchCV(
-        DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, random_state=0),
+        VertexMinimax(epsilon=np.inf, random_state=0),
         {"radius": [1.0, 5.0]},
         cv=3,
     )
     search.fit(X, y, sensitive_features=groups)
     assert search.best_params_["radius"] in (1.0, 5.0)
     scores = cross_val_score(
-        DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, random_state=0),
+        VertexMinimax(epsilon=np.inf, random_state=0),
         X,
         y,
         cv=3,
@@ -326,7 +330,7 @@ def test_grid_search_and_pipeline_with_routing(data, monkeypatch):
             sensitive_features=True
         )
         pipe = make_pipeline(
-            StandardScaler(), DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf, random_state=0)
+            StandardScaler(), VertexMinimax(epsilon=np.inf, random_state=0)
         )
         search = GridSearchCV(
             pipe, {"dpminimaxclassifier__radius": [1.0, 5.0]}, cv=3, scoring=scorer
@@ -345,11 +349,11 @@ def test_grid_search_and_pipeline_with_routing(data, monkeypatch):
 def test_misaligned_or_missing_groups_rejected(data):
     X, y, groups = data
     with pytest.raises(ValueError, match="rows but X has"):
-        DPMinimaxClassifier(solver="vertex_sampling").fit(X, y, sensitive_features=groups[:-1])
+        VertexMinimax().fit(X, y, sensitive_features=groups[:-1])
     bad = groups.astype(object)
     bad[5] = None
     with pytest.raises(ValueError, match="missing"):
-        DPMinimaxClassifier(solver="vertex_sampling").fit(X, y, sensitive_features=bad)
+        VertexMinimax().fit(X, y, sensitive_features=bad)
 
 
 def test_too_small_group_is_named(data):
@@ -357,13 +361,13 @@ def test_too_small_group_is_named(data):
     groups = groups.copy()
     groups[:5] = "tiny"
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        DPMinimaxClassifier(solver="vertex_sampling", epsilon=np.inf).fit(X, y, sensitive_features=groups)
+        VertexMinimax(epsilon=np.inf).fit(X, y, sensitive_features=groups)
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        DPMinimaxClassifier(solver="vertex_sampling", epsilon=1.0, random_state=0, min_group_size=200).fit(
+        VertexMinimax(epsilon=1.0, random_state=0, min_group_size=200).fit(
             X, y, sensitive_features=groups
         )
     with pytest.raises(ValueError, match="'minor' is too small"):
-        DPMinimaxClassifier(solver="vertex_sampling", 
+        VertexMinimax(
             group_priors={"major": 0.999, "minor": 0.001, "tiny": 0.001}
         ).fit(X, y, sensitive_features=groups)
 
@@ -371,11 +375,11 @@ def test_too_small_group_is_named(data):
 def test_bad_priors_rejected(data):
     X, y, groups = data
     with pytest.raises(ValueError, match="no entry for group 'minor'"):
-        DPMinimaxClassifier(solver="vertex_sampling", group_priors={"major": 1.0}).fit(
+        VertexMinimax(group_priors={"major": 1.0}).fit(
             X, y, sensitive_features=groups
         )
     with pytest.raises(ValueError, match="3 entries"):
-        DPMinimaxClassifier(solver="vertex_sampling", group_priors=[0.3, 0.3, 0.4]).fit(
+        VertexMinimax(group_priors=[0.3, 0.3, 0.4]).fit(
             X, y, sensitive_features=groups
         )
 
@@ -384,12 +388,12 @@ def test_multiclass_rejected():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     with pytest.raises(ValueError, match="Only binary classification"):
-        DPMinimaxClassifier(solver="vertex_sampling").fit(X, rng.integers(0, 3, 300))
+        VertexMinimax().fit(X, rng.integers(0, 3, 300))
 
 
 def test_random_state_reproduces_fit(data):
     X, y, groups = data
-    a = DPMinimaxClassifier(solver="vertex_sampling", random_state=3).fit(X, y, sensitive_features=groups)
+    a = VertexMinimax(random_state=3).fit(X, y, sensitive_features=groups)
     b = clone(a).fit(X, y, sensitive_features=groups)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.group_weights_, b.group_weights_)
@@ -399,8 +403,8 @@ def test_sparse_input_gives_the_dense_result(data):
     sp = pytest.importorskip("scipy.sparse")
     X, y, groups = data
     X = np.where(np.abs(X) < 0.5, 0.0, X)  # make it worth storing sparse
-    dense = DPMinimaxClassifier(solver="vertex_sampling", random_state=4).fit(X, y, sensitive_features=groups)
-    sparse = DPMinimaxClassifier(solver="vertex_sampling", random_state=4).fit(
+    dense = VertexMinimax(random_state=4).fit(X, y, sensitive_features=groups)
+    sparse = VertexMinimax(random_state=4).fit(
         sp.csr_matrix(X), y, sensitive_features=groups
     )
     np.testing.assert_allclose(sparse.coef_, dense.coef_)
@@ -413,7 +417,7 @@ def test_sparse_input_gives_the_dense_result(data):
 def test_pure_dp_is_the_plain_sum(data):
     """delta = 0: the counts' share plus 2 s per draw, summed."""
     X, y, groups = data
-    clf = DPMinimaxClassifier(solver="vertex_sampling", epsilon=2.0, delta=0.0, random_state=0).fit(
+    clf = VertexMinimax(epsilon=2.0, delta=0.0, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     expected = 2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
@@ -452,7 +456,7 @@ def test_default_steps_follow_the_noisy_counts(data):
     """With noisy counts T is chosen from the released proportions and the
     budget they left."""
     X, y, groups = data
-    clf = DPMinimaxClassifier(solver="vertex_sampling", epsilon=1.0, delta=1e-8, random_state=0).fit(
+    clf = VertexMinimax(epsilon=1.0, delta=1e-8, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     expected = private_steps(
@@ -649,7 +653,8 @@ def test_declared_group_without_rows_is_named(data):
     noisy (or true) size falls under min_group_size."""
     X, y, groups = data
     with pytest.raises(ValueError, match="too small"):
-        DPMinimaxClassifier(epsilon=np.inf, classes=[0, 1], groups=["major", "minor", "other"]).fit(
+        DPMinimaxClassifier(epsilon=np.inf, classes=[0, 1],
+                            groups=["major", "minor", "other"]).fit(
             X, y, sensitive_features=groups)
 
 
