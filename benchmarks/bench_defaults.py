@@ -151,7 +151,9 @@ def sgd_runs(data, epsilon, seed, classifier=False):
     score = accuracy_score if classifier else r2_score
 
     defaults, warned = _fit_recording(lambda: make_private_pipeline(
-        DPStandardScaler(), Model(random_state=seed, **extra),
+        # DP-SGD's clip_norm default is a public 1.0; its private "auto"
+        # is what a user with raw-unit targets should ask for.
+        DPStandardScaler(), Model(clip_norm="auto", random_state=seed, **extra),
         epsilon=epsilon, delta=delta), X_train, y_train)
 
     scaler = StandardScaler().fit(X_train)

@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from . import ledger
+from ._data import is_dask_collection, map_rows, refuse_dask
 from .accounting import PrivacySpent, compose, privacy_spent
 from .exceptions import PrivacyLeakWarning
 
@@ -55,6 +56,24 @@ def keep_fit_on_error(fit):
     return wrapper
 
 
+# Why an estimator, or one of its settings, reads rows otherwise than by
+# the sums a Dask backend distributes.
+_DASK_REFUSALS = {
+    "DPMinimaxClassifier": (
+        "(its saddle-point solver keeps a weight per row and updates all of "
+        "them at every step)"),
+    "DPLogisticSimplex": (
+        "with solver='mirror_descent' (it reads disjoint batches of a random "
+        "permutation of the rows; solver='frank_wolfe' is supported)"),
+    "DPSGDRegressor": (
+        "with sampling='single_pass' (it tracks which rows were seen; "
+        "'poisson' and 'full' are supported)"),
+    "DPSGDClassifier": (
+        "with sampling='single_pass' (it tracks which rows were seen; "
+        "'poisson' and 'full' are supported)"),
+}
+
+
 def validate_training_data(estimator, X, y, **kwargs):
     """``validate_data(estimator, X, y, **kwargs)`` with errors that name X or y.
 
@@ -62,6 +81,8 @@ def validate_training_data(estimator, X, y, **kwargs):
     non-numeric entries do not say which argument is at fault; these do,
     and keep scikit-learn's wording after it.
     """
+    # A Dask collection reaching here would be gathered into memory.
+    refuse_dask(estimator, X, y, _DASK_REFUSALS.get(type(estimator).__name__))
     try:
         n_rows, n_targets = _num_samples(X), _num_samples(y)
     except TypeError:
@@ -303,6 +324,9 @@ class LinearClassifierMixin:
             are more than two classes.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):  # lazily, block by block
+            n_columns = None if self.coef_.shape[0] == 1 else self.coef_.shape[0]
+            return map_rows(self.decision_function, X, n_columns)
         X = validate_data(self, X, accept_sparse="csr", reset=False)
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
@@ -320,6 +344,9 @@ class LinearClassifierMixin:
         ndarray of shape (n_samples,)
             Predicted labels, taken from ``classes_``.
         """
+        if is_dask_collection(X):  # lazily, block by block
+            check_is_fitted(self)
+            return map_rows(self.predict, X, dtype=self.classes_.dtype)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
@@ -348,6 +375,9 @@ class LinearClassifierMixin:
         ndarray of shape (n_samples, n_classes)
             Probability of each class, in the order of ``classes_``.
         """
+        if is_dask_collection(X):  # lazily, block by block
+            check_is_fitted(self)
+            return map_rows(self.predict_proba, X, len(self.classes_))
         positive = self._positive_probability(self.decision_function(X))
         if positive.ndim == 1:
             return np.column_stack([1.0 - positive, positive])

@@ -17,10 +17,19 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_targets
+from ._data import (
+    clip_rows,
+    clip_values,
+    is_dask_collection,
+    least_squares_problem,
+    map_rows,
+    refuse_auto_bounds,
+    validate_dask_training_data,
+)
 from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
 from .plans.lasso import frank_wolfe_scale, plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
-from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd
+from .solvers.greedy_cd import private_greedy_cd
 
 
 def _clip_features_if_needed(X, bound):
@@ -268,14 +277,18 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self,
-            X,
-            y,
-            accept_sparse=["csr", "csc"],
-            y_numeric=True,
-            dtype=[np.float64, np.float32],
-        )
+        if is_dask_collection(X):
+            refuse_auto_bounds(self, ["feature_bound", "target_bound"])
+            X, y, _ = validate_dask_training_data(self, X, y)
+        else:
+            X, y = validate_training_data(
+                self,
+                X,
+                y,
+                accept_sparse=["csr", "csc"],
+                y_numeric=True,
+                dtype=[np.float64, np.float32],
+            )
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         plan = plan_lasso(
@@ -294,8 +307,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self._begin_release(plan)
         rng = make_generator(self.random_state)
         self._set_bounds(X, y, plan, rng)
-        X = _clip_features_if_needed(X, self.feature_bound_)
-        y = clip_targets(y, self.target_bound_)
+        if is_dask_collection(X):
+            X = clip_rows(X, self.feature_bound_)
+            y = clip_values(y, self.target_bound_)
+        else:
+            X = _clip_features_if_needed(X, self.feature_bound_)
+            y = clip_targets(y, self.target_bound_)
         previous_event = self._warm_start_event() if self._warm_starts(
             n_features) else None
         if self.solver == "greedy_cd":
@@ -339,7 +356,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         residual_bound = (self.target_bound_ if self.residual_bound == "auto"
                           else self.residual_bound)
         coef_init, intercept_init = self._warm_start_point(X.shape[1])
-        problem = ClippedLeastSquares(X, y, self.feature_bound_, residual_bound)
+        problem = least_squares_problem(X, y, self.feature_bound_, residual_bound)
         result = private_greedy_cd(
             problem, alpha=self.alpha, n_steps=plan.n_steps,
             fit_intercept=self.fit_intercept, selection=plan.selection,
@@ -367,7 +384,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 residual_bound=(self.target_bound_ if self.residual_bound == "auto"
                                 else self.residual_bound),
                 score_sensitivity=plan.score_sensitivity)
-        problem = ClippedLeastSquares(X, y, bound, residual_bound)
+        problem = least_squares_problem(X, y, bound, residual_bound)
         dim = n_features + int(self.fit_intercept)
 
         def gradient(point):
@@ -406,6 +423,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             Predicted values.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return map_rows(self.predict, X)  # lazily, block by block
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 

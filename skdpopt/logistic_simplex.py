@@ -16,7 +16,14 @@ from ._base import (
     make_generator,
     validate_training_data,
 )
-from ._clipping import clip_features, clip_scalars
+from ._clipping import clip_features
+from ._data import (
+    clip_rows,
+    dask_one_vs_rest_signs,
+    is_dask_collection,
+    linear_rows,
+    validate_dask_training_data,
+)
 from ._targets import one_vs_rest_signs
 from .accounting.zcdp import (  # for minimax.py; remove once it is on a plan
     draw_score_sensitivity as _zcdp_sensitivity,  # noqa: F401
@@ -268,10 +275,16 @@ class DPLogisticSimplex(
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
-        )
-        self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
+        if self.solver == "frank_wolfe" and is_dask_collection(X):
+            # Frank-Wolfe reads X only through full gradient sums.
+            X, y, self.classes_ = validate_dask_training_data(
+                self, X, y, classification=True, classes=self.classes)
+            targets = dask_one_vs_rest_signs(y, self.classes_)
+        else:
+            X, y = validate_training_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
+            )
+            self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         plan = plan_logistic_simplex(
@@ -293,7 +306,7 @@ class DPLogisticSimplex(
         else:
             # Frank-Wolfe reads all of X at every step: clip it once.  Clipping
             # to the public bound is what bounds the sensitivity.
-            X = clip_features(X, self.feature_bound)
+            X = clip_rows(X, self.feature_bound)
             coefs, intercepts = self._fit_frank_wolfe(X, targets, plan, rng)
         self.coef_, self.intercept_ = coefs, intercepts
         self.n_iter_ = plan.n_steps
@@ -412,14 +425,13 @@ class DPLogisticSimplex(
 
         coefs, intercepts = [], []
         for target in targets:
-            def gradient(point, target=target):
-                prediction = X @ point[:n_features] + extra @ point[n_features:]
-                # |dloss| <= 1; clip_scalars also maps a NaN to 0.
-                residual = clip_scalars(
-                    loss.derivative(np.asarray(prediction).ravel(), target), 1.0)
-                residual /= n_samples
-                return np.concatenate([np.asarray(X.T @ residual).ravel(),
-                                       extra * residual.sum()])
+            # |dloss| <= 1: each derivative is clipped to 1 (NaN -> 0).
+            rows = linear_rows(X, target, loss, limit=1.0)
+
+            def gradient(point, rows=rows):
+                total, count = rows.gradient_sum(
+                    point[:n_features], extra @ point[n_features:])
+                return np.concatenate([total, extra * count]) / n_samples
 
             result = private_frank_wolfe(
                 gradient, dim, radius=self.radius, n_steps=plan.n_steps,

@@ -18,6 +18,13 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import example_norms
+from ._data import (
+    dask_one_vs_rest_signs,
+    is_dask_collection,
+    map_rows,
+    refuse_auto_bounds,
+    validate_dask_training_data,
+)
 from ._diagnostics import (
     MORE_EPSILON,
     MORE_ROWS,
@@ -109,6 +116,14 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         self._finish_release(plan)
         return np.array(coefs), np.array(intercepts)
 
+    def _fits_on_dask(self, X):
+        # single_pass tracks the rows seen: validate_training_data refuses
+        # Dask input for it, with the reason.
+        if not is_dask_collection(X) or self.sampling == "single_pass":
+            return False
+        refuse_auto_bounds(self, ["clip_norm"])
+        return True
+
     def _clip_norm(self, X, target, loss, plan, rng):
         """The public clip norm, or the private draw the plan budgeted: an
         upper quantile of the per-example gradient norms at the starting
@@ -182,12 +197,14 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         small enough for ``max_iter`` epochs to make ``n_samples * epsilon
         / 50`` steps, within [10, 200] (200 without privacy): more steps
         when the noise is small, fewer and larger batches when it is not.
-    clip_norm : "auto" or float, default="auto"
+    clip_norm : "auto" or float, default=1.0
         Bound C on each example's gradient norm (coefficients and intercept
         together).  A float is public and free.  "auto" first releases a
         private 0.9 quantile of the examples' gradient norms at the start
         (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
-        calibrated for the rest); see ``clip_norm_``.
+        calibrated for the rest); see ``clip_norm_``.  It suits targets in
+        raw units; on scaled data it sets C from the start's large
+        gradients, so at small epsilon the default 1.0 is better.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": each step includes each row with probability
         ``batch_size / n_samples``.  "full": every row in every step
@@ -279,7 +296,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm="auto",
+        clip_norm=1.0,
         sampling="poisson",
         loss_epsilon=0.1,
         radius=None,
@@ -323,15 +340,18 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self,
-            X,
-            y,
-            accept_sparse="csr",
-            y_numeric=True,
-            dtype=[np.float64, np.float32],
-        )
-        y = np.asarray(y, dtype=np.float64)
+        if self._fits_on_dask(X):
+            X, y, _ = validate_dask_training_data(self, X, y)
+        else:
+            X, y = validate_training_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                y_numeric=True,
+                dtype=[np.float64, np.float32],
+            )
+            y = np.asarray(y, dtype=np.float64)
         loss_class = REGRESSION_LOSSES[self.loss]
         loss = loss_class() if self.loss == "squared_error" else loss_class(
             self.loss_epsilon)
@@ -353,6 +373,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         ndarray of shape (n_samples,)
             Predicted values.
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return map_rows(self.predict, X)  # lazily, block by block
         return np.asarray(self._decision(X)).ravel()
 
     def __sklearn_tags__(self):
@@ -404,12 +427,14 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         small enough for ``max_iter`` epochs to make ``n_samples * epsilon
         / 50`` steps, within [10, 200] (200 without privacy): more steps
         when the noise is small, fewer and larger batches when it is not.
-    clip_norm : "auto" or float, default="auto"
+    clip_norm : "auto" or float, default=1.0
         Bound C on each example's gradient norm (coefficients and intercept
         together).  A float is public and free.  "auto" first releases a
         private 0.9 quantile of the examples' gradient norms at the start
         (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
-        calibrated for the rest); see ``clip_norm_``.
+        calibrated for the rest); see ``clip_norm_``.  It suits targets in
+        raw units; on scaled data it sets C from the start's large
+        gradients, so at small epsilon the default 1.0 is better.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": Poisson-subsampled steps; "full": every row in every step
         (NoisyGD); "single_pass": each row's gradient counts only the first
@@ -498,7 +523,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         power_t=0.25,
         average=True,
         batch_size="auto",
-        clip_norm="auto",
+        clip_norm=1.0,
         sampling="poisson",
         radius=None,
         classes=None,
@@ -542,10 +567,15 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        X, y = validate_training_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
-        )
-        self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
+        if self._fits_on_dask(X):
+            X, y, self.classes_ = validate_dask_training_data(
+                self, X, y, classification=True, classes=self.classes)
+            targets = dask_one_vs_rest_signs(y, self.classes_)
+        else:
+            X, y = validate_training_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
+            )
+            self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
         coefs, intercepts = self._fit_problems(X, targets,
                                                CLASSIFICATION_LOSSES[self.loss]())
         self.coef_, self.intercept_ = coefs, intercepts

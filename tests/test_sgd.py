@@ -240,7 +240,7 @@ def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
     X, y, _ = regression_data
     kwargs = dict(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
                   random_state=0)
-    auto = DPSGDRegressor(**kwargs).fit(X, y)
+    auto = DPSGDRegressor(clip_norm="auto", **kwargs).fit(X, y)
     public = DPSGDRegressor(clip_norm=1.0, **kwargs).fit(X, y)
     D = np.sqrt(2.0 * AUTO_BOUNDS_SHARE * rho_for(1.0, 1e-5) / 2)
     draws = [(leaf, count) for leaf, count in leaves(auto.privacy_plan_.event)

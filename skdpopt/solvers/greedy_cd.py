@@ -44,9 +44,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._clipping import clip_scalars
+from .._data import ClippedLeastSquares  # noqa: F401  (its problem class)
 from ..accounting import (
     ExponentialMechanism,
     GaussianMechanism,
@@ -74,92 +73,6 @@ ACTIVATION_MARGIN = 2.0
 # public bound.
 RESIDUAL_SCALE_MULTIPLE = 2.0
 RESIDUAL_FLOOR = 0.01
-
-
-class ClippedLeastSquares:
-    """Residuals and gradients of the clipped least-squares loss.
-
-    Holds the data once (dense ndarray or CSC matrix, so that a column costs
-    its non-zeros) and the residual ``z = X w + b - y`` of the current
-    iterate, updated in O(n) (dense) or O(nnz_j) (sparse) per coordinate
-    move; the full gradient is one matrix-vector product, O(nnz).
-
-    Parameters
-    ----------
-    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
-        Features, already clipped to ``[-feature_bound, feature_bound]``.
-    y : ndarray of shape (n_samples,)
-        Targets, already clipped to the public target bound.
-    feature_bound : float
-    residual_bound : float
-    """
-
-    def __init__(self, X, y, feature_bound, residual_bound):
-        if sp.issparse(X):
-            X = sp.csc_matrix(X)
-            X.sort_indices()
-        self.X = X
-        self.y = np.asarray(y, dtype=float)
-        self.n_samples, self.n_features = X.shape
-        self.feature_bound = float(feature_bound)
-        self.residual_bound = float(residual_bound)
-        self.residual = -self.y.copy()
-        self._column_squares = None
-
-    def reset(self, coef, intercept):
-        """Set the residual to that of ``(coef, intercept)``."""
-        self.residual = np.asarray(self.X @ coef, dtype=float).ravel()
-        self.residual += intercept - self.y
-
-    def clipped_residual(self):
-        # A NaN residual (an overflowed prediction) counts as 0, inside [-C, C].
-        return clip_scalars(self.residual.copy(), self.residual_bound)
-
-    def mean_square_residual(self):
-        """``(1/n) sum_i clip(r_i)^2``: each term lies in ``[0, C^2]``."""
-        r = self.clipped_residual()
-        return float(r @ r) / self.n_samples
-
-    def gradient(self):
-        """Gradient of the average clipped loss: coefficients, intercept.
-
-        The intercept's entry is for the coordinate whose feature is the
-        constant ``feature_bound`` (intercept = feature_bound * coordinate).
-        """
-        r = self.clipped_residual()
-        # In the data's precision (float32 stays float32: no upcast copy of X).
-        product = self.X.T @ r.astype(self.X.dtype, copy=False)
-        grad = np.asarray(product, dtype=float).ravel() / self.n_samples
-        return grad, self.feature_bound * r.mean()
-
-    def column(self, j):
-        """Row indices (or None for all rows) and values of column j."""
-        if sp.issparse(self.X):
-            start, end = self.X.indptr[j], self.X.indptr[j + 1]
-            return self.X.indices[start:end], self.X.data[start:end]
-        return None, self.X[:, j]
-
-    def move(self, j, delta):
-        """Add ``delta`` to coefficient j (``INTERCEPT``: to the intercept)."""
-        if j == INTERCEPT:
-            self.residual += delta
-            return
-        rows, values = self.column(j)
-        if rows is None:
-            self.residual += delta * values
-        else:
-            self.residual[rows] += delta * values
-
-    def curvature(self, j):
-        """``(1/n) sum_i x_ij^2``, an upper bound on coordinate j's smoothness."""
-        if sp.issparse(self.X):
-            values = self.column(j)[1]
-            return float(values @ values) / self.n_samples
-        if self._column_squares is None:
-            # One pass over X beats a strided column read per step.
-            self._column_squares = np.einsum("ij,ij->j", self.X, self.X,
-                                             dtype=float) / self.n_samples
-        return float(self._column_squares[j])
 
 
 @dataclass

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._clipping import clip_scalars, example_norms
+from .._data import linear_rows
 from ..accounting import SubsampledGaussianMechanism
-from ..mechanisms import gaussian_noise, poisson_batches
+from ..mechanisms import gaussian_noise
 
 # Noise and batches for up to this many steps are drawn at once, to amortise
 # call overhead; fewer steps when the model is wide or the batches large, so
@@ -104,8 +104,10 @@ def noisy_sgd(
 
     Parameters
     ----------
-    X : ndarray or CSR matrix of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
+    X : ndarray, CSR matrix or dask.array.Array of shape (n_samples, n_features)
+        Rows are read through :mod:`skdpopt._data` (a Dask array block by
+        block).
+    y : ndarray or dask.array.Array of shape (n_samples,)
         Targets (labels in {-1, +1} for classification losses).
     loss : object
         A loss from :mod:`skdpopt.losses`.
@@ -138,15 +140,12 @@ def noisy_sgd(
     -------
     NoisySGDResult
     """
-    n_samples, n_features = X.shape
+    data = linear_rows(X, y, loss, clip_norm=clip_norm, fit_intercept=fit_intercept)
+    if single_pass and not data.in_memory:
+        raise ValueError("single_pass sampling needs the rows in memory (it "
+                         "tracks which rows were seen); use 'poisson' or 'full'")
+    n_samples, n_features = data.n_samples, data.n_features
     full_batch = sampling_rate >= 1.0
-    # The bound on |r_i|, C / ||(x_i, 1)||, is the only per-row quantity
-    # kept: one n-vector.  A row of norm 0 contributes nothing whatever its
-    # bound, and one of infinite norm gets 0; bounds stay finite so that
-    # bound * x_ij is never inf * 0.
-    limits = example_norms(X, float(fit_intercept))
-    np.divide(clip_norm, limits, out=limits, where=limits > 0)
-    np.minimum(limits, np.finfo(np.float64).max, out=limits)
     denominator = sampling_rate * n_samples
     noise_std = noise_multiplier * clip_norm
     dim = n_features + int(fit_intercept)
@@ -164,38 +163,31 @@ def noisy_sgd(
     rows_per_step = 0 if full_batch else sampling_rate * n_samples
     block = max(1, min(_BLOCK_STEPS, _NOISE_BLOCK_VALUES // dim,
                        int(_NOISE_BLOCK_VALUES // max(rows_per_step, 1.0))))
+    sampler = (None if full_batch
+               else data.poisson_sampler(rng, sampling_rate, n_steps, block))
     for t in range(n_steps):
         if t % block == 0:
             steps_left = min(block, n_steps - t)
             noise = gaussian_noise(rng, noise_std, (steps_left, dim))
-            if not full_batch:
-                block_rows, offsets = poisson_batches(
-                    rng, n_samples, sampling_rate, steps_left)
         i = t % block
-        if full_batch:
-            rows = None
-        else:
-            rows = block_rows[offsets[i]:offsets[i + 1]]
+        source, rows = (data, None) if full_batch else sampler.batch(t)
         if single_pass:
             rows = np.arange(n_samples) if rows is None else rows
             rows = rows[~seen[rows]]
             seen[rows] = True
-        X_batch = X if rows is None else X[rows]
-        y_batch = y if rows is None else y[rows]
-        residual = loss.derivative(X_batch @ coef + intercept, y_batch)
-        # Clip r_i (x_i, 1) to norm C by clipping r_i (NaN -> 0).
-        scaled = clip_scalars(residual, limits if rows is None else limits[rows])
+        # The clipped gradients' sum: r_i (x_i, 1) clipped to norm C by
+        # clipping r_i (NaN -> 0).
+        grad_coef, grad_intercept = source.gradient_sum(coef, intercept, rows)
         step_noise = noise[i]
         eta = learning_rate(t)
         # The step on the coefficients: eta / (q n) times the noisy sum.
-        grad_coef = X_batch.T @ scaled
         grad_coef += step_noise[:n_features]
         grad_coef *= eta / denominator
         if alpha:
             grad_coef += (eta * alpha) * coef
         coef -= grad_coef
         if fit_intercept:
-            intercept -= eta * (scaled.sum() + step_noise[n_features]) / denominator
+            intercept -= eta * (grad_intercept + step_noise[n_features]) / denominator
         if radius is not None:
             norm = np.linalg.norm(coef)
             if norm > radius:

@@ -26,11 +26,11 @@ from typing import Callable
 import numpy as np
 import pytest
 
+import skdpopt._data.inmemory
 import skdpopt._domain
 import skdpopt.lasso
 import skdpopt.minimax
 import skdpopt.sgd
-import skdpopt.solvers.noisy_sgd
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
 from skdpopt.accounting import privacy_spent
@@ -230,8 +230,9 @@ def _naive_clip(values, limit):
 
 
 def _plant_naive_clipping(monkeypatch):
-    monkeypatch.setattr(skdpopt.solvers.noisy_sgd, "example_norms", _naive_norms)
-    monkeypatch.setattr(skdpopt.solvers.noisy_sgd, "clip_scalars", _naive_clip)
+    # DP-SGD reads its rows through the in-memory data-access backend.
+    monkeypatch.setattr(skdpopt._data.inmemory, "example_norms", _naive_norms)
+    monkeypatch.setattr(skdpopt._data.inmemory, "clip_scalars", _naive_clip)
 
 
 SGD_EXTREME = AuditCase(

@@ -1,0 +1,372 @@
+"""Dask backend of the data-access layer: maps over row blocks, then sums.
+
+Every aggregate is one pass over the row blocks of a ``dask.array.Array``
+(rows chunked, columns in one chunk): each task reads one block, reduces
+it to a few numbers (a gradient, column sums, counts) or to the rows a
+Poisson sample drew from it, and only those travel to the client.  A
+worker holds one block at a time plus its sampled rows; the client holds
+the small results.  Clipping is the in-memory backend's, applied block by
+block, so it bounds the same sensitivities and stays finite on extreme
+records.
+"""
+
+import dask
+import dask.array as da
+import numpy as np
+
+from .._clipping import clip_scalars, example_norms
+from ..mechanisms import poisson_batches
+from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
+
+# A Poisson pass draws batches for as many steps as keep the sampled rows
+# (held on the client until those steps have run) under this many values:
+# 2**25 float64 values, 256 MB.  The Dask configuration key
+# "skdpopt.sampled-values-per-pass" overrides it: an epoch costs
+# n_samples * (n_features + 2) / that many passes over the data.
+SAMPLED_VALUES_PER_PASS = 2**25
+
+
+def _blocks(X, y=None):
+    """Delayed row blocks of X (and the matching blocks of y).
+
+    Unoptimised, so that X's blocks keep their keys in y's graph: a y
+    computed from X (a lazily generated or transformed dataset) then
+    reuses each block of X instead of fusing, and recomputing, it.
+    """
+    X_blocks = X.to_delayed(optimize_graph=False).ravel()
+    if y is None:
+        return X_blocks
+    return X_blocks, y.to_delayed(optimize_graph=False).ravel()
+
+
+def _optimize(X, y):
+    """X and y with their graphs optimised together, once per fit.
+
+    Together, so that tasks y shares with X (a y computed from X) stay
+    shared; once, so that no pass pays for it.  About twice as fast per
+    pass as optimising each block's graph at every pass.
+    """
+    return dask.optimize(X, y)
+
+
+def _row_limits(X_block, clip_norm, limit, offset):
+    """Per-row bound on ``|r_i|``, as :class:`InMemoryLinearRows` computes it."""
+    if clip_norm is None:
+        return float(limit)
+    limits = example_norms(X_block, offset)
+    np.divide(clip_norm, limits, out=limits, where=limits > 0)
+    np.minimum(limits, np.finfo(np.float64).max, out=limits)
+    return limits
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def _block_gradient(X_block, y_block, coef, intercept, loss, clip_norm, limit, offset):
+    limits = _row_limits(X_block, clip_norm, limit, offset)
+    residual = loss.derivative(X_block @ coef + intercept, y_block)
+    scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
+    return np.asarray(X_block.T @ scaled).ravel(), float(scaled.sum())
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def _block_sample(X_block, y_block, seed, sampling_rate, n_steps, clip_norm, limit,
+                  offset):
+    """The rows of ``n_steps`` Poisson batches drawn from one block.
+
+    Each (step, row) slot is included independently with probability q,
+    from a generator seeded by the pass's seed and the block's index: the
+    union over blocks is a Poisson sample of all rows whatever the
+    partitioning.
+    """
+    rng = np.random.default_rng(seed)
+    rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate, n_steps)
+    X_rows = X_block[rows]
+    limits = _row_limits(X_rows, clip_norm, limit, offset)
+    if np.ndim(limits) == 0:
+        limits = np.full(len(rows), limits)
+    return X_rows, np.asarray(y_block)[rows], limits, np.diff(offsets)
+
+
+class DaskLinearRows:
+    """Clipped gradient sums of a linear model over a Dask array's rows.
+
+    The counterpart of :class:`InMemoryLinearRows`: ``gradient_sum`` over
+    all rows is one pass; ``poisson_sampler`` draws, in one pass, the
+    batches of a block of steps from every row block, and serves them from
+    the client's memory.
+    """
+
+    in_memory = False
+
+    def __init__(self, X, y, loss, *, clip_norm=None, limit=None,
+                 fit_intercept=True):
+        self.X, self.y = _optimize(X, y)
+        self.loss = loss
+        self.n_samples, self.n_features = X.shape
+        self.clip_norm, self.limit = clip_norm, limit
+        self.offset = float(fit_intercept)
+
+    def gradient_sum(self, coef, intercept, rows=None):
+        if rows is not None:
+            raise ValueError("a Dask array's rows are summed in full or sampled "
+                             "by poisson_sampler")
+        X_blocks, y_blocks = _blocks(self.X, self.y)
+        task = dask.delayed(_block_gradient, pure=True)
+        parts = dask.compute(*[
+            task(xb, yb, coef, float(intercept), self.loss, self.clip_norm,
+                 self.limit, self.offset)
+            for xb, yb in zip(X_blocks, y_blocks)])
+        grad = np.sum([g for g, _ in parts], axis=0)
+        return grad, float(sum(s for _, s in parts))
+
+    def poisson_sampler(self, rng, sampling_rate, n_steps, block):
+        return _DaskPoissonSampler(self, rng, sampling_rate, n_steps)
+
+
+class _DaskPoissonSampler:
+    """Batches of a Dask array's rows, a pass over the data per block of steps.
+
+    A pass covers as many steps as keep the expected sampled values under
+    ``SAMPLED_VALUES_PER_PASS``; its seed is drawn from the fit's
+    generator, and each row block derives its own generator from it and
+    its index.
+    """
+
+    def __init__(self, data, rng, sampling_rate, n_steps):
+        self.data, self.rng = data, rng
+        self.sampling_rate, self.n_steps = sampling_rate, n_steps
+        per_step = sampling_rate * data.n_samples * (data.n_features + 2)
+        cap = dask.config.get("skdpopt.sampled-values-per-pass",
+                              SAMPLED_VALUES_PER_PASS)
+        self.pass_steps = int(max(1, cap // max(per_step, 1.0)))
+        self.start = None
+
+    def batch(self, t):
+        if self.start is None or t >= self.start + len(self.offsets) - 1:
+            self._sample(t, min(self.pass_steps, self.n_steps - t))
+        i = t - self.start
+        return self.source, slice(self.offsets[i], self.offsets[i + 1])
+
+    def _sample(self, start, n_steps):
+        data = self.data
+        seed = self.rng.integers(0, 2**63, size=2).tolist()
+        X_blocks, y_blocks = _blocks(data.X, data.y)
+        task = dask.delayed(_block_sample, pure=True)
+        parts = dask.compute(*[
+            task(xb, yb, seed + [k], self.sampling_rate, n_steps, data.clip_norm,
+                 data.limit, data.offset)
+            for k, (xb, yb) in enumerate(zip(X_blocks, y_blocks))])
+        # Group the sampled rows by step (blocks in order within a step).
+        steps = np.concatenate([np.repeat(np.arange(n_steps), counts)
+                                for *_, counts in parts])
+        order = np.argsort(steps, kind="stable")
+        X_rows = np.concatenate([p[0] for p in parts])[order]
+        y_rows = np.concatenate([p[1] for p in parts])[order]
+        limits = np.concatenate([p[2] for p in parts])[order]
+        self.offsets = np.searchsorted(steps[order], np.arange(n_steps + 1))
+        source = InMemoryLinearRows.__new__(InMemoryLinearRows)
+        source.X, source.y, source.loss, source.limits = (
+            X_rows, y_rows, data.loss, limits)
+        source.n_samples, source.n_features = X_rows.shape
+        self.source, self.start = source, start
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def _block_least_squares(X_block, y_block, coef, intercept, bound, what):
+    residual = np.asarray(X_block @ coef, dtype=np.float64).ravel()
+    residual += intercept - y_block
+    r = clip_scalars(residual, bound)
+    if what == "square":
+        return np.array([r @ r])
+    product = X_block.T @ r.astype(X_block.dtype, copy=False)
+    return np.append(np.asarray(product, dtype=float).ravel(), r.sum())
+
+
+def _block_column_squares(X_block):
+    return np.einsum("ij,ij->j", X_block, X_block, dtype=np.float64)
+
+
+class DaskClippedLeastSquares:
+    """:class:`ClippedLeastSquares` over a Dask array, one pass per aggregate.
+
+    Holds the current iterate, not the residual vector (which would be
+    n values on the client): each aggregate recomputes the residuals of
+    its block.
+    """
+
+    def __init__(self, X, y, feature_bound, residual_bound):
+        self.X, self.y = _optimize(X, y)
+        self.n_samples, self.n_features = X.shape
+        self.feature_bound = float(feature_bound)
+        self.residual_bound = float(residual_bound)
+        self.coef = np.zeros(self.n_features)
+        self.intercept = 0.0
+        self._column_squares = None
+
+    def reset(self, coef, intercept):
+        self.coef = np.array(coef, dtype=float)
+        self.intercept = float(intercept)
+
+    def move(self, j, delta):
+        if j == INTERCEPT:
+            self.intercept += delta
+        else:
+            self.coef[j] += delta
+
+    def _sum(self, what):
+        X_blocks, y_blocks = _blocks(self.X, self.y)
+        task = dask.delayed(_block_least_squares, pure=True)
+        parts = dask.compute(*[
+            task(xb, yb, self.coef, self.intercept, self.residual_bound, what)
+            for xb, yb in zip(X_blocks, y_blocks)])
+        return np.sum(parts, axis=0)
+
+    def mean_square_residual(self):
+        return float(self._sum("square")[0]) / self.n_samples
+
+    def gradient(self):
+        total = self._sum("gradient") / self.n_samples
+        return total[:-1], self.feature_bound * float(total[-1])
+
+    def curvature(self, j):
+        if self._column_squares is None:
+            task = dask.delayed(_block_column_squares, pure=True)
+            parts = dask.compute(*[task(xb) for xb in _blocks(self.X)])
+            self._column_squares = np.sum(parts, axis=0) / self.n_samples
+        return float(self._column_squares[j])
+
+
+def map_rows(function, X, n_columns, dtype):
+    import dask.dataframe as dd
+
+    if isinstance(X, dd.DataFrame):
+        # Partition by partition, so that the function sees the column names.
+        shape = (np.nan,) if n_columns is None else (np.nan, n_columns)
+        task = dask.delayed(function, pure=True)
+        return da.concatenate([da.from_delayed(task(part), shape, dtype=dtype)
+                               for part in X.to_delayed()])
+    X = X.rechunk({1: -1})
+    if n_columns is None:
+        return X.map_blocks(function, drop_axis=1, dtype=dtype)
+    return X.map_blocks(function, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
+
+
+def marginal_counts(codes, cardinalities, attributes):
+    task = dask.delayed(marginal_counts_inmemory, pure=True)
+    parts = dask.compute(*[task(block, cardinalities, attributes)
+                           for block in _blocks(codes.rechunk({1: -1}))])
+    return [np.sum([p[k] for p in parts], axis=0).astype(np.int64)
+            for k in range(len(attributes))]
+
+
+def _as_row_array(data, what):
+    """A Dask array (or a dask DataFrame's values) with known row chunks."""
+    import dask.dataframe as dd
+
+    names = None
+    if isinstance(data, (dd.DataFrame, dd.Series)):
+        if isinstance(data, dd.DataFrame):
+            names = np.asarray(data.columns, dtype=object)
+        data = data.to_dask_array(lengths=True)
+    elif not isinstance(data, da.Array):
+        raise TypeError(
+            f"{what} is a {type(data).__name__}: Dask input must be a "
+            "dask.array.Array or a dask.dataframe.DataFrame / Series."
+        )
+    if any(np.isnan(c) for chunks in data.chunks for c in chunks):
+        data = data.compute_chunk_sizes()  # the row count is public
+    return data, names
+
+
+def validate_training_data(estimator, X, y, *, classification=False, classes=None):
+    """Check a Dask training set lazily and set ``n_features_in_``.
+
+    Shapes and dtypes are checked from the collections' metadata; one pass
+    checks that every value is finite (and, for classifiers, which labels
+    occur outside ``classes``), as the in-memory validation does, without
+    gathering the data.
+
+    Returns
+    -------
+    X : dask.array.Array
+        Float32 or float64, rows chunked and the columns in one chunk.
+    y : dask.array.Array
+        Float64 targets, chunked as X's rows (the labels, for classifiers).
+    classes : ndarray or None
+        For classifiers, the declared classes (or the labels seen, with a
+        :class:`~skdpopt.exceptions.PrivacyLeakWarning`).
+    """
+    from .._base import resolve_classes
+
+    X, names = _as_row_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d (n_samples, n_features), got {X.ndim}-d.")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    X = X.rechunk({1: -1})
+    if is_collection(y):
+        y, _ = _as_row_array(y, "y")
+    else:
+        y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d (n_samples,), got shape {y.shape}.")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; pass one "
+            "target per row."
+        )
+    if X.shape[0] == 0:
+        raise ValueError("X has no rows.")
+    y = y.rechunk((X.chunks[0],))
+    if not classification:
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric, got dtype {y.dtype}.")
+        y = y.astype(np.float64)
+    checks = [da.isfinite(X).all()]
+    if y.dtype.kind in "biuf":
+        checks.append(da.isfinite(y).all())
+    if classification:
+        declared = None if classes is None else np.unique(np.asarray(classes))
+        checks.append(da.unique(y) if declared is None
+                      else (~da.isin(y, declared)).sum())
+    results = dask.compute(*checks)
+    if not all(bool(r) for r in results[:len(checks) - classification]):
+        raise ValueError("Input contains NaN or infinity (X or y); every value "
+                         "must be finite.")
+    estimator.n_features_in_ = X.shape[1]
+    if names is not None and all(isinstance(n, str) for n in names):
+        estimator.feature_names_in_ = names
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    if not classification:
+        return X, y, None
+    if classes is None:
+        classes, _ = resolve_classes(estimator, np.asarray(results[-1]), None)
+    else:
+        if declared.ndim != 1 or len(declared) == 0:
+            raise ValueError("classes must be a non-empty 1-d array-like of labels.")
+        outside = int(results[-1])
+        if outside:
+            # Which value is outside is private: say how many, not which.
+            raise ValueError(
+                f"{outside} row(s) have a label outside classes="
+                f"{list(declared)!r}; the declared label set must cover every row."
+            )
+        classes = declared
+    if len(classes) < 2:
+        raise ValueError("The number of classes has to be greater than one; got "
+                         "1 class.")
+    return X, y, classes
+
+
+def one_vs_rest_signs(y, classes):
+    """The +-1 targets of each binary problem, lazily (see _targets)."""
+    positives = [1] if len(classes) == 2 else range(len(classes))
+    return [da.where(y == classes[k], 1.0, -1.0) for k in positives]
+
+
+def is_collection(obj):
+    return dask.is_dask_collection(obj)

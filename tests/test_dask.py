@@ -1,0 +1,273 @@
+"""Fits on Dask collections: the same plan, a true Poisson sample, and the
+same utility as in memory, on a small LocalCluster."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+da = pytest.importorskip(
+    "dask.array", reason="the dask extra is not installed: pip install skdpopt[dask]")
+dd = pytest.importorskip(
+    "dask.dataframe",
+    reason="the dask extra is not installed: pip install skdpopt[dask]")
+distributed = pytest.importorskip(
+    "distributed", reason="the dask extra is not installed: pip install skdpopt[dask]")
+
+from skdpopt import (  # noqa: E402
+    DPLasso,
+    DPLogisticSimplex,
+    DPMinimaxClassifier,
+    DPSGDClassifier,
+    DPSGDRegressor,
+    PrivacyLedger,
+)
+from skdpopt._data import dask_backend, linear_rows, marginal_counts  # noqa: E402
+from skdpopt.losses import SquaredError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A small in-process cluster: two workers of one thread each."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False,
+            dashboard_address=None)
+    with distributed.Client(cluster) as dask_client:
+        yield dask_client
+    cluster.close()
+
+
+def regression(n=20_000, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, d))
+    y = X @ np.linspace(0.6, -0.4, d) + 0.1 * rng.normal(size=n)
+    return X, np.clip(y, -1, 1)
+
+
+def as_dask(X, y, rows=3_000):
+    return (da.from_array(X, chunks=(rows, X.shape[1])),
+            da.from_array(y, chunks=rows))
+
+
+N_ROWS, RATE, N_STEPS = 600, 0.1, 2_000
+
+
+def inclusions(chunks, monkeypatch):
+    """How often each row, and how many rows each step, a sampler drew."""
+    # Small passes, so that the steps span many passes (and pass seeds).
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_PASS",
+                        50 * RATE * N_ROWS * 3)
+    X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(chunks, 1))
+    y = da.zeros(N_ROWS, chunks=(chunks,))
+    sampler = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
+        np.random.default_rng(0), RATE, N_STEPS, 256)
+    counts = np.zeros(N_ROWS, dtype=np.int64)
+    sizes = np.empty(N_STEPS, dtype=np.int64)
+    for t in range(N_STEPS):
+        source, rows = sampler.batch(t)
+        ids = source.X[rows, 0].astype(np.int64)
+        assert len(np.unique(ids)) == len(ids)  # a row at most once per step
+        np.add.at(counts, ids, 1)
+        sizes[t] = len(ids)
+    assert sampler.pass_steps == 50
+    return counts, sizes
+
+
+def looks_poisson(counts, sizes):
+    """Whether the draws pass the checks a Poisson sample fails w.p. < 1e-6.
+
+    Each row's count is Binomial(T, q): every row within its two-sided
+    quantiles at level 1e-7 / n (union bound over rows).  Each step's size
+    is Binomial(n, q), independent across steps: their sum is
+    Binomial(n T, q), and their sample variance s^2 satisfies
+    (T - 1) s^2 / (n q (1 - q)) ~ chi^2(T - 1) to the normal approximation
+    of the binomial (n q = 60), checked at 1e-7 in each tail.
+    """
+    alpha = 1e-7 / N_ROWS
+    low = stats.binom.ppf(alpha / 2, N_STEPS, RATE)
+    high = stats.binom.isf(alpha / 2, N_STEPS, RATE)
+    rows_ok = low <= counts.min() and counts.max() <= high
+    total_ok = (stats.binom.ppf(1e-7, N_ROWS * N_STEPS, RATE) <= sizes.sum()
+                <= stats.binom.isf(1e-7, N_ROWS * N_STEPS, RATE))
+    spread = (N_STEPS - 1) * sizes.var(ddof=1) / (N_ROWS * RATE * (1 - RATE))
+    spread_ok = (stats.chi2.ppf(1e-7, N_STEPS - 1) <= spread
+                 <= stats.chi2.isf(1e-7, N_STEPS - 1))
+    return rows_ok and total_ok and spread_ok
+
+
+@pytest.mark.parametrize("chunks", [(600,), (100,) * 6, (7, 293, 1, 299)])
+def test_poisson_inclusions_are_binomial_whatever_the_partitioning(
+        chunks, monkeypatch):
+    assert looks_poisson(*inclusions(chunks, monkeypatch))
+
+
+def test_poisson_check_catches_a_fixed_size_sample_per_block(monkeypatch):
+    # Planted bug: each block contributes round(q * rows) rows per step
+    # (sampling without the binomial spread).  Every row is still drawn
+    # with probability q, but batch sizes no longer vary as they must.
+    def fixed_size(rng, n_rows, rate, n_batches):
+        size = int(round(rate * n_rows))
+        rows = np.concatenate([np.sort(rng.choice(n_rows, size, replace=False))
+                               for _ in range(n_batches)]).astype(np.int64)
+        return rows, np.arange(n_batches + 1) * size
+
+    monkeypatch.setattr(dask_backend, "poisson_batches", fixed_size)
+    assert not looks_poisson(*inclusions((100,) * 6, monkeypatch))
+
+
+ESTIMATORS = [
+    ("sgd_full", lambda s: DPSGDRegressor(clip_norm=1.0, 
+        sampling="full", max_iter=10, eta0=1.0, delta=1e-7, random_state=s)),
+    ("sgd_poisson", lambda s: DPSGDRegressor(clip_norm=1.0, 
+        max_iter=2, delta=1e-7, random_state=s)),
+    ("lasso", lambda s: DPLasso(feature_bound=1.0, target_bound=1.0, alpha=0.001, max_iter=5, delta=1e-7,
+                                random_state=s)),
+]
+
+
+@pytest.mark.parametrize("name,make", ESTIMATORS, ids=[e[0] for e in ESTIMATORS])
+def test_same_plan_and_utility_within_seed_noise(client, name, make):
+    X, y = regression()
+    X_test, y_test = regression(seed=1)
+    Xd, yd = as_dask(X, y)
+    in_memory, on_dask = [], []
+    for seed in range(4):
+        a = make(seed).fit(X, y)
+        b = make(seed).fit(Xd, yd)
+        assert b.privacy_plan_ == a.privacy_plan_
+        assert b.privacy_spent_ == a.privacy_spent_
+        assert isinstance(b.coef_, np.ndarray)
+        in_memory.append(a.score(X_test, y_test))
+        on_dask.append(b.score(X_test, y_test))
+    in_memory, on_dask = np.array(in_memory), np.array(on_dask)
+    # Two samples of 4 seeds each: their means differ by less than 5
+    # standard errors of the difference (a two-sample z bound), with the
+    # seed-to-seed spread of both backends pooled.
+    spread = np.sqrt((in_memory.var(ddof=1) + on_dask.var(ddof=1)) / 4)
+    assert abs(in_memory.mean() - on_dask.mean()) <= 5 * spread + 1e-9
+    assert on_dask.mean() > 0.5  # and the model learned something
+
+
+def test_full_batch_fits_draw_the_same_noise(client):
+    # Full-batch fits release the same sums (up to rounding) with noise
+    # from the same generator: the models agree to rounding.
+    X, y = regression(n=5_000)
+    Xd, yd = as_dask(X, y, rows=1_700)
+    for make in (lambda: DPLasso(feature_bound=1.0, target_bound=1.0, alpha=0.001, max_iter=8, delta=1e-7,
+                                 random_state=3),
+                 lambda: DPSGDRegressor(clip_norm=1.0, sampling="full", max_iter=10,
+                                        delta=1e-7, random_state=3)):
+        a, b = make().fit(X, y), make().fit(Xd, yd)
+        np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-9)
+
+
+def test_classifiers_and_block_wise_prediction(client):
+    X, y = regression(n=10_000)
+    labels = (y > 0).astype(int)
+    Xd, yd = as_dask(X, labels)
+    for make in (lambda: DPSGDClassifier(clip_norm=1.0, classes=[0, 1], delta=1e-7,
+                                         random_state=0),
+                 lambda: DPLogisticSimplex(solver="frank_wolfe", classes=[0, 1],
+                                           max_iter=10, delta=1e-7,
+                                           random_state=0)):
+        a, b = make().fit(X, labels), make().fit(Xd, yd)
+        assert b.privacy_spent_ == a.privacy_spent_
+        assert list(b.classes_) == [0, 1]
+        predicted = b.predict(Xd)
+        assert isinstance(predicted, da.Array)
+        np.testing.assert_array_equal(predicted.compute(), b.predict(X))
+        np.testing.assert_allclose(b.predict_proba(Xd).compute(),
+                                   b.predict_proba(X))
+        assert abs(b.score(X, labels) - a.score(X, labels)) < 0.05
+
+
+def test_label_outside_declared_classes_is_refused(client):
+    X, y = regression(n=2_000)
+    Xd, yd = as_dask(X, (y > 0).astype(int) + 1)
+    with pytest.raises(ValueError, match=r"row\(s\) have a label outside"):
+        DPSGDClassifier(clip_norm=1.0, classes=[0, 1], delta=1e-7).fit(Xd, yd)
+
+
+def test_dataframe_input_keeps_feature_names(client):
+    pd = pytest.importorskip("pandas")
+    X, y = regression(n=4_000)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    dframe = dd.from_pandas(frame, npartitions=3)
+    model = DPSGDRegressor(clip_norm=1.0, sampling="full", delta=1e-7, random_state=0).fit(
+        dframe, dd.from_pandas(pd.Series(y), npartitions=3))
+    assert list(model.feature_names_in_) == list(frame.columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no feature-name warning per block
+        predicted = model.predict(dframe).compute()
+    np.testing.assert_allclose(predicted, model.predict(frame))
+
+
+def test_one_record_dask_fit_records_once_in_the_client_ledger(client):
+    X, y = regression(n=3_000)
+    Xd, yd = as_dask(X, y, rows=1_000)
+    with PrivacyLedger() as ledger:
+        DPSGDRegressor(clip_norm=1.0, delta=1e-7, random_state=0).fit(Xd, yd)
+    assert len(ledger) == 1
+
+
+def test_extreme_record_keeps_the_model_finite(client):
+    X, y = regression(n=3_000)
+    X[17] = 1e300
+    y[17] = -1e300
+    Xd, yd = as_dask(X, y, rows=1_000)
+    for sampling in ("full", "poisson"):
+        model = DPSGDRegressor(clip_norm=1.0, sampling=sampling, delta=1e-7, random_state=0)
+        assert np.all(np.isfinite(model.fit(Xd, yd).coef_))
+
+
+def test_non_finite_values_are_refused(client):
+    X, y = regression(n=3_000)
+    X[5, 1] = np.nan
+    Xd, yd = as_dask(X, y, rows=1_000)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        DPLasso(feature_bound=1.0, target_bound=1.0, delta=1e-7).fit(Xd, yd)
+
+
+@pytest.mark.parametrize("make,reason", [
+    (lambda: DPSGDRegressor(clip_norm=1.0, sampling="single_pass"), "single_pass"),
+    (lambda: DPLogisticSimplex(classes=[0, 1]), "mirror_descent"),
+    (lambda: DPMinimaxClassifier(), "saddle-point"),
+])
+def test_unsupported_fits_are_refused_with_the_reason(client, make, reason):
+    X, y = regression(n=200)
+    Xd, yd = as_dask(X, (y > 0).astype(int), rows=100)
+    with pytest.raises(TypeError, match=reason) as info:
+        if isinstance(make(), DPMinimaxClassifier):
+            make().fit(Xd, yd, sensitive_features=np.arange(200) % 2)
+        else:
+            make().fit(Xd, yd)
+    assert "supported by DPSGDRegressor" in str(info.value)
+
+
+def test_private_auto_bounds_are_refused_on_dask(client):
+    X, y = regression(n=200)
+    Xd, yd = as_dask(X, y, rows=100)
+    with pytest.raises(ValueError, match="clip_norm=<a public number>"):
+        DPSGDRegressor(clip_norm="auto").fit(Xd, yd)
+    with pytest.raises(ValueError, match="feature_bound=<a public number>"):
+        DPLasso(feature_bound="auto", target_bound=1.0).fit(Xd, yd)
+
+
+def test_marginal_counts_match_in_memory(client):
+    rng = np.random.default_rng(0)
+    cardinalities = (3, 4, 2)
+    codes = np.column_stack([rng.integers(0, c, size=5_000) for c in cardinalities])
+    attributes = [(0,), (1, 2), (0, 1, 2)]
+    expected = marginal_counts(codes, cardinalities, attributes)
+    got = marginal_counts(da.from_array(codes, chunks=(1_300, 2)), cardinalities,
+                          attributes)
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(g, e)
+    assert got[2].sum() == 5_000
+    codes[3, 1] = 4  # outside the declared domain
+    with pytest.raises(ValueError, match="outside the declared domain"):
+        marginal_counts(da.from_array(codes, chunks=(1_300, 3)), cardinalities,
+                        attributes)
