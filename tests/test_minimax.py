@@ -35,6 +35,10 @@ def shifted_groups(seed=0, sizes=(3000, 300), d=5):
     return X, y, groups
 
 
+def VertexMinimax(**params):  # noqa: N802 (reads as the class it builds)
+    return DPMinimaxClassifier(solver="vertex_sampling", **params)
+
+
 @pytest.fixture(scope="module")
 def data():
     return shifted_groups()
@@ -89,7 +93,7 @@ def reference_epsilon(laplace_eps0, n_laplace, score, n_draws, delta):
 def test_spent_epsilon_recomputed_independently(data, priors):
     X, y, groups = data
     epsilon, delta = 1.0, 1e-6
-    clf = DPMinimaxClassifier(
+    clf = VertexMinimax(
         epsilon=epsilon, delta=delta, group_priors=priors, random_state=0
     ).fit(X, y, sensitive_features=groups)
     T, K = clf.n_iter_, clf.n_vertices_
@@ -120,7 +124,7 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
     with ybar uniform at step 1 (the public start)."""
     X, y, groups = data
     R, b = 3.0, 0.5
-    clf = DPMinimaxClassifier(
+    clf = VertexMinimax(
         epsilon=1.0,
         delta=1e-6,
         radius=R,
@@ -152,7 +156,7 @@ def test_step_sizes_follow_the_sensitivity_formulas(data):
 
 def test_no_privacy_spends_nothing_and_releases_no_counts(data):
     X, y, groups = data
-    clf = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
+    clf = VertexMinimax(epsilon=np.inf, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     assert clf.privacy_spent_.epsilon == np.inf
@@ -163,18 +167,18 @@ def test_no_privacy_spends_nothing_and_releases_no_counts(data):
 def test_very_large_epsilon_uses_the_regret_step(data):
     """A budget larger than the non-private step needs is not calibrated."""
     X, y, groups = data
-    clf = DPMinimaxClassifier(epsilon=1e6, delta=1e-6, random_state=0).fit(
+    clf = VertexMinimax(epsilon=1e6, delta=1e-6, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     # Without privacy and with the same T: the same batches and caps.
-    ref = DPMinimaxClassifier(
+    ref = VertexMinimax(
         epsilon=np.inf, max_iter=clf.n_iter_, random_state=0
     ).fit(X, y, sensitive_features=groups)
     np.testing.assert_allclose(clf.step_sizes_[0], ref.step_sizes_[0])
     assert clf.step_sizes_[1] == ref.step_sizes_[1]
     # The cap depends on the noisy proportions: the claim is the budget.
     assert clf.privacy_spent_.epsilon == 1e6
-    public = DPMinimaxClassifier(
+    public = VertexMinimax(
         epsilon=1e6, delta=1e-6, group_priors=[0.9, 0.1], random_state=0
     ).fit(X, y, sensitive_features=groups)
     assert public.privacy_spent_.epsilon < 1e6  # cap from public proportions
@@ -191,10 +195,10 @@ def test_worst_group_beats_average_loss_training(data):
     Xt, yt, gt = shifted_groups(seed=1)
     minimax, erm = [], []
     for seed in range(3):
-        mm = DPMinimaxClassifier(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
+        mm = VertexMinimax(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
             X, y, sensitive_features=groups
         )
-        er = DPMinimaxClassifier(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
+        er = VertexMinimax(epsilon=np.inf, max_iter=1000, random_state=seed).fit(
             X, y
         )
         minimax.append(worst_group_accuracy(yt, mm.predict(Xt), sensitive_features=gt))
@@ -241,11 +245,11 @@ def test_no_privacy_reaches_the_exact_minimax(data):
         p = clf.predict_proba(X)[:, 1]
         return worst_group_log_loss(y, p, sensitive_features=groups)
 
-    clf = DPMinimaxClassifier(epsilon=np.inf, random_state=0).fit(
+    clf = VertexMinimax(epsilon=np.inf, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     assert exact - 1e-6 <= objective(clf) <= exact + 0.02
-    one_pass = DPMinimaxClassifier(
+    one_pass = VertexMinimax(
         epsilon=np.inf, max_iter=round(np.sqrt(len(y))), random_state=0
     ).fit(X, y, sensitive_features=groups)
     assert objective(one_pass) > objective(clf)
@@ -253,7 +257,7 @@ def test_no_privacy_reaches_the_exact_minimax(data):
 
 def test_predict_proba_is_deterministic_and_consistent(data):
     X, y, groups = data
-    clf = DPMinimaxClassifier(random_state=0).fit(X, y, sensitive_features=groups)
+    clf = VertexMinimax(random_state=0).fit(X, y, sensitive_features=groups)
     p1, p2 = clf.predict_proba(X), clf.predict_proba(X)
     np.testing.assert_array_equal(p1, p2)
     np.testing.assert_allclose(p1.sum(axis=1), 1.0)
@@ -268,7 +272,7 @@ def test_groups_from_dataframe_columns(data):
     X, y, groups = data
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"g": groups, "h": rng.choice(["x", "y"], len(groups))})
-    clf = DPMinimaxClassifier(epsilon=np.inf, random_state=0, max_iter=100)
+    clf = VertexMinimax(epsilon=np.inf, random_state=0, max_iter=100)
     clf.fit(X, y, sensitive_features=frame)
     assert list(clf.groups_) == [
         ("major", "x"),
@@ -283,7 +287,7 @@ def test_groups_from_dataframe_columns(data):
 
 def test_no_groups_is_one_group(data):
     X, y, _ = data
-    clf = DPMinimaxClassifier(random_state=0).fit(X, y)
+    clf = VertexMinimax(random_state=0).fit(X, y)
     assert list(clf.groups_) == ["all"]
     np.testing.assert_array_equal(clf.group_weights_, [1.0])
 
@@ -295,14 +299,14 @@ def test_no_groups_is_one_group(data):
 def test_grid_search_without_routing(data):
     X, y, groups = data
     search = GridSearchCV(
-        DPMinimaxClassifier(epsilon=np.inf, random_state=0),
+        VertexMinimax(epsilon=np.inf, random_state=0),
         {"radius": [1.0, 5.0]},
         cv=3,
     )
     search.fit(X, y, sensitive_features=groups)
     assert search.best_params_["radius"] in (1.0, 5.0)
     scores = cross_val_score(
-        DPMinimaxClassifier(epsilon=np.inf, random_state=0),
+        VertexMinimax(epsilon=np.inf, random_state=0),
         X,
         y,
         cv=3,
@@ -326,7 +330,7 @@ def test_grid_search_and_pipeline_with_routing(data, monkeypatch):
             sensitive_features=True
         )
         pipe = make_pipeline(
-            StandardScaler(), DPMinimaxClassifier(epsilon=np.inf, random_state=0)
+            StandardScaler(), VertexMinimax(epsilon=np.inf, random_state=0)
         )
         search = GridSearchCV(
             pipe, {"dpminimaxclassifier__radius": [1.0, 5.0]}, cv=3, scoring=scorer
@@ -345,11 +349,11 @@ def test_grid_search_and_pipeline_with_routing(data, monkeypatch):
 def test_misaligned_or_missing_groups_rejected(data):
     X, y, groups = data
     with pytest.raises(ValueError, match="rows but X has"):
-        DPMinimaxClassifier().fit(X, y, sensitive_features=groups[:-1])
+        VertexMinimax().fit(X, y, sensitive_features=groups[:-1])
     bad = groups.astype(object)
     bad[5] = None
     with pytest.raises(ValueError, match="missing"):
-        DPMinimaxClassifier().fit(X, y, sensitive_features=bad)
+        VertexMinimax().fit(X, y, sensitive_features=bad)
 
 
 def test_too_small_group_is_named(data):
@@ -357,13 +361,13 @@ def test_too_small_group_is_named(data):
     groups = groups.copy()
     groups[:5] = "tiny"
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        DPMinimaxClassifier(epsilon=np.inf).fit(X, y, sensitive_features=groups)
+        VertexMinimax(epsilon=np.inf).fit(X, y, sensitive_features=groups)
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        DPMinimaxClassifier(epsilon=1.0, random_state=0, min_group_size=200).fit(
+        VertexMinimax(epsilon=1.0, random_state=0, min_group_size=200).fit(
             X, y, sensitive_features=groups
         )
     with pytest.raises(ValueError, match="'minor' is too small"):
-        DPMinimaxClassifier(
+        VertexMinimax(
             group_priors={"major": 0.999, "minor": 0.001, "tiny": 0.001}
         ).fit(X, y, sensitive_features=groups)
 
@@ -371,11 +375,11 @@ def test_too_small_group_is_named(data):
 def test_bad_priors_rejected(data):
     X, y, groups = data
     with pytest.raises(ValueError, match="no entry for group 'minor'"):
-        DPMinimaxClassifier(group_priors={"major": 1.0}).fit(
+        VertexMinimax(group_priors={"major": 1.0}).fit(
             X, y, sensitive_features=groups
         )
     with pytest.raises(ValueError, match="3 entries"):
-        DPMinimaxClassifier(group_priors=[0.3, 0.3, 0.4]).fit(
+        VertexMinimax(group_priors=[0.3, 0.3, 0.4]).fit(
             X, y, sensitive_features=groups
         )
 
@@ -384,12 +388,12 @@ def test_multiclass_rejected():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     with pytest.raises(ValueError, match="Only binary classification"):
-        DPMinimaxClassifier().fit(X, rng.integers(0, 3, 300))
+        VertexMinimax().fit(X, rng.integers(0, 3, 300))
 
 
 def test_random_state_reproduces_fit(data):
     X, y, groups = data
-    a = DPMinimaxClassifier(random_state=3).fit(X, y, sensitive_features=groups)
+    a = VertexMinimax(random_state=3).fit(X, y, sensitive_features=groups)
     b = clone(a).fit(X, y, sensitive_features=groups)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.group_weights_, b.group_weights_)
@@ -399,8 +403,8 @@ def test_sparse_input_gives_the_dense_result(data):
     sp = pytest.importorskip("scipy.sparse")
     X, y, groups = data
     X = np.where(np.abs(X) < 0.5, 0.0, X)  # make it worth storing sparse
-    dense = DPMinimaxClassifier(random_state=4).fit(X, y, sensitive_features=groups)
-    sparse = DPMinimaxClassifier(random_state=4).fit(
+    dense = VertexMinimax(random_state=4).fit(X, y, sensitive_features=groups)
+    sparse = VertexMinimax(random_state=4).fit(
         sp.csr_matrix(X), y, sensitive_features=groups
     )
     np.testing.assert_allclose(sparse.coef_, dense.coef_)
@@ -413,7 +417,7 @@ def test_sparse_input_gives_the_dense_result(data):
 def test_pure_dp_is_the_plain_sum(data):
     """delta = 0: the counts' share plus 2 s per draw, summed."""
     X, y, groups = data
-    clf = DPMinimaxClassifier(epsilon=2.0, delta=0.0, random_state=0).fit(
+    clf = VertexMinimax(epsilon=2.0, delta=0.0, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     expected = 2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
@@ -452,10 +456,212 @@ def test_default_steps_follow_the_noisy_counts(data):
     """With noisy counts T is chosen from the released proportions and the
     budget they left."""
     X, y, groups = data
-    clf = DPMinimaxClassifier(epsilon=1.0, delta=1e-8, random_state=0).fit(
+    clf = VertexMinimax(epsilon=1.0, delta=1e-8, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     expected = private_steps(
         X.shape[0], 0.9, 1e-8, 2 * (X.shape[1] + 1), clf.group_proportions_, 5.0, 1.0
     )
     assert clf.n_iter_ == expected
+
+
+# -- solver="gda" -------------------------------------------------------------
+
+from dp_accounting import dp_event, pld as dp_pld, rdp as dp_rdp  # noqa: E402
+
+from skdpopt.exceptions import PrivacyLeakWarning  # noqa: E402
+from skdpopt.minimax import choose_solver  # noqa: E402
+from skdpopt.plans.minimax import gda_kappa, plan_minimax_gda  # noqa: E402
+
+
+def _gda_plan(**overrides):
+    kwargs = dict(n_samples=5000, n_features=6, n_groups=3, epsilon=1.0,
+                  delta=1e-8, counts_public=False, clip_norm=1.0,
+                  loss_bound=2.0, radius=5.0)
+    kwargs.update(overrides)
+    return plan_minimax_gda(**kwargs)
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0, 10.0])
+@pytest.mark.parametrize("counts_public", [False, True])
+def test_gda_plan_spend_recomputed_with_dp_accounting(epsilon, counts_public):
+    """The plan's events, rebuilt as dp-accounting Gaussian events (the
+    counts once, then each player's T steps), composed by dp-accounting's
+    PLD accountant: our epsilon is within 1% above theirs, never below by
+    more than their discretisation, and at most the request."""
+    plan = _gda_plan(epsilon=epsilon, counts_public=counts_public)
+    events = []
+    if plan.counts_released:
+        # std over L2 sensitivity sqrt(2) of the count vector.
+        events.append(dp_event.GaussianDpEvent(plan.count_noise_std / np.sqrt(2)))
+    events.append(dp_event.SelfComposedDpEvent(
+        dp_event.GaussianDpEvent(plan.noise_multiplier), plan.n_steps))
+    events.append(dp_event.SelfComposedDpEvent(
+        dp_event.GaussianDpEvent(plan.loss_noise_multiplier), plan.n_steps))
+    accountant = dp_pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_event.ComposedDpEvent(events))
+    theirs = accountant.get_epsilon(plan.delta)
+    rdp = dp_rdp.RdpAccountant()
+    rdp.compose(dp_event.ComposedDpEvent(events))
+    ours = plan.spent().epsilon
+    assert ours <= epsilon * (1 + 1e-9)
+    assert ours >= 0.98 * epsilon
+    assert theirs * 0.99 <= ours <= theirs * 1.01
+    assert ours <= rdp.get_epsilon(plan.delta)
+
+
+def test_gda_plan_is_made_without_data_and_within_budget():
+    for n in (300, 5000, 200_000):
+        for d in (2, 50, 3000):
+            for epsilon in (0.1, 1.0, 10.0, 1000.0):
+                plan = _gda_plan(n_samples=n, n_features=d, epsilon=epsilon)
+                assert plan.spent().epsilon <= epsilon * (1 + 1e-9)
+                assert plan.n_steps >= 10
+
+
+def test_gda_kappa_degrades_to_erm_and_reaches_the_minimax():
+    """kappa is 1 (ERM) when the budget cannot pay for upweighting, grows
+    with epsilon, and is 1 / p_min without privacy."""
+    proportions = np.array([0.6, 0.3, 0.1])
+    kappas = [gda_kappa(_gda_plan(epsilon=e, n_samples=2000), proportions)
+              for e in (0.01, 0.5, 2.0, 8.0, 50.0, 1000.0)]
+    assert kappas[0] == 1.0
+    assert np.all(np.diff(kappas) >= 0)
+    assert kappas[-1] == pytest.approx(10.0)
+    assert gda_kappa(_gda_plan(epsilon=np.inf), proportions) == pytest.approx(10.0)
+
+
+def test_gda_needs_delta():
+    with pytest.raises(ValueError, match="delta"):
+        _gda_plan(delta=0.0)
+    X, y = np.zeros((40, 2)), np.arange(40) % 2
+    with pytest.raises(ValueError, match="delta"):
+        DPMinimaxClassifier(solver="gda", delta=0.0).fit(X, y)
+    assert choose_solver(5000, 6, 3, 1.0, 0.0) == "vertex_sampling"
+
+
+@pytest.mark.parametrize("priors", [None, "public"])
+def test_gda_spent_is_the_plans(data, priors):
+    X, y, groups = data
+    group_priors = [0.9, 0.1] if priors else None
+    clf = DPMinimaxClassifier(solver="gda", epsilon=1.0, delta=1e-8,
+                              group_priors=group_priors, random_state=0).fit(
+        X, y, sensitive_features=groups)
+    assert clf.privacy_spent_ == clf.privacy_plan_.spent()
+    assert 0.98 <= clf.privacy_spent_.epsilon <= 1.0
+    assert clf.privacy_plan_.counts_released == (priors is None)
+    assert (clf.count_noise_scale_ > 0) == (priors is None)
+
+
+def test_gda_without_privacy_reaches_the_exact_minimax(data):
+    """Within 0.01 of the exact worst-group training loss over the l1 ball
+    (the l2 ball of the same radius holds it, so the optimum is no higher)."""
+    X, y, groups = data
+    exact = exact_worst_group_loss(X, y, groups, radius=5.0)
+    clf = DPMinimaxClassifier(solver="gda", epsilon=np.inf, random_state=0).fit(
+        X, y, sensitive_features=groups)
+    p = clf.predict_proba(X)[:, 1]
+    assert worst_group_log_loss(y, p, sensitive_features=groups) <= exact + 0.01
+    assert clf.kappa_ == pytest.approx(len(y) / np.sum(groups == "minor"))
+
+
+def test_gda_beats_erm_on_the_worst_group_and_is_never_the_zero_model():
+    """On a synthetic design (4 groups), epsilon = 1: worst-group test log
+    loss below DP-SGD's by more than the seed noise, never the zero
+    model."""
+    from skdpopt import DPSGDClassifier
+
+    def groups_design(seed, sizes=(4200, 1750, 630, 210)):
+        rng = np.random.default_rng(seed)
+        X, y, g = [], [], []
+        for group, size in enumerate(sizes):
+            Z = 0.5 * rng.normal(size=(size, 8))
+            logit = 2.0 * Z[:, 0] + 1.5 * Z[:, 1 + group] + 0.5 * (group - 1.5)
+            label = rng.random(size) < 1.0 / (1.0 + np.exp(-logit))
+            flip = rng.random(size) < 0.05 * group
+            X.append(np.clip(Z, -1, 1))
+            y.append((label ^ flip).astype(int))
+            g.append(np.full(size, group))
+        return np.vstack(X), np.concatenate(y), np.concatenate(g)
+
+    ours, erm = [], []
+    for seed in range(3):
+        X, y, g = groups_design(100 + seed)
+        Xt, yt, gt = groups_design(200 + seed)
+        delta = 1.0 / len(y) ** 2
+        clf = DPMinimaxClassifier(epsilon=1.0, delta=delta, classes=[0, 1],
+                                  groups=[0, 1, 2, 3], random_state=seed).fit(
+            X, y, sensitive_features=g)
+        assert clf.solver_ == "gda"
+        # Not the zero model: both classes predicted.
+        assert len(np.unique(clf.predict(Xt))) == 2
+        ours.append(worst_group_log_loss(yt, clf.predict_proba(Xt)[:, 1],
+                                         sensitive_features=gt))
+        sgd = DPSGDClassifier(epsilon=1.0, delta=delta, random_state=seed).fit(X, y)
+        erm.append(worst_group_log_loss(yt, sgd.predict_proba(Xt)[:, 1],
+                                        sensitive_features=gt))
+    # Paired by seed (same data): better on every seed, and the mean gain
+    # above two standard errors of the paired differences.
+    gain = np.array(erm) - np.array(ours)
+    assert np.all(gain > 0)
+    assert gain.mean() > 2 * gain.std(ddof=1) / np.sqrt(len(gain))
+
+
+@pytest.mark.parametrize("value, dtype", [(1e200, np.float64), (1e300, np.float64),
+                                          (3e19, np.float32)])
+@pytest.mark.parametrize("solver", ["gda", "vertex_sampling"])
+def test_one_extreme_row_gives_finite_outputs(value, dtype, solver):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(400, 3)).astype(dtype)
+    y = (X[:, 0] > 0).astype(int)
+    groups = np.arange(400) % 2
+    X[0] = [value, -value, 0.0]
+    clf = DPMinimaxClassifier(solver=solver, epsilon=1.0, delta=1e-6,
+                              classes=[0, 1], groups=[0, 1], random_state=0).fit(
+        X, y, sensitive_features=groups)
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+    assert np.all(np.isfinite(clf.predict_proba(X.astype(np.float64))))
+
+
+def test_classes_and_groups_declared_public(data):
+    X, y, groups = data
+    with pytest.warns(PrivacyLeakWarning, match="classes="):
+        DPMinimaxClassifier(epsilon=np.inf, groups=["major", "minor"]).fit(
+            X, y, sensitive_features=groups)
+    with pytest.warns(PrivacyLeakWarning, match="groups="):
+        DPMinimaxClassifier(epsilon=np.inf, classes=[0, 1]).fit(
+            X, y, sensitive_features=groups)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        clf = DPMinimaxClassifier(epsilon=np.inf, classes=[0, 1],
+                                  groups=["minor", "major"]).fit(
+            X, y, sensitive_features=groups)
+    assert list(clf.classes_) == [0, 1]
+    assert list(clf.groups_) == ["minor", "major"]
+    with pytest.raises(ValueError, match="classes="):
+        DPMinimaxClassifier(classes=[0, 2], groups=["major", "minor"]).fit(
+            X, y, sensitive_features=groups)
+    with pytest.raises(ValueError, match="groups="):
+        DPMinimaxClassifier(classes=[0, 1], groups=["major"]).fit(
+            X, y, sensitive_features=groups)
+
+
+def test_declared_group_without_rows_is_named(data):
+    """A declared group with no rows cannot have its loss bounded: the
+    noisy (or true) size falls under min_group_size."""
+    X, y, groups = data
+    with pytest.raises(ValueError, match="too small"):
+        DPMinimaxClassifier(epsilon=np.inf, classes=[0, 1],
+                            groups=["major", "minor", "other"]).fit(
+            X, y, sensitive_features=groups)
+
+
+def test_verbose_prints_public_quantities(data, capsys):
+    X, y, groups = data
+    DPMinimaxClassifier(epsilon=1.0, delta=1e-8, verbose=1, classes=[0, 1],
+                        groups=["major", "minor"], random_state=0).fit(
+        X, y, sensitive_features=groups)
+    out = capsys.readouterr().out
+    assert "solver='gda'" in out and "kappa=" in out

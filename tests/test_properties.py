@@ -84,7 +84,10 @@ def at_non_private_step(est, X, y, kwargs):
     """Whether the fit already uses the step it would take without privacy."""
     if not hasattr(est, "score_sensitivity_"):
         return False
-    free = clone(est).set_params(epsilon=np.inf).fit(X, y, **kwargs)
+    params = {"epsilon": np.inf}
+    if hasattr(est, "solver_"):  # "auto" may pick another solver at inf
+        params["solver"] = est.solver_
+    free = clone(est).set_params(**params).fit(X, y, **kwargs)
     return free.score_sensitivity_ == est.score_sensitivity_
 
 

@@ -33,6 +33,7 @@ import skdpopt.minimax
 import skdpopt.sgd
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
+from skdpopt.accounting import privacy_spent
 from skdpopt import (
     DPLasso,
     DPLogisticSimplex,
@@ -383,8 +384,9 @@ def _minimax(random_state):
     # statistic is group_proportions_, the noisy counts, whose own share of
     # the budget is the claim.
     return DPMinimaxClassifier(
-        epsilon=EPSILON, delta=DELTA, count_budget_share=0.5, max_iter=1,
-        min_group_size=1, random_state=random_state)
+        solver="vertex_sampling", epsilon=EPSILON, delta=DELTA,
+        count_budget_share=0.5, max_iter=1, min_group_size=1,
+        classes=[-1.0, 1.0], groups=["a", "b"], random_state=random_state)
 
 
 def _group_pair():
@@ -414,6 +416,44 @@ MINIMAX = AuditCase(
     claimed=lambda est: est.count_budget_share * est.epsilon,
     plant=_scaled_noise([skdpopt.minimax], "laplace_noise", 0.25),
     bug="Laplace noise scaled down by 4",
+)
+
+
+# -- DPMinimaxClassifier (gda): one model step, its noisy gradient sum --------
+
+def _minimax_gda(random_state):
+    # One group (no counts) and one step: the coefficient is the projected
+    # step from zero along the model's noisy clipped gradient sum, whose
+    # only data-dependent term is the canary's (the other rows are zero).
+    # clip_norm=0.5 is the canary's gradient norm at w = 0 (|sigma(0)| x =
+    # 0.5), so the two labels move the sum by its full 2 C; a large radius
+    # keeps the projection from cutting the noise.
+    return DPMinimaxClassifier(
+        solver="gda", epsilon=EPSILON, delta=DELTA, max_iter=1,
+        fit_intercept=False, clip_norm=0.5, radius=1e3, classes=[-1.0, 1.0],
+        random_state=random_state)
+
+
+def _model_release_epsilon(estimator):
+    """Epsilon of the model's one release, from the plan's event (the
+    first leaf: the model's Gaussian mechanism; the second is the
+    adversary's, which the statistic does not see)."""
+    model_leaf = estimator.privacy_plan_.event.events[0]
+    return privacy_spent(model_leaf, estimator.delta).epsilon
+
+
+MINIMAX_GDA = AuditCase(
+    name="DPMinimaxClassifier (gda)",
+    release="one model step: coefficient = noisy clipped gradient sum",
+    fit=_fit_xy(_minimax_gda),
+    datasets=_classification_pair,
+    statistic=lambda est: est.coef_[0, 0],
+    claimed=_model_release_epsilon,
+    # The model's release has half the zCDP budget (claim about 0.68), so
+    # the bug must be larger than DP-SGD's for 2,000 fits to see it.
+    plant=_scaled_plan(skdpopt.minimax, "plan_minimax_gda", "noise_multiplier",
+                       0.125),
+    bug="plan's model noise multiplier scaled down by 8 (event unchanged)",
 )
 
 
@@ -492,4 +532,4 @@ SYNTHETIC_BOUNDS = AuditCase(
 
 
 CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX,
-         SYNTHETIC, SYNTHETIC_BOUNDS]
+         MINIMAX_GDA, SYNTHETIC, SYNTHETIC_BOUNDS]

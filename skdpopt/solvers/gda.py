@@ -1,0 +1,243 @@
+"""Noisy gradient descent-ascent for the worst-group logistic loss.
+
+The saddle point ``min_w max_q sum_g q_g F_g(w)`` of a linear model ``w``
+(coefficients and intercept, in the l2 ball of radius R) against group
+weights ``q`` in the capped simplex ``{q in simplex : q_g <= kappa p_g}``
+(p: the released group proportions).  Each step, at the current ``w``:
+
+* the model player releases the sum over rows of ``a_i clip_C(grad_i)``
+  plus ``N(0, (2 C s)^2 I)``, where ``a_i = r_g / max_h r_h`` and
+  ``r_g = q_g / p_g`` is the adversary's weight of row i's group relative
+  to its share: every ``a_i`` lies in [0, 1], so replacing one row moves the
+  sum by at most ``2 C`` whatever the weights (a Gaussian mechanism of noise
+  multiplier s), and ``max_h r_h / n`` times the noisy sum estimates the
+  gradient of ``sum_g q_g F_g``;
+* the adversary releases each group's sum of losses, clipped to
+  ``[0, l_max]`` and centred at ``l_max / 2``, plus ``N(0, (l_max s_L)^2)``
+  per group: one row moving between groups changes two sums by at most
+  ``l_max / 2`` each, one row staying changes one sum by at most
+  ``l_max``, so the vector moves by at most ``l_max`` in l2;
+* the model takes a projected gradient step, the adversary an
+  exponentiated step on the noisy group means followed by the KL projection
+  onto the capped simplex.
+
+The fitted model is the average of the iterates of the last half of the
+run, and the group weights likewise.  Per-example gradients never exist:
+for a linear model the gradient of row i is ``d_i (x_i, b)`` with a scalar
+``d_i``, so clipping rescales ``d_i``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..mechanisms import gaussian_noise
+
+
+@dataclass
+class GDAResult:
+    """Output of :func:`noisy_gda`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_features,)
+        Averaged coefficients.
+    intercept : float
+        Averaged intercept (in units of the prediction, not of ``b``).
+    group_weights : ndarray of shape (n_groups,)
+        Averaged adversary weights ``q``.
+    n_steps : int
+    """
+
+    coef: np.ndarray
+    intercept: float
+    group_weights: np.ndarray
+    n_steps: int
+
+
+def project_capped_simplex(weights, caps):
+    """KL projection of positive ``weights`` onto ``{q in simplex : q <= caps}``.
+
+    The projection is ``min(caps, lambda * weights)`` with lambda set so that
+    the entries sum to one (water filling from the largest ratio
+    ``weights / caps``).  Requires ``caps.sum() >= 1``.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (m,)
+        Positive, not necessarily normalised.
+    caps : ndarray of shape (m,)
+
+    Returns
+    -------
+    ndarray of shape (m,)
+    """
+    q = weights / weights.sum()
+    capped = np.zeros(len(q), dtype=bool)
+    # Each pass caps at least one more entry; m passes at most (m groups,
+    # never rows).
+    for _ in range(len(q)):
+        free = ~capped
+        if not free.any():  # caps summing to one (kappa = 1): q = caps
+            return caps / caps.sum()
+        scale = (1.0 - caps[capped].sum()) / q[free].sum()
+        candidate = np.where(capped, caps, q * scale)
+        over = free & (candidate > caps)
+        if not over.any():
+            return candidate
+        capped |= over
+    return np.minimum(caps, candidate)
+
+
+def project_l2_ball(w, radius):
+    """``w`` scaled into the l2 ball of the given radius."""
+    norm = np.linalg.norm(w)
+    return w if norm <= radius else w * (radius / norm)
+
+
+def augmented_row_norms(X, b):
+    """Norms of the rows ``(x_i, b)``, in float64.
+
+    The features are clipped to a public bound before this, so the squares
+    cannot overflow; float32 input is upcast first.
+    """
+    if sp.issparse(X):
+        data = X.data.astype(np.float64)
+        squares = np.bincount(np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)),
+                              weights=data * data, minlength=X.shape[0])
+    else:
+        X64 = np.asarray(X, dtype=np.float64)
+        squares = np.einsum("ij,ij->i", X64, X64)
+    return np.sqrt(squares + b * b)
+
+
+def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
+              loss_bound, intercept_value):
+    """What one step releases, before noise.
+
+    Parameters
+    ----------
+    X, target, codes : as in :func:`noisy_gda`
+    w : ndarray of shape (n_features + has_intercept,)
+        The current model (the intercept's coordinate last).
+    group_weight : ndarray of shape (n_groups,)
+        ``a_g = r_g / max_h r_h``, in [0, 1].
+    norms : ndarray of shape (n_samples,)
+        :func:`augmented_row_norms`.
+    clip_norm, loss_bound : float
+        C and l_max (``inf``: no clipping).
+    intercept_value : float or None
+
+    Returns
+    -------
+    gradient_sum : ndarray of shape (n_features + has_intercept,)
+        ``sum_i a_{g_i} clip_C(grad_i)``: moves by at most ``2 C`` in l2
+        when one row is replaced (its group may change).
+    loss_sums : ndarray of shape (n_groups,)
+        Per group, the sum of ``min(loss_i, l_max) - l_max / 2``: moves by
+        at most ``l_max`` in l2 when one row is replaced.
+    """
+    n_features = X.shape[1]
+    has_intercept = intercept_value is not None
+    b = float(intercept_value) if has_intercept else 0.0
+    margin = X @ w[:n_features]
+    margin = target * (np.asarray(margin, dtype=np.float64).ravel()
+                       + (w[-1] * b if has_intercept else 0.0))
+    # d loss / d prediction = -y sigma(-y z); the row's gradient norm is
+    # |sigma| ||(x, b)||.
+    # One exponential per row gives both the loss log(1 + exp(-m)) and
+    # sigma(-m), without overflow (np.logaddexp is several times slower).
+    e = np.exp(-np.abs(margin))
+    sigma = np.where(margin >= 0, e, 1.0) / (1.0 + e)
+    loss_all = np.maximum(-margin, 0.0) + np.log1p(e)
+    grad_norm = sigma * norms
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(grad_norm > clip_norm, clip_norm / grad_norm, 1.0)
+    d = -target * sigma * factor * group_weight[codes]
+    gradient = np.empty(len(w))
+    gradient[:n_features] = np.asarray(X.T @ d, dtype=np.float64).ravel()
+    if has_intercept:
+        gradient[-1] = b * d.sum()
+    half = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
+    loss = np.minimum(loss_all, loss_bound) - half
+    sums = np.bincount(codes, weights=loss, minlength=len(group_weight))
+    return gradient, sums
+
+
+def noisy_gda(X, target, codes, *, proportions, group_sizes, kappa, n_steps,
+              clip_norm, noise_multiplier, loss_bound, loss_noise_multiplier,
+              radius, step_size, group_step_size, intercept_value, rng):
+    """Run noisy gradient descent-ascent (see the module docstring).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Features, already clipped to the public bound.
+    target : ndarray of shape (n_samples,)
+        Labels in {-1, +1}.
+    codes : ndarray of int of shape (n_samples,)
+        Group of each row.
+    proportions : ndarray of shape (n_groups,)
+        Released (or public) group proportions p.
+    group_sizes : ndarray of shape (n_groups,)
+        Released (or public) group sizes, dividing the noisy loss sums.
+    kappa : float
+        Cap on ``q_g / p_g``; at least 1.
+    n_steps : int
+    clip_norm : float
+        C, the bound on each row's gradient norm.
+    noise_multiplier : float
+        s: the model's noise std is ``2 C s`` (0: no noise).
+    loss_bound : float
+        l_max: every row's loss is clipped to ``[0, l_max]``.
+    loss_noise_multiplier : float
+        s_L: each group's loss-sum noise std is ``l_max s_L``.
+    radius : float
+        R, the l2 ball holding ``(coef, intercept / b)``.
+    step_size, group_step_size : float
+        The model's and the adversary's step sizes.
+    intercept_value : float or None
+        b, the constant feature of the intercept; ``None``: no intercept.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    GDAResult
+    """
+    n_samples, n_features = X.shape
+    n_groups = len(proportions)
+    has_intercept = intercept_value is not None
+    b = float(intercept_value) if has_intercept else 0.0
+    norms = augmented_row_norms(X, b)
+    caps = kappa * proportions
+    w = np.zeros(n_features + int(has_intercept))
+    q = proportions.copy()
+    keep_from = n_steps // 2  # average the last half
+    w_sum, q_sum = np.zeros_like(w), np.zeros(n_groups)
+    # Without privacy nothing is clipped (bounds of inf) and nothing added.
+    model_std = 2.0 * clip_norm * noise_multiplier if noise_multiplier else 0.0
+    loss_std = loss_bound * loss_noise_multiplier if loss_noise_multiplier else 0.0
+    half_bound = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
+    for t in range(n_steps):
+        ratio = q / proportions
+        top = ratio.max()
+        grad, sums = step_sums(X, target, codes, w, ratio / top, norms,
+                               clip_norm=clip_norm, loss_bound=loss_bound,
+                               intercept_value=intercept_value)
+        grad += gaussian_noise(rng, model_std, w.shape)
+        grad *= top / n_samples
+        sums += gaussian_noise(rng, loss_std, n_groups)
+        group_loss = sums / group_sizes + half_bound
+        # Simultaneous updates from the same iterate.
+        w = project_l2_ball(w - step_size * grad, radius)
+        log_q = np.log(q) + group_step_size * (group_loss - group_loss.max())
+        q = project_capped_simplex(np.exp(log_q - log_q.max()), caps)
+        q = np.maximum(q, 1e-300)  # keep log(q) finite
+        if t >= keep_from:
+            w_sum += w
+            q_sum += q
+    count = n_steps - keep_from
+    w_bar = w_sum / count
+    intercept = w_bar[-1] * b if has_intercept else 0.0
+    return GDAResult(w_bar[:n_features], float(intercept), q_sum / count, n_steps)
