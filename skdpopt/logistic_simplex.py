@@ -25,9 +25,6 @@ from ._data import (
     validate_dask_training_data,
 )
 from ._targets import one_vs_rest_signs
-from .accounting.zcdp import (  # for minimax.py; remove once it is on a plan
-    draw_score_sensitivity as _zcdp_sensitivity,  # noqa: F401
-)
 from .losses import LogLoss
 from .plans.logistic_simplex import plan_logistic_simplex
 from .solvers.frank_wolfe import private_frank_wolfe
