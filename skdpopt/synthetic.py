@@ -27,9 +27,11 @@ from .accounting import (
     calibrate,
 )
 from .mechanisms import gaussian_noise
+from .solvers.graphical_model import GraphicalModel
 from .solvers.query_release import (
     MarginalWorkload,
     MatrixWorkload,
+    project_to_simplex,
     release_workload,
 )
 
@@ -43,17 +45,23 @@ SELECTION_SHARE = 0.1
 # Share of epsilon spent on bounds of numeric columns nobody declared, when
 # ``preprocessor_epsilon`` is None.
 DEFAULT_PREPROCESSOR_SHARE = 0.1
+# Default public limit on the model: cells of its junction tree's tables
+# (8 MB of float64 each copy).
+DEFAULT_MAX_MODEL_SIZE = 1_000_000
+# Mass spread over a column's cells in the warm start, so that a cell the
+# noisy 1-way marginal zeroes can still gain mass later.
+START_FLOOR = 1e-6
 
 
 def default_rounds(n_columns, epsilon, n_queries):
-    """Rounds of the default schedule: ``n_columns * 2 ** log10(epsilon)``
-    (half as many at epsilon = 0.1, twice as many at 10), at least 2, at most
-    the number of queries.  Each round splits the budget further, so the
-    best count grows with epsilon; benchmarks/bench_synthetic.py measured
-    this rule against fixed counts."""
+    """Rounds of the default schedule: ``2 * n_columns * 2 ** log10(epsilon)``
+    (half as many at epsilon = 0.1, twice as many at 10), at least 2, at
+    most the number of queries.  Each round splits the budget further, so
+    the best count grows with epsilon; the factor 2 was chosen against 1 on
+    development seeds of the benchmark tables (bench_synthetic.py)."""
     if not np.isfinite(epsilon):
         return n_queries
-    rounds = round(n_columns * 2.0 ** np.log10(epsilon))
+    rounds = round(2 * n_columns * 2.0 ** np.log10(epsilon))
     return int(min(max(rounds, 2), n_queries))
 
 
@@ -166,6 +174,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         "n_bins": [Interval(Integral, 2, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "preprocessor_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "max_model_size": [Interval(Real, 1, None, closed="left")],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -178,7 +188,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_bins=8,
         max_iter=None,
         preprocessor_epsilon=None,
+        max_model_size=DEFAULT_MAX_MODEL_SIZE,
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -188,7 +200,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         self.n_bins = n_bins
         self.max_iter = max_iter
         self.preprocessor_epsilon = preprocessor_epsilon
+        self.max_model_size = max_model_size
         self.random_state = random_state
+        self.verbose = verbose
 
     # ------------------------------------------------------------------
     # Fitting
@@ -241,9 +255,11 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         domain = self._declared_domain(names)
         numeric_missing = [i for i, col in enumerate(domain) if col is None]
         bins = np.zeros(self.n_bins + 1)
-        _domain.domain_shape([c if c is not None else _domain.Column(n, edges=bins)
-                              for n, c in zip(names, domain, strict=True)])
         workload = self._resolve_workload(names, domain)
+        whole = isinstance(workload, np.ndarray)
+        _domain.domain_shape([c if c is not None else _domain.Column(n, edges=bins)
+                              for n, c in zip(names, domain, strict=True)],
+                             self.max_model_size, whole=whole)
         if numeric_missing:
             per_draw = self._bounds_draw_epsilon(2 * len(numeric_missing))
             for i in numeric_missing:
@@ -254,29 +270,32 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
                 accountant.compose(
                     ExponentialMechanism(per_draw / 2), 2 * len(numeric_missing)
                 )
-        shape = _domain.domain_shape(domain)
+        shape = _domain.domain_shape(domain, self.max_model_size, whole=whole)
         codes = np.column_stack(
             [_domain.encode_column(col, values)
              for col, values in zip(domain, columns, strict=True)]
         )
-        self._fit_histogram(codes, shape, workload, accountant, rng)
+        self._fit_model(codes, shape, workload, accountant, rng)
         self.domain_ = domain
         self._output_frame = frame
         self._n_samples_fit = n_samples
         self._record_spent(accountant)
         return self
 
-    def _fit_histogram(self, codes, shape, workload, accountant, rng):
+    def _fit_model(self, codes, shape, workload, accountant, rng):
         n_samples = codes.shape[0]
+        limit = self.max_model_size
         if isinstance(workload, np.ndarray):
             queries = MatrixWorkload(workload, shape)
             one_way = []
+            model = GraphicalModel(shape, [tuple(range(len(shape)))])
         else:
             # The 1-way marginals join the queries: they are measured first
             # (warm start) and can be selected again.
             extra = [(a,) for a in range(len(shape)) if (a,) not in workload]
             queries = MarginalWorkload(workload + extra, shape)
             one_way = [j for j, m in enumerate(queries.marginals) if len(m) == 1]
+            model = GraphicalModel(shape, [(a,) for a in range(len(shape))])
         n_rounds = self.max_iter
         if n_rounds is None:
             n_rounds = default_rounds(len(shape), self.epsilon, len(queries))
@@ -289,17 +308,19 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             noisy = real[j] + gaussian_noise(rng, one_way_std, real[j].shape)
             measurements[j] = (noisy / max(one_way_std, 1e-12) ** 2,
                                1.0 / max(one_way_std, 1e-12) ** 2)
-        initial = _independent_histogram(shape, queries, measurements)
+        _independent_start(model, queries, measurements)
         result = release_workload(
             queries, real, n_samples,
             n_rounds=n_rounds,
             selection_epsilon=selection_epsilon,
             noise_std=round_std,
             rng=rng,
-            initial=initial,
+            model=model,
             initial_measurements=measurements,
+            max_model_cells=limit,
+            verbose=self.verbose,
         )
-        self.histogram_ = result.histogram
+        self.model_ = result.model
         self.workload_ = workload
         self.selected_ = result.selected
         self.n_iter_ = n_rounds
@@ -498,11 +519,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
                 f"n_samples must be a non-negative int, got {n_samples!r}."
             )
         rng = make_generator(random_state)
-        p = self.histogram_.ravel()
-        flat = rng.choice(p.size, size=int(n_samples), p=p / p.sum())
-        codes = np.unravel_index(flat, self.histogram_.shape)
-        values = [_domain.decode_column(col, c, rng)
-                  for col, c in zip(self.domain_, codes, strict=True)]
+        codes = self.model_.sample(int(n_samples), rng)
+        values = [_domain.decode_column(col, codes[:, i], rng)
+                  for i, col in enumerate(self.domain_)]
         if self._output_frame:
             import pandas as pd
 
@@ -543,7 +562,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_user = len(self.workload_)
         real = [queries.answer_records(codes, j) for j in range(n_user)]
         return np.array([
-            np.abs(queries.answer(self.histogram_, j) - real[j]).sum()
+            np.abs(queries.answer(self.model_, j) - real[j]).sum()
             for j in range(n_user)
         ])
 
@@ -562,6 +581,52 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         float
         """
         return -float(np.mean(self.query_errors(X)))
+
+    def marginal(self, columns):
+        """The synthetic distribution's marginal over some columns.
+
+        Computed exactly from the fitted model (post-processing: it costs
+        no privacy), whether or not the marginal was measured.
+
+        Parameters
+        ----------
+        columns : list
+            Column names (DataFrame) or positions.
+
+        Returns
+        -------
+        ndarray
+            Probabilities, one axis per column in the order of ``columns``
+            (codes in the order of ``domain_``); sums to 1.
+        """
+        check_is_fitted(self)
+        names = [c.name for c in self.domain_]
+        try:
+            positions = [names.index(c) for c in columns]
+        except ValueError:
+            raise ValueError(
+                f"columns must name columns of the fit; got {list(columns)!r}."
+            ) from None
+        if len(set(positions)) != len(positions):
+            raise ValueError("columns lists a column twice.")
+        ordered = sorted(positions)
+        table = self.model_.marginal(tuple(ordered))
+        return np.transpose(table, [ordered.index(p) for p in positions])
+
+    @property
+    def histogram_(self):
+        """The synthetic distribution over the whole domain (sums to 1), of
+        shape the number of codes per column; only for domains of at most
+        ``1e7`` cells (use :meth:`marginal` or :meth:`sample` otherwise)."""
+        check_is_fitted(self)
+        cells = float(np.prod([float(c.size) for c in self.domain_]))
+        if cells > _domain.MAX_DOMAIN_CELLS:
+            raise AttributeError(
+                f"histogram_ would have {cells:.3g} cells, above "
+                f"{_domain.MAX_DOMAIN_CELLS:.0e}; the model is held as a "
+                "graphical model (model_): use marginal() or sample()."
+            )
+        return self.model_.dense()
 
     @property
     def _n_train(self):
@@ -624,16 +689,12 @@ def _finite_numeric(name, values):
     return values
 
 
-def _independent_histogram(shape, queries, measurements):
-    """Product of the measured 1-way marginals (post-processing)."""
-    hist = np.ones(shape)
+def _independent_start(model, queries, measurements):
+    """Start from the product of the measured 1-way marginals
+    (post-processing): each column's potential is its noisy marginal
+    projected onto the probability simplex (the least-squares estimate),
+    plus a floor that keeps every cell possible."""
     for j, (weighted, precision) in measurements.items():
-        (axis,) = queries.marginals[j]
-        estimate = weighted / precision
-        std = 1.0 / np.sqrt(precision)
-        # Negative noisy counts become a floor at the noise level.
-        factor = np.maximum(estimate, 0.0) + std
-        view = [1] * len(shape)
-        view[axis] = shape[axis]
-        hist = hist * (factor / factor.sum()).reshape(view)
-    return hist / hist.sum()
+        estimate = project_to_simplex(weighted / precision)
+        factor = estimate + START_FLOOR / len(estimate)
+        model.update(queries.marginals[j], np.log(factor / factor.sum()))

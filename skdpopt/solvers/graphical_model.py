@@ -19,6 +19,7 @@ Everything here is post-processing: it never sees data.
 """
 
 import itertools
+import math
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def _sum_out(values, attrs, keep):
 
 
 def _cells(attrs, shape):
-    return int(np.prod([shape[a] for a in attrs], dtype=np.float64))
+    return math.prod(shape[a] for a in attrs)
 
 
 # ----------------------------------------------------------------------
@@ -78,26 +79,33 @@ def triangulate(cliques, shape):
     list of tuple of int
         Maximal cliques, each sorted.
     """
-    neighbours = {a: set() for a in range(len(shape))}
+    d = len(shape)
+    log_size = [float(np.log(s)) for s in shape]
+    neighbours = [set() for _ in range(d)]
     for clique in cliques:
         for a, b in itertools.combinations(clique, 2):
             neighbours[a].add(b)
             neighbours[b].add(a)
-    log_size = {a: np.log(float(shape[a])) for a in neighbours}
+    # Log cells of the clique each column would form if eliminated now,
+    # kept up to date as columns go and fill-in edges come.
+    weight = [log_size[a] + sum(log_size[b] for b in neighbours[a])
+              for a in range(d)]
+    remaining = set(range(d))
     found = []
-    remaining = set(neighbours)
     while remaining:
-        best = min(remaining, key=lambda a: (
-            log_size[a] + sum(log_size[b] for b in neighbours[a]), a))
-        clique = frozenset(neighbours[best] | {best})
-        for a, b in itertools.combinations(neighbours[best], 2):
-            neighbours[a].add(b)
-            neighbours[b].add(a)
-        for b in neighbours[best]:
-            neighbours[b].discard(best)
+        best = min(remaining, key=lambda a: (weight[a], a))
+        around = neighbours[best]
+        for a in around:
+            neighbours[a].discard(best)
+            weight[a] -= log_size[best]
+        for a, b in itertools.combinations(sorted(around), 2):
+            if b not in neighbours[a]:
+                neighbours[a].add(b)
+                neighbours[b].add(a)
+                weight[a] += log_size[b]
+                weight[b] += log_size[a]
         remaining.discard(best)
-        del neighbours[best]
-        found.append(clique)
+        found.append(frozenset(around) | {best})
     maximal = [c for c in found if not any(c < other for other in found)]
     return sorted({tuple(sorted(c)) for c in maximal})
 
@@ -227,6 +235,7 @@ class GraphicalModel:
         for clique, table in self.potentials.items():
             self._add_to_node(self._home[clique], clique, table)
         self._messages = {}
+        self._conditional_cache = None
 
     def _add_to_node(self, node, clique, table):
         attrs = self.tree.nodes[node]
@@ -254,6 +263,13 @@ class GraphicalModel:
         else:
             self._home[clique] = home
 
+    def rank(self, clique):
+        """Breadth-first position of the node holding ``clique``."""
+        node = self._home.get(tuple(sorted(clique)))
+        if node is None:
+            node = self.tree.node_containing(clique)
+        return self.tree.order.index(node)
+
     def update(self, clique, delta):
         """Add ``delta`` (a log table over ``clique``) to its potential."""
         clique = tuple(sorted(clique))
@@ -263,6 +279,7 @@ class GraphicalModel:
         node = self._home[clique]
         self._add_to_node(node, clique, delta)
         self._invalidate(node)
+        self._conditional_cache = None
 
     def _invalidate(self, node):
         """Drop the cached messages that flow away from ``node`` (they
@@ -316,55 +333,80 @@ class GraphicalModel:
         node = self.tree.node_containing(attrs)
         if node is not None:
             table = _sum_out(self.log_belief(node), self.tree.nodes[node], attrs)
-        else:
-            table = self._spanning_marginal(attrs)
-        table = np.exp(table - _lse(table, tuple(range(table.ndim))))
-        return table
+            return np.exp(table - _lse(table, tuple(range(table.ndim))))
+        table = self._spanning_marginal(attrs)
+        return table / table.sum()
+
+    def _conditionals(self):
+        """Per node, its marginal and p(new attributes | separator with
+        the parent) (the marginal at the root), as probabilities (cached
+        until the next update): the product of the conditionals is the
+        distribution."""
+        if self._conditional_cache is None:
+            tree = self.tree
+            beliefs, tables = [], []
+            for u in range(len(tree.nodes)):
+                log_p = self.log_belief(u)
+                beliefs.append(np.exp(log_p))
+                if tree.parent[u] >= 0:
+                    sep = tree.separator(u, tree.parent[u])
+                    log_p = log_p - _expand(
+                        _sum_out(log_p, tree.nodes[u], sep), sep, tree.nodes[u])
+                tables.append(np.exp(log_p))
+            self._conditional_cache = (beliefs, tables)
+        return self._conditional_cache
 
     def _spanning_marginal(self, attrs):
-        """Log marginal over attributes no single node holds: variable
-        elimination on the smallest subtree that covers them, rooted at
-        the node holding most of them, keeping ``attrs`` on the way up."""
+        """Marginal over attributes no single node holds: variable
+        elimination over the smallest rooted subtree that covers them,
+        with the nodes' conditionals (the others sum to one)."""
         tree = self.tree
+        beliefs, conditionals = self._conditionals()
+        depth = {0: 0}
+        for u in tree.order[1:]:
+            depth[u] = depth[tree.parent[u]] + 1
+        holders = []
+        for a in attrs:
+            # The holder of a nearest the root: a's nodes form a subtree.
+            holders.append(min((u for u in range(len(tree.nodes))
+                                if a in tree.nodes[u]), key=lambda u: depth[u]))
+        keep = set(holders)
+        # Climb to the lowest common ancestor of the holders.
+        frontier = set(holders)
+        while len(frontier) > 1:
+            deepest = max(frontier, key=lambda u: depth[u])
+            frontier.discard(deepest)
+            frontier.add(tree.parent[deepest])
+            keep.add(tree.parent[deepest])
+        (top,) = frontier
         wanted = set(attrs)
-        root = max(range(len(tree.nodes)),
-                   key=lambda i: (len(wanted & set(tree.nodes[i])), -i))
-        # Breadth-first from the root: parents and depth order.
-        parent = {root: -1}
-        order = [root]
-        for u in order:
-            for v in tree.neighbours[u]:
-                if v not in parent:
-                    parent[v] = u
-                    order.append(v)
-        keep = {root}
-        for a in wanted - set(tree.nodes[root]):
-            # The first node in breadth-first order holding a: closest.
-            u = next(u for u in order if a in tree.nodes[u])
-            while u not in keep:
-                keep.add(u)
-                u = parent[u]
+        letters = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26)
+                   for i, a in enumerate(sorted(
+                       {a for u in keep for a in tree.nodes[u]}))}
         up = {}
-        for u in reversed([u for u in order if u in keep]):
-            table, table_attrs = self._node_tables[u], tree.nodes[u]
-            for k in tree.neighbours[u]:
-                if k == parent[u]:
-                    continue
-                if k in keep:
-                    msg, msg_attrs = up[k]
-                else:
-                    msg, msg_attrs = self._message(k, u), tree.separator(k, u)
-                union = tuple(sorted(set(table_attrs) | set(msg_attrs)))
-                table = (_expand(table, table_attrs, union)
-                         + _expand(msg, msg_attrs, union))
-                table_attrs = union
-            if u == root:
-                return _sum_out(table, table_attrs, attrs)
-            target = (set(tree.separator(u, parent[u])) | wanted) & set(table_attrs)
-            target = tuple(sorted(target))
-            message = _sum_out(table, table_attrs, target)
-            up[u] = (message - _lse(message, tuple(range(message.ndim))), target)
-        raise AssertionError("unreachable")  # pragma: no cover
+        for u in reversed(tree.order):
+            if u not in keep:
+                continue
+            # The top node's own marginal; below it, conditionals.
+            operands = [beliefs[u] if u == top else conditionals[u]]
+            subscripts = ["".join(letters[a] for a in tree.nodes[u])]
+            present = set(tree.nodes[u])
+            for child, (msg, msg_attrs) in list(up.items()):
+                if tree.parent[child] == u:
+                    operands.append(msg)
+                    subscripts.append("".join(letters[a] for a in msg_attrs))
+                    present |= set(msg_attrs)
+                    del up[child]
+            if u == top:
+                target = tuple(attrs)
+            else:
+                target = tuple(sorted(
+                    (set(tree.separator(u, tree.parent[u])) | wanted) & present))
+            out = "".join(letters[a] for a in target)
+            up[u] = (np.einsum(",".join(subscripts) + "->" + out, *operands,
+                               optimize=len(operands) > 2),
+                     target)
+        return up[top][0]
 
     def dense(self):
         """The whole distribution as an array of ``shape`` (small domains
