@@ -11,8 +11,9 @@ the refit on the whole training set is one more; each of them looked at
 the private rows.
 
 This example tunes the step size and the clipping norm of DP-SGD on the
-``diamonds`` table (log price from carat, cut, colour and clarity), then
-adds up what the whole search spent with :mod:`skdpopt.accounting`.
+``diamonds`` table (log price from carat, cut, colour and clarity) inside a
+:class:`skdpopt.PrivacyLedger`, which records every fit the search makes,
+then adds up what the whole search spent.
 
 Two details make the search itself private, not only each fit:
 
@@ -38,12 +39,8 @@ from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdpopt import DPSGDRegressor
-from skdpopt.accounting import (
-    Accountant,
-    GaussianMechanism,
-    SubsampledGaussianMechanism,
-)
+from skdpopt import DPSGDRegressor, PrivacyLedger
+from skdpopt.accounting import GaussianMechanism, compose, privacy_spent, repeat
 
 GRADES = {
     "cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"],
@@ -76,18 +73,14 @@ n_train = len(X_train)
 # replacing one of the m validation rows moves the mean by at most
 # ``LOSS_BOUND / m``.  Gaussian noise of ``SCORE_NOISE`` times that
 # sensitivity makes each released score a Gaussian mechanism, which the
-# accountant knows.  The scorer also notes each fit's noise multiplier and
-# number of steps, to account for the fits afterwards.
+# accountant knows.
 
 LOSS_BOUND = 4.0  # log-price errors beyond 2 (a factor 7.4 in price) count as 2
 SCORE_NOISE = 20.0
 score_rng = np.random.default_rng()  # unseeded: the score noise must stay secret
-fits_seen = []
 
 
 def private_neg_mse(pipeline, X_val, y_val):
-    model = pipeline[-1]
-    fits_seen.append((n_train - len(y_val), model.noise_multiplier_, model.t_))
     squared = np.minimum((pipeline.predict(X_val) - y_val) ** 2, LOSS_BOUND)
     noise = score_rng.normal(scale=SCORE_NOISE * LOSS_BOUND / len(y_val))
     return -(squared.mean() + noise)
@@ -112,8 +105,8 @@ grid = {
 }
 search = GridSearchCV(pipeline, grid, scoring=private_neg_mse,
                       cv=KFold(3, shuffle=True, random_state=0))
-search.fit(X_train, y_train)
-trial_fits = list(fits_seen)  # the scorer ran once per trial fit
+with PrivacyLedger() as ledger:
+    search.fit(X_train, y_train)
 
 for params, score in zip(search.cv_results_["params"],
                          search.cv_results_["mean_test_score"], strict=True):
@@ -126,35 +119,33 @@ print(f"test R^2 of the refitted model: {best.score(X_test, y_test):.4f} "
 # %%
 # What the search spent
 # ---------------------
-# ``fits_seen`` holds the k * c trial fits; the refit is the best
-# estimator, fitted on all ``n_train`` rows.  Each fit ran ``t_`` steps of
-# the Poisson-subsampled Gaussian mechanism at rate
-# ``batch_size / n_rows`` (the default batch size is 256), and each noisy
-# score is one Gaussian mechanism.  Composing them all gives the guarantee
-# of everything the search released: the trial scores, the choice, and the
-# final model.
+# The ledger saw every fit: the k * c trial fits and the refit, each with
+# its plan's event (``t_`` steps of the Poisson-subsampled Gaussian
+# mechanism).  ``ledger.spent()`` composes them.  The noisy scores are
+# releases too, one Gaussian mechanism each, which the ledger does not see
+# (they are made by our scorer, not by an skdpopt fit): compose them with
+# the fits' events to get the guarantee of everything the search released,
+# the trial scores, the choice, and the final model.
 #
 # Two ways to add it up: the simple composition theorem (epsilons and
 # deltas add: a bound that needs no computation), and the library's
 # accountant, which composes the mechanisms' Renyi and privacy-loss
 # curves and is much tighter.
 
-refit = best[-1]
-all_fits = trial_fits + [(n_train, refit.noise_multiplier_, refit.t_)]
-accountant = Accountant()
-for n_rows, noise_multiplier, steps in all_fits:
-    rate = min(256, n_rows) / n_rows
-    accountant.compose(SubsampledGaussianMechanism(rate, noise_multiplier), steps)
-accountant.compose(GaussianMechanism(SCORE_NOISE), len(trial_fits))
-
 k, c = len(search.cv_results_["params"]), search.n_splits_
-n_fits = len(all_fits)
+n_fits = len(ledger)
 total_delta = n_fits * DELTA
+scores = repeat(GaussianMechanism(SCORE_NOISE), k * c)
+everything = compose(*(record.event for record in ledger.records), scores)
+refit = search.best_estimator_[-1]
 print(f"{k} settings x {c} folds = {k * c} trial fits, + 1 refit = {n_fits} fits "
       f"at (epsilon={EPSILON:g}, delta={DELTA:g}) each, + {k * c} noisy scores")
 print(f"simple composition of the fits: epsilon = {n_fits * EPSILON:g}, "
       f"delta = {total_delta:.1e} (the noisy scores come on top)")
-print(f"accountant: epsilon = {accountant.epsilon(total_delta):.2f} "
+print(f"ledger (fits only): epsilon = {ledger.spent().epsilon:.2f} "
+      f"at delta = {ledger.spent().delta:.1e}")
+print(f"accountant (fits and scores): epsilon = "
+      f"{privacy_spent(everything, total_delta).epsilon:.2f} "
       f"at the same delta = {total_delta:.1e}")
 print(f"the final model alone: epsilon = {refit.privacy_spent_.epsilon:.3f}, "
       f"delta = {refit.privacy_spent_.delta:g}")

@@ -7,10 +7,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from sklearn.utils._param_validation import Interval, Options
-from sklearn.utils.validation import _num_samples, validate_data
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from .accounting import PrivacySpent
+from . import ledger
+from .accounting import PrivacySpent, compose, privacy_spent
+from .exceptions import PrivacyLeakWarning
 
 # A finite epsilon above this promises nothing (exp(1e6)) and only strains
 # calibration's arithmetic; np.inf says "no privacy" honestly.
@@ -102,7 +106,10 @@ def make_generator(random_state):
     if random_state is None or isinstance(random_state, Integral):
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+        # 256 bits from the RandomState (not one 31-bit integer, which would
+        # leave only 2**31 noise streams to enumerate).
+        words = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
+        return np.random.default_rng(np.random.SeedSequence(words.tolist()))
     if isinstance(random_state, np.random.Generator):
         return random_state
     raise ValueError(
@@ -135,22 +142,167 @@ class DPEstimatorMixin:
                 stacklevel=3,
             )
 
+    def _begin_release(self, plan):
+        """Record the plan in any active :class:`~skdpopt.PrivacyLedger`.
+
+        Called once the plan is made and before the solver touches the
+        data: a ledger whose budget the fit would exceed refuses it here
+        (:class:`~skdpopt.exceptions.BudgetExceededError`), having released
+        nothing.
+        """
+        ledger.record_release(self, plan)
+
+    def _finish_release(self, plan, previous_event=None):
+        """Store the plan and the guarantee it gives as fitted attributes.
+
+        Parameters
+        ----------
+        plan : PrivacyPlan
+        previous_event : event, default=None
+            The event of a fit this one started from (warm start): the
+            released model depends on both, so ``privacy_spent_`` composes
+            them, and may then exceed this fit's ``epsilon``.
+        """
+        self.privacy_plan_ = plan
+        if previous_event is None:
+            spent = plan.spent()
+            if spent.epsilon > plan.epsilon * (1 + 1e-9):
+                raise RuntimeError(  # a bug in calibration, never a user error
+                    f"plan spends epsilon={spent.epsilon} above the requested "
+                    f"{plan.epsilon}"
+                )
+            self._privacy_event = plan.event
+        else:
+            self._privacy_event = compose(previous_event, plan.event)
+            spent = privacy_spent(self._privacy_event, plan.delta)
+        self.privacy_spent_ = spent
+
     def _record_spent(self, accountant):
-        """Set ``privacy_spent_`` from the run's accountant."""
+        """Set ``privacy_spent_`` from a run's accountant (estimators not yet
+        on plans)."""
         if not self._is_private:
             self.privacy_spent_ = PrivacySpent(np.inf, 0.0, accountant.relation)
             return
         spent = accountant.spent(self.delta)
         if spent.epsilon > self.epsilon * (1 + 1e-9):
-            raise RuntimeError(  # a bug in calibration, never a user error
+            raise RuntimeError(
                 f"fit spent epsilon={spent.epsilon} above the requested "
                 f"{self.epsilon}"
             )
         self.privacy_spent_ = spent
 
+    def _warm_start_event(self):
+        """The event behind the current fit, to compose a warm start with."""
+        return getattr(self, "_privacy_event", None)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        channels = ledger.active_channels()
+        if channels:
+            # Shipped to another process inside a ledger (joblib's process
+            # backends pickle estimators): the fit there records back.
+            state = dict(state)
+            known = tuple(state.get("_ledger_channels", ()))
+            state["_ledger_channels"] = known + tuple(
+                c for c in channels if c not in known)
+        return state
+
+    def __sklearn_clone__(self):
+        clone = super().__sklearn_clone__()
+        channels = getattr(self, "_ledger_channels", None)
+        if channels:
+            clone._ledger_channels = channels
+        return clone
+
+
+def resolve_classes(estimator, y, declared, *, parameter="classes", what="label"):
+    """The label set and the labels encoded as indices into it.
+
+    Parameters
+    ----------
+    estimator : estimator
+        For the warning's message.
+    y : ndarray of shape (n_samples,)
+    declared : array-like or None
+        The public label set, if the user declared one.
+    parameter : str, default="classes"
+        The constructor parameter that declares it (named in messages).
+    what : str, default="label"
+        What the values are, for messages ("label", "group").
+
+    Returns
+    -------
+    classes : ndarray
+        Sorted label set: the declared one, or the values seen in ``y``.
+    encoded : ndarray of int
+        Index of each row's label in ``classes``.
+    """
+    if declared is None:
+        warnings.warn(
+            f"{type(estimator).__name__}: the {what} set is read from the "
+            f"training data, so the fitted model reveals which {what}s occur "
+            f"(a {what} held by one record included). Pass {parameter}=... "
+            f"to declare the {what} set public.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        classes, encoded = np.unique(y, return_inverse=True)
+        return classes, encoded.ravel()
+    classes = np.asarray(declared)
+    if classes.ndim != 1 or len(classes) == 0:
+        raise ValueError(
+            f"{parameter} must be a non-empty 1-d array-like of {what}s, got "
+            f"shape {classes.shape}."
+        )
+    try:
+        classes = np.unique(classes)
+        encoded = np.searchsorted(classes, y)
+        encoded = np.clip(encoded, 0, len(classes) - 1)
+        outside = classes[encoded] != y
+    except TypeError as exc:
+        raise ValueError(
+            f"the {what}s in the data cannot be compared with {parameter}="
+            f"{list(np.asarray(declared))!r}: {exc}"
+        ) from exc
+    if np.any(outside):
+        # Which value is outside is private: say how many, not which.
+        raise ValueError(
+            f"{int(np.count_nonzero(outside))} row(s) have a {what} outside "
+            f"{parameter}={list(classes)!r}; the declared {what} set must cover "
+            "every row."
+        )
+    return classes, encoded
+
 
 class LinearClassifierMixin:
-    """``predict`` from ``decision_function`` for the linear classifiers."""
+    """What the linear classifiers share: decisions, labels, probabilities.
+
+    Expects ``coef_`` of shape (n_problems, n_features), ``intercept_`` of
+    shape (n_problems,) and ``classes_``; one problem for two classes, one
+    per class (one-vs-rest) otherwise.  Probabilities are the logistic
+    function of each decision, normalised over the classes as scikit-learn's
+    one-vs-rest models do; a subclass with another link overrides
+    ``_positive_probability`` (and ``_has_proba``).
+    """
+
+    def decision_function(self, X):
+        """Signed distance to the separating hyperplane(s).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_.T + intercept_``; one column per class when there
+            are more than two classes.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
         """Predict class labels.
@@ -169,3 +321,52 @@ class LinearClassifierMixin:
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def _has_proba(self):
+        return True
+
+    def _positive_probability(self, scores):
+        return expit(scores)
+
+    @available_if(lambda self: self._has_proba())
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Binary: the logistic function of the decision.  Multiclass: each
+        one-vs-rest probability, normalised over the classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        positive = self._positive_probability(self.decision_function(X))
+        if positive.ndim == 1:
+            return np.column_stack([1.0 - positive, positive])
+        total = positive.sum(axis=1, keepdims=True)
+        uniform = np.full_like(positive, 1.0 / positive.shape[1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            normalised = positive / total
+        return np.where(total > 0, normalised, uniform)
+
+    @available_if(lambda self: self._has_proba())
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))

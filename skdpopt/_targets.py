@@ -1,22 +1,28 @@
 """Class labels to the +-1 targets of one binary problem per class."""
 
 import numpy as np
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 
+from ._base import resolve_classes
 
-def one_vs_rest_signs(y):
+
+def one_vs_rest_signs(estimator, y, declared):
     """Encode class labels as +-1 targets, one-vs-rest beyond two classes.
 
     Parameters
     ----------
+    estimator : estimator
+        The classifier (named in warnings).
     y : ndarray of shape (n_samples,)
         Class labels, already checked for finiteness and length.
+    declared : array-like or None
+        The public label set (``classes=``); ``None`` reads it from ``y``
+        with a :class:`~skdpopt.exceptions.PrivacyLeakWarning`.
 
     Returns
     -------
     classes : ndarray of shape (n_classes,)
-        The sorted distinct labels (public: they become ``classes_``).
+        The sorted label set (it becomes ``classes_``).
     targets : list of ndarray of shape (n_samples,)
         One target vector for two classes (+1 for ``classes[1]``), otherwise
         one per class (+1 for that class, -1 for the rest).
@@ -27,13 +33,11 @@ def one_vs_rest_signs(y):
         If ``y`` is not a classification target or has a single class.
     """
     check_classification_targets(y)
-    encoder = LabelEncoder().fit(y)
-    classes = encoder.classes_
+    classes, codes = resolve_classes(estimator, y, declared)
     if len(classes) < 2:
         raise ValueError(
             "The number of classes has to be greater than one; got 1 class."
         )
-    codes = encoder.transform(y)
     # Two classes make one problem: its positive class is the second label.
     positives = [1] if len(classes) == 2 else range(len(classes))
     return classes, [np.where(codes == k, 1.0, -1.0) for k in positives]

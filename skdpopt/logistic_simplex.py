@@ -199,6 +199,11 @@ class DPLogisticSimplex(
     refresh_every : int, default=None
         q: vertices are redrawn every step during the first q steps, then
         every q steps (mirror descent only).  ``None`` follows the theory.
+    classes : array-like or None, default=None
+        The label set, declared public.  Every label in ``y`` must be in
+        it.  ``None`` reads the label set from ``y`` and warns with
+        :class:`~skdpopt.exceptions.PrivacyLeakWarning`: which labels occur
+        is then revealed by ``classes_`` and the shape of ``coef_``.
     verbose : int, default=0
         Print progress (never data-dependent quantities).
     random_state : int, RandomState instance or None, default=None
@@ -208,7 +213,7 @@ class DPLogisticSimplex(
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels seen during ``fit`` (treated as public).
+        The declared ``classes`` (sorted), or the labels seen during ``fit``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients; one row for a binary problem, one per class
         (one-vs-rest) otherwise.  At most ``n_vertices_`` non-zeros per row.
@@ -292,6 +297,7 @@ class DPLogisticSimplex(
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
         "n_vertices": [None, Interval(Integral, 1, None, closed="left")],
         "refresh_every": [None, Interval(Integral, 1, None, closed="left")],
+        "classes": ["array-like", None],
         "verbose": ["verbose"],
     }
 
@@ -308,6 +314,7 @@ class DPLogisticSimplex(
         max_iter=None,
         n_vertices=None,
         refresh_every=None,
+        classes=None,
         verbose=0,
         random_state=None,
     ):
@@ -321,6 +328,7 @@ class DPLogisticSimplex(
         self.max_iter = max_iter
         self.n_vertices = n_vertices
         self.refresh_every = refresh_every
+        self.classes = classes
         self.verbose = verbose
         self.random_state = random_state
 
@@ -349,7 +357,7 @@ class DPLogisticSimplex(
         X, y = validate_training_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
         )
-        self.classes_, targets = one_vs_rest_signs(y)
+        self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
         self._warn_if_delta_too_large(X.shape[0])
         # Clipping to the public bound is what bounds the sensitivity.  Mirror
         # descent clips each batch as it reads it (no copy of X); Frank-Wolfe

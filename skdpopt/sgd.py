@@ -7,7 +7,6 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
@@ -19,8 +18,8 @@ from ._base import (
     validate_training_data,
 )
 from ._targets import one_vs_rest_signs
-from .accounting import Accountant, calibrate_noise_multiplier
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
+from .plans.sgd import plan_dpsgd
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
 
 _COMMON_PARAMETER_CONSTRAINTS = {
@@ -43,32 +42,6 @@ _COMMON_PARAMETER_CONSTRAINTS = {
 class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
     """Shared fitting machinery of the DP-SGD estimators."""
 
-    def _plan(self, n_samples):
-        """Sampling rate, number of steps and epochs for this fit."""
-        if self.batch_size == "auto":
-            batch_size = min(256, n_samples)
-        else:
-            batch_size = self.batch_size
-            if batch_size > n_samples:
-                raise ValueError(
-                    f"batch_size={batch_size} must be at most n_samples={n_samples}."
-                )
-        if self.sampling == "full":
-            return 1.0, self.max_iter, self.max_iter
-        rate = batch_size / n_samples
-        if self.sampling == "single_pass":
-            # Run until about half the rows have been sampled: after T steps
-            # a row is unseen with probability (1 - q)^T.
-            steps = 1 if rate >= 1.0 else math.ceil(math.log(2.0) / -math.log1p(-rate))
-            return rate, steps, 1
-        return rate, math.ceil(self.max_iter / rate), self.max_iter
-
-    def _average_start(self, rate, n_samples):
-        if self.average is False:
-            return None
-        # Like scikit-learn, an integer ``average`` counts samples seen.
-        return max(int(self.average) / (rate * n_samples) - 1.0, 0.0)
-
     def _fit_problems(self, X, targets, loss):
         """Fit one linear model per target vector, all in one budget.
 
@@ -86,21 +59,12 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         """
         n_samples = X.shape[0]
         self._warn_if_delta_too_large(n_samples)
-        rate, steps, epochs = self._plan(n_samples)
+        plan = plan_dpsgd(
+            n_samples=n_samples, n_problems=len(targets), epsilon=self.epsilon,
+            delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
+            max_iter=self.max_iter, average=self.average)
+        self._begin_release(plan)
         rng = make_generator(self.random_state)
-        accountant = Accountant()
-        if self._is_private:
-            if self.delta == 0:
-                raise ValueError(
-                    "delta must be > 0: Gaussian noise gives no pure (delta=0) "
-                    "guarantee."
-                )
-            # The problems run one after another: calibrate their total.
-            noise_multiplier, _ = calibrate_noise_multiplier(
-                self.epsilon, self.delta, rate, steps * len(targets)
-            )
-        else:
-            noise_multiplier = 0.0
         schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
         coefs, intercepts = [], []
         for target in targets:
@@ -108,27 +72,26 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 X,
                 target,
                 loss,
-                sampling_rate=rate,
-                n_steps=steps,
+                sampling_rate=plan.sampling_rate,
+                n_steps=plan.n_steps,
                 clip_norm=self.clip_norm,
-                noise_multiplier=noise_multiplier,
+                noise_multiplier=plan.noise_multiplier,
                 learning_rate=schedule,
                 alpha=self.alpha if self.penalty == "l2" else 0.0,
                 fit_intercept=self.fit_intercept,
-                average_start=self._average_start(rate, n_samples),
+                average_start=plan.average_start,
                 radius=self.radius,
                 single_pass=self.sampling == "single_pass",
                 rng=rng,
-                n_epochs=epochs,
+                n_epochs=plan.n_epochs,
                 verbose=self.verbose,
             )
-            accountant.compose(result.mechanism, result.n_steps)
             coefs.append(result.coef)
             intercepts.append(result.intercept)
-        self.noise_multiplier_ = noise_multiplier
-        self.n_iter_ = epochs
-        self.t_ = steps
-        self._record_spent(accountant)
+        self.noise_multiplier_ = plan.noise_multiplier
+        self.n_iter_ = plan.n_epochs
+        self.t_ = plan.n_steps
+        self._finish_release(plan)
         return np.array(coefs), np.array(intercepts)
 
     def _decision(self, X):
@@ -223,6 +186,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Noise standard deviation over ``clip_norm``.
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
+    privacy_plan_ : DPSGDPlan
+        What the fit released, planned before it read the data: schedule,
+        noise multiplier and event tree (``privacy_spent_`` is computed
+        from it).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -399,6 +366,13 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     radius : float or None, default=None
         If set, project the coefficients onto the L2 ball of this radius
         after each step.
+    classes : array-like or None, default=None
+        The label set, declared public.  Every label in ``y`` must be in
+        it; a class without rows still gets its one-vs-rest model.
+        ``None`` reads the label set from ``y`` and warns with
+        :class:`~skdpopt.exceptions.PrivacyLeakWarning`: which labels occur
+        (one held by a single record included) is then revealed by
+        ``classes_`` and the shape of ``coef_``, and changes the noise.
     verbose : int, default=0
         Print progress once per epoch (never data-dependent quantities
         beyond the private iterate).
@@ -410,7 +384,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels seen during ``fit`` (treated as public).
+        The declared ``classes`` (sorted), or the labels seen during ``fit``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients; one row for a binary problem, one per class
         (one-vs-rest) otherwise.
@@ -426,6 +400,9 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model (all classes
         together), replace-one.
+    privacy_plan_ : DPSGDPlan
+        What the fit released, planned before it read the data (all
+        classes): schedule, noise multiplier and event tree.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -445,6 +422,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     _parameter_constraints = {
         **_COMMON_PARAMETER_CONSTRAINTS,
         "loss": [StrOptions(set(CLASSIFICATION_LOSSES))],
+        "classes": ["array-like", None],
     }
 
     def __init__(
@@ -465,6 +443,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         clip_norm=1.0,
         sampling="poisson",
         radius=None,
+        classes=None,
         verbose=0,
         random_state=None,
     ):
@@ -483,6 +462,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         self.clip_norm = clip_norm
         self.sampling = sampling
         self.radius = radius
+        self.classes = classes
         self.verbose = verbose
         self.random_state = random_state
 
@@ -496,8 +476,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
             Training data; sparse input should be CSR.  Features need no
             bound: each example's gradient is clipped to ``clip_norm``.
         y : array-like of shape (n_samples,)
-            Class labels.  The set of labels becomes ``classes_`` and is
-            treated as public.
+            Class labels, all in ``classes`` when it is given.
 
         Returns
         -------
@@ -508,78 +487,21 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         X, y = validate_training_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
         )
-        self.classes_, targets = one_vs_rest_signs(y)
+        self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
         coefs, intercepts = self._fit_problems(X, targets,
                                                CLASSIFICATION_LOSSES[self.loss]())
         self.coef_, self.intercept_ = coefs, intercepts
         return self
 
-    def decision_function(self, X):
-        """Signed distance to the separating hyperplane(s).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-            ``X @ coef_.T + intercept_``; one column per class when there
-            are more than two classes.
-        """
-        scores = np.asarray(self._decision(X))
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")
 
-    @available_if(_has_proba)
-    def predict_proba(self, X):
-        """Class probabilities (``loss`` "log_loss" or "modified_huber").
-
-        One-vs-rest scores are turned into probabilities per class and
-        normalised, as scikit-learn's SGDClassifier does.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Probability of each class, in the order of ``classes_``.
-        """
-        scores = self.decision_function(X)
+    def _positive_probability(self, scores):
+        # As scikit-learn's SGDClassifier: modified Huber's decision maps
+        # linearly to a probability on [-1, 1].
         if self.loss == "log_loss":
-            positive = expit(scores)
-        else:
-            positive = (np.clip(scores, -1.0, 1.0) + 1.0) / 2.0
-        if positive.ndim == 1:
-            return np.column_stack([1.0 - positive, positive])
-        total = positive.sum(axis=1, keepdims=True)
-        uniform = np.full_like(positive, 1.0 / positive.shape[1])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            normalised = positive / total
-        return np.where(total > 0, normalised, uniform)
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Log-probability of each class, in the order of ``classes_``.
-        """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return expit(scores)
+        return (np.clip(scores, -1.0, 1.0) + 1.0) / 2.0
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -5,7 +5,14 @@ from functools import lru_cache
 import numpy as np
 
 from . import pld, rdp
-from .events import GaussianMechanism, SubsampledGaussianMechanism
+from .events import (
+    EpsilonDeltaEvent,
+    GaussianMechanism,
+    PureDPMechanism,
+    SubsampledGaussianMechanism,
+    is_noiseless,
+    leaves,
+)
 from .spent import PrivacySpent
 
 
@@ -53,13 +60,15 @@ class Accountant:
         self.events = []
 
     def compose(self, mechanism, count=1):
-        """Record ``count`` runs of ``mechanism``.
+        """Record ``count`` runs of ``mechanism`` (a leaf event or a tree).
 
         Parameters
         ----------
-        mechanism : GaussianMechanism, SubsampledGaussianMechanism, \
-LaplaceMechanism, ExponentialMechanism or PureDPMechanism
-            One mechanism event (see :mod:`skdpopt.accounting`).
+        mechanism : event
+            A leaf (GaussianMechanism, SubsampledGaussianMechanism,
+            LaplaceMechanism, ExponentialMechanism, PureDPMechanism,
+            EpsilonDeltaEvent) or a tree of them (Repeated, Composed); see
+            :mod:`skdpopt.accounting.events`.
         count : int, default=1
             How many times it ran (adaptively composed).
 
@@ -71,19 +80,26 @@ LaplaceMechanism, ExponentialMechanism or PureDPMechanism
         count = int(count)
         if count < 0:
             raise ValueError(f"count must be >= 0, got {count}")
-        if count and self.events and self.events[-1][0] == mechanism:
-            # One event per run of identical mechanisms, so that a run that
-            # repeats a planned mechanism in parts (one-vs-rest problems, say)
-            # is accounted exactly as planned.
-            self.events[-1] = (mechanism, self.events[-1][1] + count)
-        elif count:
-            self.events.append((mechanism, count))
+        for leaf, times in leaves(mechanism, count):
+            if isinstance(leaf, EpsilonDeltaEvent) and leaf.delta == 0:
+                # A pure stage composes like any pure mechanism.
+                leaf = PureDPMechanism(leaf.epsilon)
+            if self.events and self.events[-1][0] == leaf:
+                # One event per run of identical mechanisms, so that a run
+                # that repeats a planned mechanism in parts (one-vs-rest
+                # problems, say) is accounted exactly as planned.
+                self.events[-1] = (leaf, self.events[-1][1] + times)
+            else:
+                self.events.append((leaf, times))
         return self
 
     def rdp(self):
-        """The run's composed Renyi-DP curve at ``self.orders``."""
+        """The run's composed Renyi-DP curve at ``self.orders`` (infinite
+        when some stage is only bounded by an (epsilon, delta) pair)."""
         total = np.zeros(len(self.orders))
         for mechanism, count in self.events:
+            if isinstance(mechanism, EpsilonDeltaEvent):
+                return np.full(len(self.orders), np.inf)
             total += count * mechanism.rdp(self.orders, self.relation)
         return total
 
@@ -91,11 +107,7 @@ LaplaceMechanism, ExponentialMechanism or PureDPMechanism
         return not self.events
 
     def _noiseless(self):
-        return any(
-            getattr(m, "noise_multiplier", 1.0) == 0
-            or getattr(m, "pure_epsilon", 0.0) == np.inf
-            for m, _ in self.events
-        )
+        return any(is_noiseless(m) for m, _ in self.events)
 
     def epsilon(self, delta, points=None, fast=False):
         """Smallest epsilon such that the run is (epsilon, delta)-DP.
@@ -128,6 +140,18 @@ LaplaceMechanism, ExponentialMechanism or PureDPMechanism
             return 0.0
         if self._noiseless():
             return np.inf
+        bounded = [(m, c) for m, c in self.events if isinstance(m, EpsilonDeltaEvent)]
+        if bounded:
+            # Basic composition: the bounded stages' epsilons and deltas add
+            # to the rest's guarantee at what is left of delta.
+            bound_epsilon = sum(c * m.epsilon for m, c in bounded)
+            left = float(delta) - sum(c * m.delta for m, c in bounded)
+            if left < 0:
+                return np.inf
+            rest = Accountant(self.relation, self.orders)
+            rest.events = [(m, c) for m, c in self.events
+                           if not isinstance(m, EpsilonDeltaEvent)]
+            return float(bound_epsilon + rest.epsilon(left, points, fast))
         events = tuple(self.events)
         delta = float(delta)
         bounds = [_pure_epsilon(events)]
@@ -230,3 +254,22 @@ def clear_cache():
     """Forget cached results (for benchmarks that time calibration cold)."""
     _rdp_epsilon.cache_clear()
     _pld_epsilon.cache_clear()
+
+
+def privacy_spent(event, delta, relation=rdp.REPLACE_ONE):
+    """The guarantee of a run described by ``event``, at ``delta``.
+
+    Parameters
+    ----------
+    event : event
+        A leaf or a tree (see :mod:`skdpopt.accounting.events`).
+    delta : float
+        Target delta in [0, 1).
+    relation : {"replace_one", "add_remove"}, default="replace_one"
+
+    Returns
+    -------
+    PrivacySpent
+        ``(inf, 0)`` when some stage runs without noise.
+    """
+    return Accountant(relation).compose(event).spent(delta)

@@ -1,4 +1,13 @@
-"""Find the noise (or step size) that makes a planned run spend its budget."""
+"""Find the noise (or step size) that makes a planned run spend its budget.
+
+Estimators calibrate through :func:`calibrate_event`: a plan function maps
+one free parameter (a zCDP budget, a noise multiplier, a step size) to the
+event tree of the whole run, and the search finds the value whose event
+spends the target.  :func:`calibrate_noise_multiplier` is the fast path of
+DP-SGD's single subsampled Gaussian.
+"""
+
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
@@ -6,6 +15,72 @@ from scipy.optimize import brentq
 from . import pld
 from .accountant import COARSE_POINTS, Accountant
 from .events import SubsampledGaussianMechanism
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """How a calibrated parameter moves epsilon, and where to start looking.
+
+    Attributes
+    ----------
+    increasing : bool
+        Whether epsilon grows with the parameter.
+    bracket : (float, float)
+        The first bracket, as factors of the plan's starting guess; the
+        search widens it when the answer lies outside.
+    """
+
+    increasing: bool
+    bracket: tuple
+
+
+# The parameters plans calibrate.  The brackets are those the guesses
+# (zCDP conversions, which are loose in a known direction) have needed.
+PARAMETERS = {
+    # A zCDP budget shared by the run's mechanisms: the classical conversion
+    # under-spends, so the answer lies above the guess.
+    "rho": Parameter(increasing=True, bracket=(0.5, 4.0)),
+    # An exponential-mechanism score sensitivity, or the step size it is
+    # proportional to.
+    "score_sensitivity": Parameter(increasing=True, bracket=(0.8, 1.3)),
+    "step_size": Parameter(increasing=True, bracket=(0.8, 1.3)),
+    # Noise over sensitivity, or a noise scale in data units.
+    "noise_multiplier": Parameter(increasing=False, bracket=(0.8, 1.05)),
+    "noise_scale": Parameter(increasing=False, bracket=(0.8, 1.05)),
+}
+
+
+def calibrate_event(make_event, epsilon, delta, *, parameter, guess, rtol=0.02):
+    """The parameter value whose planned run spends at most ``epsilon``.
+
+    Parameters
+    ----------
+    make_event : callable
+        Maps a value of the parameter to the event tree of the whole run.
+    epsilon, delta : float
+        Target guarantee.
+    parameter : str
+        One of :data:`PARAMETERS`: names the direction and first bracket.
+    guess : float
+        Starting guess (> 0), usually from :mod:`skdpopt.accounting.zcdp`.
+    rtol : float, default=0.02
+        Accepted relative shortfall below the target.
+
+    Returns
+    -------
+    value : float
+        The parameter; its run spends at most ``epsilon``.
+    spent_epsilon : float
+        What that run spends at ``delta``.
+    """
+    spec = PARAMETERS[parameter]
+    low, high = spec.bracket
+
+    def epsilon_of(value):
+        return Accountant().compose(make_event(value)).epsilon(delta)
+
+    return calibrate(epsilon_of, epsilon, low * guess, high * guess,
+                     increasing=spec.increasing, rtol=rtol)
 
 
 def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,

@@ -1,12 +1,21 @@
-"""Descriptions of the mechanisms a run composes, each with its privacy curves.
+"""Events: descriptions of what a run releases, composable as data.
 
-A mechanism here is a description, not a sampler: its parameters are the
+A leaf event is a mechanism described, not sampled: its parameters are the
 noise scale relative to the sensitivity under the accountant's neighbouring
-relation.  Each one provides its Renyi-DP curve and, where one is available,
-its privacy loss pair for PLD accounting and its pure-DP epsilon.
+relation.  Each leaf provides its Renyi-DP curve and, where one is
+available, its privacy loss pair for PLD accounting and its pure-DP epsilon.
+:class:`EpsilonDeltaEvent` stands for a stage that can only be bounded by an
+(epsilon, delta) pair.
+
+Trees are built with :class:`Repeated` and :class:`Composed` (or the
+helpers :func:`repeat` and :func:`compose`), in the spirit of the DpEvent
+trees of Google's dp-accounting: a plan's event says everything the fit
+will release, and :func:`leaves` flattens it for the accountant.
 """
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from . import pld, rdp
 
@@ -127,3 +136,127 @@ class PureDPMechanism:
     @property
     def pure_epsilon(self):
         return self.epsilon0
+
+
+@dataclass(frozen=True)
+class EpsilonDeltaEvent:
+    """A stage known only to be (epsilon, delta)-DP.
+
+    Used where a stage's mechanisms are chosen from an earlier noisy release
+    (so they are not known when the plan is made) and the stage is
+    calibrated to a fixed (epsilon, delta): the accountant composes it with
+    the rest by basic composition, which holds whatever was chosen.
+    ``EpsilonDeltaEvent(inf, 0)`` is a fit without privacy.
+
+    Parameters
+    ----------
+    epsilon : float
+        Its epsilon, ``inf`` allowed.
+    delta : float
+        Its delta.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    @property
+    def pure_epsilon(self):
+        return self.epsilon if self.delta == 0 else None
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """``count`` adaptive runs of ``event``.
+
+    Parameters
+    ----------
+    event : event
+        A leaf or a tree.
+    count : int
+        How many times it runs (>= 0).
+    """
+
+    event: object
+    count: int
+
+    def __post_init__(self):
+        if int(self.count) != self.count or self.count < 0:
+            raise ValueError(f"count must be an integer >= 0, got {self.count!r}")
+
+
+@dataclass(frozen=True)
+class Composed:
+    """Events run one after another, each possibly chosen after the last.
+
+    Parameters
+    ----------
+    events : tuple of events
+        Leaves or trees, in the order they run.
+    """
+
+    events: tuple = ()
+
+
+def repeat(event, count):
+    """``Repeated(event, count)``, or the empty composition when count is 0."""
+    count = int(count)
+    if count == 0:
+        return Composed(())
+    if count == 1:
+        return event
+    return Repeated(event, count)
+
+
+def compose(*events):
+    """One :class:`Composed` of ``events``; nested compositions are flattened
+    and empty ones dropped (the tree describes the same run)."""
+    flat = []
+    for event in events:
+        if isinstance(event, Composed):
+            flat.extend(e for e in event.events
+                        if not (isinstance(e, Composed) and not e.events))
+        elif event is not None:
+            flat.append(event)
+    if len(flat) == 1 and not isinstance(flat[0], Composed):
+        return flat[0]
+    return Composed(tuple(flat))
+
+
+def leaves(event, count=1):
+    """The tree's leaf events with how many times each runs.
+
+    Parameters
+    ----------
+    event : event
+        A leaf or a tree.
+    count : int, default=1
+        Multiplies every count (for a repeated subtree).
+
+    Returns
+    -------
+    list of (leaf, int)
+        Consecutive runs of the same leaf are merged.
+    """
+    out = []
+
+    def visit(node, times):
+        if isinstance(node, Composed):
+            for child in node.events:
+                visit(child, times)
+        elif isinstance(node, Repeated):
+            visit(node.event, times * int(node.count))
+        elif times:
+            if out and out[-1][0] == node:
+                out[-1] = (node, out[-1][1] + times)
+            else:
+                out.append((node, times))
+
+    visit(event, int(count))
+    return out
+
+
+def is_noiseless(leaf):
+    """Whether a leaf releases without noise (infinite epsilon)."""
+    return (getattr(leaf, "noise_multiplier", 1.0) == 0
+            or getattr(leaf, "pure_epsilon", 0.0) == np.inf
+            or getattr(leaf, "epsilon", 0.0) == np.inf)

@@ -15,6 +15,7 @@ understated) by patching the name the estimator calls, so that the same
 audit must then report a bound above the claim.
 """
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -23,6 +24,7 @@ import pytest
 
 import skdpopt._domain
 import skdpopt.minimax
+import skdpopt.sgd
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.greedy_cd
 import skdpopt.solvers.noisy_sgd
@@ -116,6 +118,24 @@ def _scaled_noise(modules, name, factor):
     return plant
 
 
+def _scaled_plan(module, plan_function, field, factor):
+    """A planter that makes ``module``'s plan function return plans whose
+    ``field`` is scaled by ``factor``, with the event (hence the claim)
+    left as planned: the bug of a solver that adds less noise than its
+    plan accounts for."""
+
+    def plant(monkeypatch):
+        original = getattr(module, plan_function)
+
+        def broken(**kwargs):
+            plan = original(**kwargs)
+            return dataclasses.replace(plan, **{field: getattr(plan, field) * factor})
+
+        monkeypatch.setattr(module, plan_function, broken)
+
+    return plant
+
+
 def _fit_xy(make):
     def fit(data, random_state):
         X, y = data
@@ -146,8 +166,8 @@ def _sgd_case(name, release, fast_runs=2_000, **sampling):
         datasets=lambda: _canary_pair(low=-1e3, high=1e3),
         statistic=lambda est: est.coef_[0],
         claimed=_spent,
-        plant=_scaled_noise([skdpopt.solvers.noisy_sgd], "gaussian_noise", 0.25),
-        bug="Gaussian noise scaled down by 4",
+        plant=_scaled_plan(skdpopt.sgd, "plan_dpsgd", "noise_multiplier", 0.25),
+        bug="plan's noise multiplier scaled down by 4 (event unchanged)",
         fast_runs=fast_runs,
     )
 
