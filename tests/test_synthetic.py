@@ -106,11 +106,15 @@ def test_spent_epsilon_recomputed_independently():
                           random_state=0).fit(X)
     claim = gen.privacy_spent_.epsilon
     assert 0.97 <= claim <= 1.0
-    # Replace-one moves two cells of a normalised marginal by 1/n each.
+    plan = gen.privacy_plan_
+    # The plan's noise is what the fit adds: replace-one moves two cells of
+    # a normalised marginal by 1/n each.
     sensitivity = np.sqrt(2.0) / n
-    round_sigma = gen.noise_std_ / sensitivity
-    one_way_sigma = gen._one_way_noise_std / sensitivity
+    assert np.isclose(gen.noise_std_, plan.round_noise_multiplier * sensitivity)
+    round_sigma = plan.round_noise_multiplier
+    one_way_sigma = plan.one_way_noise_multiplier
     n_one_way = len(DOMAIN)
+    assert plan.n_one_way == n_one_way and plan.n_bound_draws == 0
     epsilon0 = gen.selection_epsilon_
     rr = 2.0 / (1.0 + np.exp(epsilon0))  # binary randomized response at epsilon0
     events = dp_event.ComposedDpEvent([
@@ -179,8 +183,13 @@ def test_numeric_without_bounds_spends_the_preprocessor_share():
 def test_bounds_draws_spend_the_declared_share():
     from skdpopt.accounting import Accountant, ExponentialMechanism
 
-    gen = DPSyntheticData(epsilon=1.0, preprocessor_epsilon=0.2, delta=1e-9)
-    per_draw = gen._bounds_draw_epsilon(6)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    gen = DPSyntheticData(epsilon=1.0, preprocessor_epsilon=0.2, delta=1e-9,
+                          random_state=0).fit(X)
+    plan = gen.privacy_plan_
+    assert plan.n_bound_draws == 6
+    per_draw = plan.bounds_epsilon
     spent = Accountant().compose(ExponentialMechanism(per_draw / 2), 6).epsilon(1e-9)
     assert 0.98 * 0.2 <= spent <= 0.2
 

@@ -40,6 +40,9 @@ from .graphical_model import GraphicalModel, triangulate
 # (chosen on development seeds of the benchmark tables: 1 and 10 were
 # worse than 3).
 DAMPING = 3.0
+# Mass spread over a column's cells in the warm start, so that a cell the
+# noisy 1-way marginal zeroes can still gain mass later.
+START_FLOOR = 1e-6
 
 
 def project_to_simplex(values):
@@ -327,3 +330,63 @@ def fit_measurements(workload, model, measurements, n_sweeps=1):
     n_sweeps : int, default=1
     """
     _fit_measurements(workload, model, measurements, [], n_sweeps)
+
+
+def fit_synthetic(codes, workload, plan, rng, *, max_model_cells=np.inf,
+                  verbose=0):
+    """The whole fit: warm start from noisy 1-way marginals, then the
+    rounds of :func:`release_workload`, with the plan's noise and
+    selection budget.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples, n_columns)
+        The records' integer codes.
+    workload : MarginalWorkload or MatrixWorkload
+        Queries; for marginals, every 1-way marginal is among them and is
+        measured first (``plan.n_one_way`` of them).
+    plan : SyntheticPlan
+    rng : numpy.random.Generator
+    max_model_cells : float, default=inf
+    verbose : int, default=0
+
+    Returns
+    -------
+    ReleaseResult
+    """
+    n_samples = codes.shape[0]
+    real = [workload.answer_records(codes, j) for j in range(len(workload))]
+    shape = workload.shape
+    if isinstance(workload, MatrixWorkload):
+        model = GraphicalModel(shape, [tuple(range(len(shape)))])
+        one_way = []
+    else:
+        model = GraphicalModel(shape, [(a,) for a in range(len(shape))])
+        one_way = [j for j, m in enumerate(workload.marginals) if len(m) == 1]
+    if len(one_way) != plan.n_one_way:
+        raise ValueError(  # the plan must account for every measurement
+            f"the plan accounts for {plan.n_one_way} 1-way measurements, "
+            f"the workload has {len(one_way)}"
+        )
+    std = plan.one_way_noise_std
+    measurements = {}
+    for j in one_way:
+        noisy = real[j] + gaussian_noise(rng, std, real[j].shape)
+        precision = 1.0 / max(std, 1e-12) ** 2  # no privacy: exact answers
+        measurements[j] = (noisy * precision, precision)
+        # Warm start (post-processing): the product of the 1-way marginals,
+        # each projected onto the simplex, plus a floor that keeps every
+        # cell possible.
+        estimate = project_to_simplex(noisy) + START_FLOOR / noisy.size
+        model.update(workload.marginals[j], np.log(estimate / estimate.sum()))
+    return release_workload(
+        workload, real, n_samples,
+        n_rounds=plan.n_rounds,
+        selection_epsilon=plan.selection_epsilon,
+        noise_std=plan.round_noise_std,
+        rng=rng,
+        model=model,
+        initial_measurements=measurements,
+        max_model_cells=max_model_cells,
+        verbose=verbose,
+    )
