@@ -61,8 +61,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from skdpopt.accounting import GaussianMechanism, calibrate_event, repeat
-from skdpopt.accounting.zcdp import gaussian_noise_multiplier, rho_for
+# The repository's skdpopt, not an installed one (every fit runs in a
+# child process started with this path; see fit_local).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ADULT_COLUMNS = [
     "age", "workclass", "fnlwgt", "education", "education-num",
@@ -216,6 +217,9 @@ def fit_ours(codes, sizes, epsilon, seed):
 def fit_independent(codes, sizes, epsilon, seed):
     """Noisy 1-way marginals (Gaussian, replace-one sensitivity sqrt(2)),
     calibrated by the library's accountant, sampled independently."""
+    from skdpopt.accounting import GaussianMechanism, calibrate_event, repeat
+    from skdpopt.accounting.zcdp import gaussian_noise_multiplier, rho_for
+
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     d = codes.shape[1]
@@ -275,6 +279,8 @@ def run_process(command, timeout, env=None):
 
 def fit_local(title, method, epsilon, seed, timeout, baseline=None):
     env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [ROOT, env.get("PYTHONPATH")] if p)
     if baseline:
         env["BASELINE_PATH"] = baseline
     return run_process(

@@ -52,6 +52,16 @@ def run_mbi(name, data, sizes, epsilon):
     from mbi import Dataset, Domain
     from mbi.markov_random_field import MarkovRandomField
 
+    # The mechanisms hand Dataset frames whose recoded columns pandas may
+    # hold as objects; mbi wants integer arrays.
+    original_init = Dataset.__init__
+
+    def integer_init(self, frame, domain, *rest, **kwargs):
+        if hasattr(frame, "columns"):
+            frame = {c: frame[c].to_numpy().astype(np.int64) for c in domain.attrs}
+        original_init(self, frame, domain, *rest, **kwargs)
+
+    Dataset.__init__ = integer_init
     columns = list(data.columns)
     dataset = Dataset(data, Domain(columns, sizes))
     iid = {}

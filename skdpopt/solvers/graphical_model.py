@@ -263,6 +263,16 @@ class GraphicalModel:
         else:
             self._home[clique] = home
 
+    def potentials_copy(self):
+        """The potentials, copied (to restore with :meth:`set_potentials`)."""
+        return {c: t.copy() for c, t in self.potentials.items()}
+
+    def set_potentials(self, potentials):
+        """Replace every potential (cliques may differ: the tree is rebuilt)."""
+        self.potentials = {tuple(sorted(c)): np.array(t, dtype=np.float64)
+                           for c, t in potentials.items()}
+        self._build()
+
     def rank(self, clique):
         """Breadth-first position of the node holding ``clique``."""
         node = self._home.get(tuple(sorted(clique)))

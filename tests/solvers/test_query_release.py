@@ -8,6 +8,7 @@ from skdpopt.solvers.query_release import (
     MatrixWorkload,
     candidates,
     fit_measurements,
+    joint_estimate,
     project_to_simplex,
     release_workload,
 )
@@ -116,3 +117,25 @@ def test_matrix_workload_exact_queries_are_reached():
                               rng=np.random.default_rng(0))
     fit_measurements(workload, result.model, result.measurements, n_sweeps=50)
     assert workload.errors(result.model, real).max() < 0.01
+
+
+def test_joint_estimate_lowers_the_weighted_loss_and_recovers_consistent_answers():
+    codes = records()
+    shape = (3, 3, 2)
+    workload = MarginalWorkload([(0,), (0, 1), (1, 2)], shape)
+    rng = np.random.default_rng(0)
+    measurements = {}
+    for j, std in enumerate([0.05, 0.01, 0.01]):
+        noisy = workload.answer_records(codes, j) + rng.normal(0, std, workload.sizes[j])
+        measurements[j] = (noisy / std**2, 1 / std**2)
+    model = GraphicalModel(shape)
+    start = joint_estimate(workload, model, measurements, n_iter=0)
+    end = joint_estimate(workload, model, measurements, n_iter=200)
+    assert end < 0.5 * start
+    # Exact answers are consistent: the joint fit reaches them.
+    exact = {j: (workload.answer_records(codes, j), 1.0) for j in range(3)}
+    model = GraphicalModel(shape)
+    joint_estimate(workload, model, exact, n_iter=500)
+    for j in range(3):
+        np.testing.assert_allclose(workload.answer(model, j),
+                                   workload.answer_records(codes, j), atol=2e-3)
