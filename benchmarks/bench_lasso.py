@@ -19,10 +19,10 @@ oracle choice that favours it), DPSGDRegressor (L2 penalty, defaults) and
 the non-private Lasso.  Then: the variants (residual bound, selection score
 and activation margin, selection mechanism, gradient noise, curvature) on
 the synthetic task, the number of steps on both tasks, and the scaling of
-DPLasso's error with p at fixed n and sparsity.  Two of the variants undo a
-module constant or function of ``skdpopt.solvers.greedy_cd`` for their
-rows (the activation margin, the clamped selection score), since they are
-not constructor parameters.
+DPLasso's error with p at fixed n and sparsity.  Two of the variants are
+not constructor parameters: the activation margin is changed in the fit's
+plan (``dataclasses.replace`` of what ``plan_lasso`` returns), and the
+clamped selection score replaces the solver's score function for its rows.
 
 Datasets
 --------
@@ -52,6 +52,7 @@ Usage::
 
 import argparse
 import contextlib
+import dataclasses
 import time
 import warnings
 
@@ -60,6 +61,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_regression
 from sklearn.linear_model import Lasso
 
+import skdpopt.lasso
 from skdpopt import DPLasso, DPSGDRegressor
 from skdpopt.accounting import accountant as accountant_module
 from skdpopt.solvers import greedy_cd
@@ -221,21 +223,25 @@ def clamped_scores(grad, coef, alpha, feature_bound):
 
 
 @contextlib.contextmanager
-def patched(**attributes):
-    """Temporarily replace attributes of ``skdpopt.solvers.greedy_cd``."""
-    saved = {name: getattr(greedy_cd, name) for name in attributes}
-    for name, value in attributes.items():
-        setattr(greedy_cd, name, value)
+def patched(plan=None, scores=None):
+    """Temporarily change the fit's plan (``plan``: fields to replace in
+    what ``plan_lasso`` returns) and the solver's selection score."""
+    plan_lasso, selection_scores = skdpopt.lasso.plan_lasso, greedy_cd.selection_scores
+    if plan:
+        skdpopt.lasso.plan_lasso = lambda **kwargs: dataclasses.replace(
+            plan_lasso(**kwargs), **plan)
+    if scores is not None:
+        greedy_cd.selection_scores = scores
     try:
         yield
     finally:
-        for name, value in saved.items():
-            setattr(greedy_cd, name, value)
+        skdpopt.lasso.plan_lasso = plan_lasso
+        greedy_cd.selection_scores = selection_scores
 
 
 def sweep(reference_of, seeds, variants, epsilons, title):
-    """DPLasso variants: rows of (label, params[, solver patches]) at each
-    epsilon."""
+    """DPLasso variants: rows of (label, params[, patches]) at each epsilon,
+    ``patches`` the keyword arguments of :func:`patched`."""
     rows = []
     references = {seed: reference_of(seed) for seed in seeds}
     for label, params, *patches in variants:
@@ -285,8 +291,8 @@ def main():
 
     variant_epsilons = [0.5, 1.0, 3.0]
     fixed = {"residual_bound": 1.0}
-    no_margin = {"ACTIVATION_MARGIN": 0.0}
-    clamped = {"selection_scores": clamped_scores}
+    no_margin = {"plan": {"activation_margin": 0.0}}
+    clamped = {"scores": clamped_scores}
     variants = [
         ("default (auto residual bound, signed score, margin 2)", {}),
         ("fixed residual bound 1", fixed),
@@ -297,7 +303,7 @@ def main():
         ("public curvature bound", {"curvature": "bound"}),
         ("Laplace gradient noise", {"gradient_noise": "laplace"}),
         ("RNM-Laplace selection", {"selection": "laplace"}),
-        ("RNM-Laplace + Laplace + public bounds (seed 002)",
+        ("RNM-Laplace + Laplace + public bounds (Mangold et al. 2023)",
          {"selection": "laplace", "gradient_noise": "laplace",
           "curvature": "bound", **fixed}, {**no_margin, **clamped}),
     ]

@@ -6,7 +6,7 @@ with delta = 1 / n_train^2, for:
 
 * DPLogisticSimplex, mirror descent with the default schedule ("MD");
 * the same with the T of Theorem 4.2 taken literally ("MD, theorem T"), the
-  check of the defaults that the issue asks for;
+  check of the defaults;
 * DPLogisticSimplex with solver="frank_wolfe" ("FW");
 * DPSGDClassifier with log loss, default settings ("DP-SGD");
 * scikit-learn's LogisticRegression with an l1 penalty (non-private,
@@ -44,7 +44,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, log_loss
 
 from skdpopt import DPLogisticSimplex, DPSGDClassifier
-from skdpopt.logistic_simplex import theorem_steps
+from skdpopt.plans.logistic_simplex import theorem_steps
 
 EPSILONS = [0.5, 1.0, 3.0, 10.0, np.inf]
 

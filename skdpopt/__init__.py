@@ -12,6 +12,8 @@ from .lasso import DPLasso
 from .ledger import PrivacyLedger
 from .logistic_simplex import DPLogisticSimplex
 from .minimax import DPMinimaxClassifier
+from .pipeline import PrivatePipeline, make_private_pipeline
+from .preprocessing import DPMinMaxScaler, DPStandardScaler
 from .sgd import DPSGDClassifier, DPSGDRegressor
 from .synthetic import DPSyntheticData
 
@@ -19,15 +21,19 @@ __all__ = [
     "BudgetExceededError",
     "DPLasso",
     "DPLogisticSimplex",
+    "DPMinMaxScaler",
     "DPMinimaxClassifier",
     "DPSGDClassifier",
     "DPSGDRegressor",
+    "DPStandardScaler",
     "DPSyntheticData",
     "LedgerError",
     "PrivacyLedger",
     "PrivacyLeakError",
     "PrivacyLeakWarning",
     "PrivacySpent",
+    "PrivatePipeline",
     "UtilityWarning",
+    "make_private_pipeline",
 ]
 __version__ = "0.1.0.dev0"

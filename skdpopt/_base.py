@@ -94,10 +94,13 @@ def make_generator(random_state):
 
     Parameters
     ----------
-    random_state : None, int or numpy.random.RandomState
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         ``None`` draws fresh entropy from the operating system, which is what
         a real private release should do: a fixed seed lets anyone who knows
-        it reproduce (and so subtract) the noise.
+        it reproduce (and so subtract) the noise.  A RandomState seeds the
+        generator with 256 bits drawn from it (it advances), which keep all
+        of its entropy (an unseeded RandomState holds 128 bits from the
+        operating system); a Generator is used as is.
 
     Returns
     -------

@@ -1,7 +1,10 @@
 """Clipping data to public bounds, the way sensitivity is bounded.
 
-Never computed from the data: the bounds are constructor parameters.  The
-input is never modified; dense and sparse inputs keep their format.
+The bounds are never computed from the data: they are constructor
+parameters, or (per row) a public clip norm over the row's own norm.  The
+input is never modified; dense and sparse inputs keep their format.  Norms
+and clipped values stay finite for any finite input, however large
+(docs/privacy/dpsgd.md, "Extreme records and floating point").
 """
 
 import numpy as np
@@ -29,3 +32,103 @@ def clip_features(X, bound):
 def clip_targets(y, bound):
     """Copy of y clipped to ``[-bound, bound]``."""
     return np.clip(np.asarray(y, dtype=float), -bound, bound)
+
+
+def example_norms(X, offset=0.0):
+    """L2 norm of each row with ``offset`` appended, ``||(x_i, offset)||``.
+
+    Computed in float64 whatever X's dtype (a float32 square overflows at
+    about 1.8e19), and without overflow or underflow: rows whose plain sum
+    of squares is not safely representable are recomputed scaled by their
+    largest entry.  The result is ``inf`` only for a row whose norm itself
+    exceeds the float64 maximum.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    offset : float, default=0.0
+        A constant extra entry of every row (1 for an intercept).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64
+    """
+    sparse = sp.issparse(X)
+    if sparse:
+        X = sp.csr_matrix(X)
+        X64 = X if X.dtype == np.float64 else X.astype(np.float64)
+        squares = np.asarray(X64.multiply(X64).sum(axis=1), dtype=float).ravel()
+    else:
+        # einsum casts blocks on the fly: no float64 copy of float32 X.
+        squares = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        squares += offset * offset
+    # Squares of entries above ~1.3e154 overflow; those below ~1e-154 lose
+    # precision as subnormals.  Only such rows take the scaled path.
+    unsafe = ~((squares > _SMALLEST_SAFE_SQUARE) & (squares < _LARGEST_SAFE_SQUARE))
+    norms = np.sqrt(squares, out=squares)
+    if unsafe.any():
+        rows = X[np.flatnonzero(unsafe)] if sparse else X[unsafe]
+        norms[unsafe] = _scaled_norms(rows, abs(offset))
+    return norms
+
+
+# Bounds on a sum of squares inside which it was computed without overflow
+# or loss of precision to subnormals (with room for up to 2**20 terms).
+_SMALLEST_SAFE_SQUARE = np.finfo(np.float64).tiny / np.finfo(np.float64).eps
+_LARGEST_SAFE_SQUARE = np.finfo(np.float64).max / 2**20
+
+
+def _scaled_norms(rows, offset):
+    """``||(x_i, offset)||`` of a few rows, each scaled by its largest entry."""
+    if sp.issparse(rows):
+        rows = sp.csr_matrix(rows, dtype=np.float64)
+        scale = np.maximum(abs(rows).max(axis=1).toarray().ravel(), offset)
+        safe = np.where(scale > 0, scale, 1.0)
+        scaled = sp.diags(1.0 / safe) @ rows  # stays sparse
+        sums = np.asarray(scaled.multiply(scaled).sum(axis=1)).ravel()
+    else:
+        rows = np.asarray(rows, dtype=np.float64)
+        scale = np.abs(rows).max(axis=1, initial=offset)
+        safe = np.where(scale > 0, scale, 1.0)
+        scaled = rows / safe[:, None]
+        sums = np.einsum("ij,ij->i", scaled, scaled)
+    sums += (offset / safe) ** 2
+    with np.errstate(over="ignore"):
+        return scale * np.sqrt(sums)
+
+
+def clip_scalars(values, limit):
+    """Clip ``values`` to ``[-limit, limit]`` in place; NaN becomes 0.
+
+    The per-example factor of a linear model's gradient (a residual, a loss
+    derivative) is clipped this way.  A NaN factor (from ``inf - inf`` in a
+    prediction overflowed by an extreme record) is replaced by 0: a fixed
+    rule, which does not look at the data, and whose result lies inside the
+    clipping interval, so the sensitivity argument is unchanged.  Infinite
+    factors clip to the bounds like any other large value.
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        Written to.
+    limit : float or ndarray
+        Non-negative bound, per entry or shared.
+
+    Returns
+    -------
+    ndarray
+        ``values``.
+    """
+    # In place, without temporaries (np.clip, or a negated copy of limit,
+    # are several times slower on large arrays): max(v, -L) = -min(-v, L).
+    # minimum propagates NaN.
+    np.minimum(values, limit, out=values)
+    np.negative(values, out=values)
+    np.minimum(values, limit, out=values)
+    np.negative(values, out=values)
+    # A sum is NaN if some entry is (or, rarely, if it overflows): only
+    # then look for the NaN entries.
+    if np.isnan(values.sum()):
+        values[np.isnan(values)] = 0.0
+    return values

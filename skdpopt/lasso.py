@@ -16,24 +16,9 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_targets
-from .accounting import (
-    Accountant,
-    ExponentialMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
-    PureDPMechanism,
-    calibrate,
-)
+from .plans.lasso import plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import ClippedLeastSquares, private_greedy_cd
-
-# Shares of each step's privacy budget (in zCDP units, rho) given to the
-# selection, the coordinate gradient and, with curvature="private", the
-# coordinate curvature and, with residual_bound="auto", the residual scale.
-# Chosen by measurement (docs/benchmarks/dplasso.md).
-SELECTION_SHARE = 0.5
-CURVATURE_SHARE = 0.05
-RESIDUAL_SHARE = 0.05
 
 
 def _clip_features_if_needed(X, bound):
@@ -47,82 +32,12 @@ def _clip_features_if_needed(X, bound):
     return X
 
 
-def plan_greedy_cd(rho, *, selection, curvature, adaptive_residual=False):
-    """Per-step privacy parameters of DP-GCD with per-step budget ``rho``.
-
-    Every mechanism gets its share of ``rho`` as a zCDP-style cost: the
-    exponential mechanism with score sensitivity D costs ``D^2 / 2``
-    (bounded range), a Gaussian with noise multiplier s costs
-    ``1 / (2 s^2)``, and a pure epsilon0-DP mechanism (report-noisy-max,
-    Laplace) ``epsilon0^2 / 2``.  The accountant then computes the run's
-    actual (epsilon, delta) with its tightest bound.
-
-    Returns
-    -------
-    dict
-        ``selection_epsilon``, ``gradient_noise_multiplier``,
-        ``curvature_noise_multiplier`` (None unless curvature="private") and
-        ``residual_noise_multiplier`` (None unless ``adaptive_residual``).
-    """
-    curvature_share = CURVATURE_SHARE if curvature == "private" else 0.0
-    residual_share = RESIDUAL_SHARE if adaptive_residual else 0.0
-    selection_rho = SELECTION_SHARE * rho
-    gradient_rho = (1.0 - SELECTION_SHARE - curvature_share - residual_share) * rho
-    if selection == "exponential":
-        selection_epsilon = 2.0 * np.sqrt(2.0 * selection_rho)
-    else:
-        selection_epsilon = np.sqrt(2.0 * selection_rho)
-    # Gaussian noise multiplier s costs 1/(2 s^2); Laplace with scale s
-    # sensitivities is (1/s)-DP, costing 1/(2 s^2) as well.
-    gradient_multiplier = 1.0 / np.sqrt(2.0 * gradient_rho)
-    return {
-        "selection_epsilon": float(selection_epsilon),
-        "gradient_noise_multiplier": float(gradient_multiplier),
-        "curvature_noise_multiplier": _gaussian_multiplier(curvature_share * rho),
-        "residual_noise_multiplier": _gaussian_multiplier(residual_share * rho),
-    }
-
-
-def _gaussian_multiplier(rho):
-    """Noise multiplier of a Gaussian release costing ``rho`` (None if 0)."""
-    return float(1.0 / np.sqrt(2.0 * rho)) if rho else None
-
-
-def greedy_cd_events(plan, n_steps, *, selection, gradient_noise):
-    """The mechanisms a planned DP-GCD run composes (curvature releases
-    counted for every step, the most there can be)."""
-    if selection == "exponential":
-        chooser = ExponentialMechanism(0.5 * plan["selection_epsilon"])
-    else:
-        chooser = PureDPMechanism(plan["selection_epsilon"])
-    multiplier = plan["gradient_noise_multiplier"]
-    release = (GaussianMechanism(multiplier) if gradient_noise == "gaussian"
-               else LaplaceMechanism(1.0 / multiplier))
-    events = [(chooser, n_steps), (release, n_steps)]
-    for key in ("curvature_noise_multiplier", "residual_noise_multiplier"):
-        if plan[key] is not None:
-            events.append((GaussianMechanism(plan[key]), n_steps))
-    return events
-
-
-def _log_inverse(delta):
-    """log(1/delta) for the calibrations' starting guesses (finite at 0)."""
-    return np.log(1.0 / max(delta, 1e-12))
-
-
-def _accountant(events):
-    accountant = Accountant()
-    for mechanism, count in events:
-        accountant.compose(mechanism, count)
-    return accountant
-
-
 class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     """Lasso under differential privacy: private greedy coordinate descent.
 
     Minimises scikit-learn's Lasso objective
     ``1/(2n) ||y - Xw - b||^2 + alpha ||w||_1`` with the (epsilon,
-    delta)-DP greedy coordinate descent of Mangold et al. (seed 002,
+    delta)-DP greedy coordinate descent of Mangold et al. (2023,
     proximal variant): each of ``max_iter`` steps privately selects the
     coordinate with the largest signed distance from zero to its
     subdifferential, releases that coordinate's gradient with noise, and
@@ -165,8 +80,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         around 1 and n in the tens of thousands, 10 to 20 is best in the
         benchmark; with more budget (larger n * epsilon) more steps pay.
     warm_start : bool, default=False
-        Start from the previous fit's solution (which must itself count in
-        the privacy analysis: the two fits compose).
+        Start from the previous fit's solution.  The new model depends on
+        both fits, so ``privacy_spent_`` composes their events (and may then
+        exceed ``epsilon``); a :class:`~skdpopt.PrivacyLedger` records only
+        the new fit, the earlier one being recorded already.
     feature_bound : float, default=1.0
         Public bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.
     target_bound : float, default=1.0
@@ -207,9 +124,13 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     verbose : int, default=0
         Print progress (only the private iterate's sparsity and intercept).
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's one random generator.  A fixed seed reproduces a fit
-        and lets anyone who knows it reproduce the noise: leave it ``None``
-        for a real release.
+        Seeds the fit's one random generator (noise, sampling, private
+        selections).  ``None`` takes fresh entropy from the operating
+        system: use it for a real release.  An int reproduces the fit
+        exactly, and lets anyone who knows it regenerate the noise and
+        subtract it.  A RandomState instance seeds the generator with 256
+        bits drawn from it (advancing it), so the fit is as secret, or as
+        reproducible, as that RandomState.
 
     Attributes
     ----------
@@ -225,11 +146,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
         the vertex index).
     privacy_spent_ : PrivacySpent
-        The (epsilon, delta) guarantee of the fitted model, replace-one.
-    privacy_mechanisms_ : list of (mechanism, count)
-        What the fit released, as events of :mod:`skdpopt.accounting`
-        (``Accountant().compose(mechanism, count)`` for each reproduces
-        ``privacy_spent_``); for auditing.
+        The (epsilon, delta) guarantee of the fitted model, replace-one:
+        the planned worst case (a curvature release counted on every step,
+        whichever steps the run spent on the intercept).  With
+        ``warm_start``, every fit the model started from is composed in.
+    privacy_plan_ : GreedyCDPlan or LassoFrankWolfePlan
+        What the fit released, planned before it read the data: budget
+        shares, calibrated noise and event tree (``privacy_spent_`` is
+        computed from it).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -336,83 +260,66 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             y_numeric=True,
             dtype=[np.float64, np.float32],
         )
-        n_samples = X.shape[0]
+        n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
-        adaptive_residual = self.residual_bound == "auto"
-        gaussian = self.solver == "greedy_cd" and (
-            self.gradient_noise == "gaussian" or self.curvature == "private"
-            or adaptive_residual)
-        if self._is_private and self.delta == 0 and gaussian:
-            raise ValueError(
-                "delta must be > 0: Gaussian noise gives no pure (delta=0) "
-                "guarantee; use gradient_noise='laplace', curvature='bound' "
-                "and a numeric residual_bound for pure differential privacy."
-            )
+        plan = plan_lasso(
+            n_samples=n_samples, n_features=n_features, epsilon=self.epsilon,
+            delta=self.delta, solver=self.solver, max_iter=self.max_iter,
+            selection=self.selection, gradient_noise=self.gradient_noise,
+            curvature=self.curvature, residual_bound=self.residual_bound,
+            feature_bound=self.feature_bound, target_bound=self.target_bound,
+            radius=self.radius)
+        self._begin_release(plan)
         X = _clip_features_if_needed(X, self.feature_bound)
         y = clip_targets(y, self.target_bound)
-        # "auto" starts from the residuals of w = 0, which the target bound
-        # covers, and (greedy solver only) adapts privately from there.
-        residual_bound = (self.target_bound if adaptive_residual
-                          else self.residual_bound)
         rng = make_generator(self.random_state)
+        previous_event = self._warm_start_event() if self._warm_starts(
+            n_features) else None
         if self.solver == "greedy_cd":
-            self._fit_greedy_cd(X, y, residual_bound, adaptive_residual, rng)
+            self._fit_greedy_cd(X, y, plan, rng)
         else:
-            self._fit_frank_wolfe(X, y, residual_bound, rng)
+            self._fit_frank_wolfe(X, y, plan, rng)
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
+        self._finish_release(plan, previous_event)
         return self
 
+    def _warm_starts(self, n_features):
+        return (self.warm_start and hasattr(self, "coef_")
+                and self.coef_.shape == (n_features,))
+
     def _warm_start_point(self, n_features):
-        if self.warm_start and hasattr(self, "coef_") and \
-                self.coef_.shape == (n_features,):
+        if self._warm_starts(n_features):
             intercept = self.intercept_ if self.fit_intercept else 0.0
             return self.coef_.copy(), float(intercept)
         return None, 0.0
 
-    def _fit_greedy_cd(self, X, y, residual_bound, adaptive_residual, rng):
-        n_steps = self.max_iter
-        options = {"selection": self.selection,
-                   "gradient_noise": self.gradient_noise}
-        shares = {"selection": self.selection, "curvature": self.curvature,
-                  "adaptive_residual": adaptive_residual}
-        if self._is_private:
-            def epsilon_of(rho):
-                plan = plan_greedy_cd(rho, **shares)
-                return _accountant(greedy_cd_events(plan, n_steps, **options)
-                                   ).epsilon(self.delta)
-
-            # zCDP's rho for the whole run is about eps^2 / (4 log(1/delta)).
-            guess = self.epsilon**2 / (4.0 * _log_inverse(self.delta) * n_steps)
-            rho, _ = calibrate(epsilon_of, self.epsilon, 0.5 * guess, 4.0 * guess,
-                               increasing=True)
-            plan = plan_greedy_cd(rho, **shares)
-        else:
-            # Without noise there is nothing to gain from clipping residuals
-            # tighter than the public bound.
-            plan = {"selection_epsilon": np.inf, "gradient_noise_multiplier": 0.0,
-                    "curvature_noise_multiplier": (0.0 if self.curvature == "private"
-                                                   else None),
-                    "residual_noise_multiplier": None}
+    def _fit_greedy_cd(self, X, y, plan, rng):
+        # "auto" starts from the residuals of w = 0, which the target bound
+        # covers, and adapts privately from there when the plan says so.
+        residual_bound = (self.target_bound if self.residual_bound == "auto"
+                          else self.residual_bound)
         coef_init, intercept_init = self._warm_start_point(X.shape[1])
         problem = ClippedLeastSquares(X, y, self.feature_bound, residual_bound)
         result = private_greedy_cd(
-            problem, alpha=self.alpha, n_steps=n_steps,
-            fit_intercept=self.fit_intercept, rng=rng, coef_init=coef_init,
-            intercept_init=intercept_init, verbose=self.verbose, **options, **plan)
+            problem, alpha=self.alpha, n_steps=plan.n_steps,
+            fit_intercept=self.fit_intercept, selection=plan.selection,
+            selection_epsilon=plan.selection_epsilon,
+            gradient_noise=plan.gradient_noise,
+            gradient_noise_multiplier=plan.gradient_noise_multiplier,
+            curvature_noise_multiplier=plan.curvature_noise_multiplier,
+            residual_noise_multiplier=plan.residual_noise_multiplier,
+            activation_margin=plan.activation_margin, rng=rng,
+            coef_init=coef_init, intercept_init=intercept_init,
+            verbose=self.verbose)
         self.coef_ = result.coef
         self.intercept_ = result.intercept if self.fit_intercept else 0.0
         self.n_iter_ = result.n_steps
         self.selected_ = result.selected
-        self.privacy_mechanisms_ = result.mechanisms
-        self._record_spent(_accountant(result.mechanisms))
 
-    def _fit_frank_wolfe(self, X, y, residual_bound, rng):
-        n_samples, n_features = X.shape
+    def _fit_frank_wolfe(self, X, y, plan, rng):
+        n_features = X.shape[1]
         bound = self.feature_bound
-        # |x . w + b| <= B ||(w, b/B)||_1 <= B R on the ball, so the residual
-        # never exceeds B R + target_bound: clip there if that is tighter.
-        residual_bound = min(residual_bound, bound * self.radius + self.target_bound)
-        problem = ClippedLeastSquares(X, y, bound, residual_bound)
+        problem = ClippedLeastSquares(X, y, bound, plan.residual_bound)
         dim = n_features + int(self.fit_intercept)
 
         def gradient(point):
@@ -421,23 +328,6 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             grad, grad_intercept = problem.gradient()
             return np.append(grad, grad_intercept) if self.fit_intercept else grad
 
-        # <v, grad> moves by at most R * 2 B C / n between neighbours.
-        linear_sensitivity = self.radius * 2.0 * bound * residual_bound / n_samples
-        n_steps = self.max_iter
-        if self._is_private:
-            def epsilon_of(score_scale):
-                return Accountant().compose(
-                    ExponentialMechanism(score_scale * linear_sensitivity), n_steps
-                ).epsilon(self.delta)
-
-            guess = np.sqrt(2.0 * self.epsilon**2
-                            / (4.0 * _log_inverse(self.delta) * n_steps))
-            score_scale, _ = calibrate(epsilon_of, self.epsilon,
-                                       0.5 * guess / linear_sensitivity,
-                                       4.0 * guess / linear_sensitivity,
-                                       increasing=True)
-        else:
-            score_scale = np.inf
         coef_init, intercept_init = self._warm_start_point(n_features)
         start = None
         if coef_init is not None:
@@ -445,16 +335,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             if np.abs(start).sum() > self.radius:
                 start = None
         result = private_frank_wolfe(gradient, dim, radius=self.radius,
-                                     n_steps=n_steps, score_scale=score_scale,
-                                     rng=rng, coef_init=start)
+                                     n_steps=plan.n_steps,
+                                     score_scale=plan.score_scale, rng=rng,
+                                     coef_init=start)
         self.coef_ = result.coef[:n_features]
         self.intercept_ = (bound * float(result.coef[n_features])
                            if self.fit_intercept else 0.0)
-        self.n_iter_ = n_steps
+        self.n_iter_ = plan.n_steps
         self.selected_ = result.selected
-        self.privacy_mechanisms_ = [
-            (ExponentialMechanism(score_scale * linear_sensitivity), n_steps)]
-        self._record_spent(_accountant(self.privacy_mechanisms_))
 
     def predict(self, X):
         """Predict with the fitted linear model.

@@ -109,7 +109,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     """Linear regression by differentially private SGD.
 
     Poisson-subsampled, per-example-clipped, Gaussian-noised SGD (Abadi et al.
-    2016; seed 003), with the noise calibrated by the library's accountant
+    2016; Wang 2021), with the noise calibrated by the library's accountant
     for the planned number of steps under replace-one neighbouring.  The
     privacy argument is in ``docs/privacy/dpsgd.md``.  Features need no
     public bound: clipping each example's gradient bounds the sensitivity,
@@ -155,7 +155,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         ``batch_size / n_samples``.  "full": every row in every step
         (NoisyGD), ``max_iter`` steps.  "single_pass": Poisson steps where
         each row's gradient counts only the first time it is drawn, run
-        until about half the rows have been seen (seed 000; ``max_iter`` is
+        until about half the rows have been seen (arXiv:2002.09609, 2020; ``max_iter`` is
         unused); meant for the non-smooth losses.
     loss_epsilon : float, default=0.1
         Width of the "huber" and "epsilon_insensitive" losses (called
@@ -167,9 +167,13 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Print progress once per epoch (never data-dependent quantities
         beyond the private iterate).
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's one random generator.  A fixed seed reproduces a fit
-        exactly, and lets anyone who knows it reproduce the noise: leave it
-        ``None`` for a real release.
+        Seeds the fit's one random generator (noise, sampling, private
+        selections).  ``None`` takes fresh entropy from the operating
+        system: use it for a real release.  An int reproduces the fit
+        exactly, and lets anyone who knows it regenerate the noise and
+        subtract it.  A RandomState instance seeds the generator with 256
+        bits drawn from it (advancing it), so the fit is as secret, or as
+        reproducible, as that RandomState.
 
     Attributes
     ----------
@@ -377,9 +381,13 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         Print progress once per epoch (never data-dependent quantities
         beyond the private iterate).
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's one random generator.  A fixed seed reproduces a fit
-        exactly, and lets anyone who knows it reproduce the noise: leave it
-        ``None`` for a real release.
+        Seeds the fit's one random generator (noise, sampling, private
+        selections).  ``None`` takes fresh entropy from the operating
+        system: use it for a real release.  An int reproduces the fit
+        exactly, and lets anyone who knows it regenerate the noise and
+        subtract it.  A RandomState instance seeds the generator with 256
+        bits drawn from it (advancing it), so the fit is as secret, or as
+        reproducible, as that RandomState.
 
     Attributes
     ----------

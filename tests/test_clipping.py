@@ -48,3 +48,46 @@ def test_logistic_simplex_clips_batches_like_a_clipped_copy():
         np.testing.assert_array_equal(raw.coef_, ref.coef_)
         np.testing.assert_array_equal(raw.intercept_, ref.intercept_)
     assert np.abs(X).max() > 1.0  # the input itself was left alone
+
+
+def _reference_norms(X, offset):
+    # math.hypot scales internally: exact to rounding at any magnitude.
+    import math
+
+    return np.array([math.hypot(*map(float, row), offset) for row in X])
+
+
+def test_example_norms_do_not_overflow_or_underflow():
+    from skdpopt._clipping import example_norms
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8, 4))
+    X[0] *= 1e200
+    X[1] *= 1e300 / np.abs(X[1]).max()
+    X[2] *= 1e-170
+    X[3] = 0.0
+    X[4, 0] = 1e-320  # subnormal entry in an otherwise normal row
+    for offset in (0.0, 1.0):
+        expected = _reference_norms(X, offset)
+        for data in (X, sp.csr_matrix(X)):
+            np.testing.assert_allclose(example_norms(data, offset), expected,
+                                       rtol=1e-14)
+    X32 = np.array([[3e19, -3e19, 1.0], [1.0, 2.0, 2.0]], dtype=np.float32)
+    for data in (X32, sp.csr_matrix(X32)):
+        norms = example_norms(data, 1.0)
+        assert norms.dtype == np.float64
+        np.testing.assert_allclose(norms, _reference_norms(X32, 1.0), rtol=1e-14)
+    # Only a norm above the float64 maximum is infinite.
+    assert example_norms(np.array([[1.5e308, 1.5e308]]))[0] == np.inf
+
+
+def test_clip_scalars_clips_and_zeroes_nan():
+    from skdpopt._clipping import clip_scalars
+
+    values = np.array([np.nan, np.inf, -np.inf, 0.5, -3.0, 2.0])
+    limits = np.array([1.0, 2.0, 3.0, 4.0, 0.0, 1.0])
+    out = clip_scalars(values, limits)
+    assert out is values
+    np.testing.assert_array_equal(values, [0.0, 2.0, -3.0, 0.5, 0.0, 1.0])
+    np.testing.assert_array_equal(clip_scalars(np.array([5.0, -5.0]), 2.0),
+                                  [2.0, -2.0])

@@ -6,9 +6,12 @@ from skdpopt import (
     DPLasso,
     DPLogisticSimplex,
     DPMinimaxClassifier,
+    DPMinMaxScaler,
     DPSGDClassifier,
     DPSGDRegressor,
+    DPStandardScaler,
     DPSyntheticData,
+    PrivatePipeline,
 )
 
 ESTIMATORS = [
@@ -22,11 +25,26 @@ ESTIMATORS = [
     # The checks fit 10 numeric columns; at the default 8 bins that domain
     # has 8**10 = 1e9 cells, above the memory limit (a clear ValueError).
     DPSyntheticData(n_bins=3),
+    DPStandardScaler(),
+    DPStandardScaler(bounds=(-10, 10), delta=0.0),
+    DPMinMaxScaler(),
+    DPMinMaxScaler(bounds=(-10, 10)),
+    # The checks seed only a top-level random_state, so the steps are seeded
+    # here.  epsilon=None keeps the steps' own budgets.
+    PrivatePipeline([("scaler", DPStandardScaler(random_state=0)),
+                     ("model", DPSGDRegressor(random_state=0))], epsilon=None),
 ]
 
 # No check is expected to fail; an entry here needs a reason a user would
 # accept, written beside it.
-EXPECTED_FAILED_CHECKS = {}
+EXPECTED_FAILED_CHECKS = {
+    # Inherited: scikit-learn's Pipeline fits its steps in place, and
+    # scikit-learn expects these two checks to fail for Pipeline itself.
+    PrivatePipeline: {
+        "check_dont_overwrite_parameters": "Pipeline fits its steps in place",
+        "check_estimators_overwrite_params": "Pipeline fits its steps in place",
+    },
+}
 
 
 @parametrize_with_checks(

@@ -1,7 +1,9 @@
 """DPLogisticSimplex: privacy claims recomputed independently, sparsity,
 dense/sparse agreement, probabilities, bad input."""
 
+import inspect
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,9 +13,19 @@ from sklearn.datasets import make_classification
 
 import skdpopt.logistic_simplex as logistic_simplex
 from skdpopt import DPLogisticSimplex, PrivacySpent
-from skdpopt.logistic_simplex import (
+from skdpopt._base import LinearClassifierMixin
+from skdpopt.accounting import (
+    Composed,
+    ExponentialMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    Repeated,
+)
+from skdpopt.exceptions import PrivacyLeakWarning
+from skdpopt.plans.logistic_simplex import (
     REFIT_STEPS,
     mirror_descent_schedule,
+    plan_logistic_simplex,
     theorem_steps,
 )
 from skdpopt.solvers.mirror_descent import count_vertex_draws
@@ -126,7 +138,7 @@ def test_recorded_draws_and_sensitivity_follow_from_the_run(sparse_binary):
                                               clf.refresh_every_)
     # The label count, then a gradient and a Hessian per Newton step.
     assert clf.n_noisy_statistics_ == 1 + 2 * REFIT_STEPS
-    # Never more than seed 001's T K / q + q K + K.
+    # Never more than the paper's T K / q + q K + K.
     T, K, q = clf.n_iter_, clf.n_vertices_, clf.refresh_every_
     assert clf.n_draws_ <= T * K / q + q * K + K
 
@@ -338,3 +350,118 @@ def test_refit_noise_is_the_multiplier_times_the_derived_sensitivities(
     assert kwargs["hessian_noise"] == pytest.approx(m * hessian, rel=1e-12)
     assert 1 + 2 * kwargs["n_steps"] == clf.n_noisy_statistics_
     assert 0.97 <= clf.privacy_spent_.epsilon <= 1.0
+
+
+# ---------------------------------------------------------------------------
+# The plan: public inputs only, its event recomputed, its guarantee reported.
+
+def flatten(event, times=1):
+    """(leaf, count) pairs of an event tree, walked here rather than with
+    the library's ``leaves``."""
+    if isinstance(event, Composed):
+        return [pair for child in event.events for pair in flatten(child, times)]
+    if isinstance(event, Repeated):
+        return flatten(event.event, times * event.count)
+    return [(event, times)]
+
+
+@pytest.mark.parametrize("solver", ["mirror_descent", "frank_wolfe"])
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-8), (0.5, 0.0)])
+def test_spent_is_recomputed_from_the_plans_event(sparse_binary, solver, epsilon,
+                                                  delta):
+    """The plan's event tree, walked and accounted here (dp-accounting's PLD,
+    the bounded-range zCDP closed form for the draws), gives the claim."""
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=epsilon, delta=delta, solver=solver,
+                            classes=[0, 1], random_state=0).fit(X, y)
+    totals = {}
+    for leaf, count in flatten(clf.privacy_plan_.event):
+        totals[leaf] = totals.get(leaf, 0) + count
+    draws = {m: c for m, c in totals.items() if isinstance(m, ExponentialMechanism)}
+    statistics = {m: c for m, c in totals.items() if m not in draws}
+    ((draw, n_draws),) = draws.items()
+    assert n_draws == clf.n_draws_
+    if solver == "frank_wolfe":
+        assert not statistics
+        multiplier, n_statistics = None, 0
+    else:
+        ((statistic, n_statistics),) = statistics.items()
+        assert n_statistics == 1 + 2 * REFIT_STEPS
+        if delta == 0:
+            assert isinstance(statistic, LaplaceMechanism)
+            multiplier = 1.0 / statistic.epsilon0
+        else:
+            assert isinstance(statistic, GaussianMechanism)
+            multiplier = statistic.noise_multiplier
+    D = draw.score_sensitivity
+    if delta == 0:  # pure DP: 2 D per draw, 1 / m per Laplace statistic
+        reference = 2 * D * n_draws + (n_statistics / multiplier
+                                       if n_statistics else 0.0)
+    else:
+        reference = reference_epsilon(D, n_draws, delta, multiplier, n_statistics)
+    claimed = clf.privacy_spent_.epsilon
+    assert reference * (1 - 1e-4) <= claimed <= 1.02 * reference
+    assert claimed == clf.privacy_plan_.spent().epsilon
+
+
+def test_spent_comes_from_the_plan_not_from_the_run(sparse_binary, monkeypatch):
+    """A run that makes fewer draws than planned still reports the plan."""
+    X, y = sparse_binary
+    base = DPLogisticSimplex(epsilon=1.0, delta=1e-8, classes=[0, 1],
+                             random_state=0).fit(X, y)
+    original = logistic_simplex.vertex_sampling_mirror_descent
+
+    def fewer(*args, **kwargs):
+        result = original(*args, **kwargs)
+        result.n_draws = 0
+        return result
+
+    monkeypatch.setattr(logistic_simplex, "vertex_sampling_mirror_descent", fewer)
+    clf = DPLogisticSimplex(epsilon=1.0, delta=1e-8, classes=[0, 1],
+                            random_state=0).fit(X, y)
+    assert clf.privacy_spent_ == base.privacy_spent_
+    assert clf.n_draws_ == base.n_draws_ > 0
+
+
+def test_plan_is_made_from_public_quantities_only(sparse_binary):
+    """The plan function takes no data: planning from the shape and the
+    number of classes alone gives the plan the fit used."""
+    parameters = inspect.signature(plan_logistic_simplex).parameters
+    assert not {"X", "y", "sample_weight"} & set(parameters)
+    X, y = sparse_binary
+    for solver in ("mirror_descent", "frank_wolfe"):
+        clf = DPLogisticSimplex(solver=solver, delta=1e-8, classes=[0, 1],
+                                random_state=0).fit(X, y)
+        params = clf.get_params()
+        plan = plan_logistic_simplex(
+            n_samples=X.shape[0], n_features=X.shape[1], n_problems=1,
+            **{name: params[name] for name in parameters
+               if name not in ("n_samples", "n_features", "n_problems")})
+        assert plan == clf.privacy_plan_
+
+
+def test_declared_classes_are_public():
+    X, y = make_classification(n_samples=600, n_features=8, random_state=0)
+    # A declared label that no row holds still gets its problem and row.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        clf = DPLogisticSimplex(epsilon=1.0, delta=1e-6, classes=[0, 1, 2],
+                                random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    assert clf.coef_.shape == (3, 8)
+    assert clf.privacy_plan_.n_problems == 3
+    # Rows outside the declared set are refused, naming the parameter.
+    with pytest.raises(ValueError, match="classes"):
+        DPLogisticSimplex(classes=[0, 2]).fit(X, y)
+    # Without a declaration the label set is read from y, with a warning.
+    with pytest.warns(PrivacyLeakWarning, match="classes="):
+        undeclared = DPLogisticSimplex(epsilon=1.0, delta=1e-6,
+                                       random_state=0).fit(X, y)
+    np.testing.assert_array_equal(undeclared.classes_, [0, 1])
+
+
+def test_prediction_methods_are_the_shared_ones():
+    for name in ("decision_function", "predict_proba", "predict_log_proba",
+                 "predict"):
+        owner = next(c for c in DPLogisticSimplex.__mro__ if name in vars(c))
+        assert owner is LinearClassifierMixin

@@ -51,3 +51,15 @@ def exponential_score_sensitivity(rho):
 def pure_epsilon_for(rho):
     """Epsilon of a pure-DP release (Laplace, report-noisy-max) costing ``rho``."""
     return math.sqrt(2.0 * rho)
+
+
+def draw_score_sensitivity(epsilon, delta, count):
+    """Score sensitivity D at which ``count`` exponential-mechanism draws
+    meet (epsilon, delta): a starting guess for calibration.
+
+    Each draw costs ``D^2 / 2`` in zCDP; with ``delta = 0`` the draws
+    compose as pure ``2 D``-DP releases, ``2 D count`` in all.
+    """
+    if delta <= 0:
+        return epsilon / (2.0 * count)
+    return exponential_score_sensitivity(rho_for(epsilon, delta) / count)

@@ -1,6 +1,6 @@
 """Private greedy coordinate descent for the Lasso (DP-GCD, proximal variant).
 
-Seed 002 (Mangold, Bellet, Salmon and Tommasi): each step privately selects
+Mangold, Bellet, Salmon and Tommasi (2023): each step privately selects
 the coordinate whose proximal-gradient step promises the most, releases a
 noisy gradient of that one coordinate, and applies the soft-threshold
 proximal map.  Iterates start at 0 and, since T is small, stay sparse.
@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .._clipping import clip_scalars
 from ..accounting import (
     ExponentialMechanism,
     GaussianMechanism,
@@ -111,7 +112,8 @@ class ClippedLeastSquares:
         self.residual += intercept - self.y
 
     def clipped_residual(self):
-        return np.clip(self.residual, -self.residual_bound, self.residual_bound)
+        # A NaN residual (an overflowed prediction) counts as 0, inside [-C, C].
+        return clip_scalars(self.residual.copy(), self.residual_bound)
 
     def mean_square_residual(self):
         """``(1/n) sum_i clip(r_i)^2``: each term lies in ``[0, C^2]``."""
@@ -214,6 +216,7 @@ def private_greedy_cd(
     curvature_noise_multiplier,
     rng,
     residual_noise_multiplier=None,
+    activation_margin=ACTIVATION_MARGIN,
     coef_init=None,
     intercept_init=0.0,
     verbose=0,
@@ -254,6 +257,9 @@ def private_greedy_cd(
         residuals at ``RESIDUAL_SCALE_MULTIPLE`` times the root of an upper
         confidence bound on it, within ``[RESIDUAL_FLOOR, 1]`` times the
         initial ``problem.residual_bound``.
+    activation_margin : float, default=ACTIVATION_MARGIN
+        A coordinate at zero leaves it only if its noisy gradient clears
+        ``alpha`` by this many gradient noise scales (post-processing).
     coef_init : ndarray of shape (n_features,), default=None
     intercept_init : float, default=0.0
     verbose : int, default=0
@@ -322,7 +328,7 @@ def private_greedy_cd(
                     smoothness)
             new = soft_threshold(coef[j] - noisy / step_curvature,
                                  alpha / step_curvature)
-            if coef[j] == 0 and abs(noisy) <= alpha + ACTIVATION_MARGIN * gradient_std:
+            if coef[j] == 0 and abs(noisy) <= alpha + activation_margin * gradient_std:
                 new = 0.0
             problem.move(j, new - coef[j])
             coef[j] = new

@@ -7,7 +7,7 @@ the scaled simplex that of the D vertices ``R e_j``.  A point is described
 by barycentric weights over the vertices, and entropic mirror descent
 updates those weights multiplicatively: ``x_{t+1} ∝ x_t exp(-tau g_t)``.
 
-Private algorithms built on it (seed 001) never release the weights, only
+Private algorithms built on it (González, Guzmán and Paquette 2024) never release the weights, only
 vertices drawn from them: drawing vertex k with probability ``x_k``, whose
 logarithm moves by a bounded amount when one record changes, is an
 exponential mechanism.  The pieces here are shared by those algorithms:
@@ -19,7 +19,7 @@ exponential mechanism.  The pieces here are shared by those algorithms:
   keeps the anytime online-to-batch average ``w_t = (x_1 + ... + x_t) / t``
   just as lazily;
 * :func:`draw_vertices` draws i.i.d. vertices from a weight vector;
-* :func:`vertex_sampling_mirror_descent` is Algorithm 5 of seed 001 (private
+* :func:`vertex_sampling_mirror_descent` is Algorithm 5 of González, Guzmán and Paquette (2024) (private
   stochastic convex optimisation over the polytope), and
   :func:`linear_model_gradient` the stochastic gradient oracle of a linear
   model (logistic regression, ...) for it, on dense or CSR batches.
@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from .._clipping import clip_scalars
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,7 @@ def count_vertex_draws(n_steps, n_draws, refresh_every):
 
     K draws at every refresh step except the first (at step 1 the average
     is the uniform starting point, which depends on no data), and K for the
-    output.  Never more than the ``T K / q + q K + K`` of seed 001.
+    output.  Never more than the ``T K / q + q K + K`` of González, Guzmán and Paquette (2024).
     """
     refreshes = refresh_steps(n_steps, refresh_every)
     return n_draws * (int(np.count_nonzero(refreshes > 1)) + 1)
@@ -337,7 +339,7 @@ class MirrorDescentResult:
 def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
                                    refresh_every, step_size, rng,
                                    initial_log_weights=None, verbose=0):
-    """Private stochastic mirror descent with vertex sampling (seed 001, Alg. 5).
+    """Private stochastic mirror descent with vertex sampling (González, Guzmán and Paquette 2024, Alg. 5).
 
     For t = 1..T: ``w_t`` is the average of the iterates ``x_1..x_t``; at
     refresh steps (every step while t <= q, then every q-th step) K vertices
@@ -345,7 +347,7 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
     average (otherwise the previous one is kept); the stochastic gradient at
     that point on the t-th batch updates ``x_{t+1} ∝ x_t exp(-tau g_t)``.
     The output is the average of K vertices drawn from the average of the
-    iterates the data produced, ``(x_2 + ... + x_{T+1}) / T``.  Seed 001
+    iterates the data produced, ``(x_2 + ... + x_{T+1}) / T``.  The paper
     draws it from ``w_T``, which never uses the last batch and keeps the
     uniform start ``x_1`` at weight 1/T: at the T = 1 to 3 that a tight
     budget affords, that makes half or more of the output uniform noise.
@@ -456,10 +458,16 @@ def linear_model_gradient(
         if feature_bound is not None:
             values = X_batch.data if sparse else X_batch
             np.clip(values, -feature_bound, feature_bound, out=values)
-        prediction = X_batch @ point[:n_features]
-        if intercept_value is not None:
-            prediction = prediction + intercept_value * point[n_features]
-        residual = loss.derivative(np.asarray(prediction).ravel(), y[rows])
+        # Clipping at the loss's Lipschitz bound changes nothing but maps a
+        # NaN (an overflowed prediction) to 0, inside the bound; the overflow
+        # warning would say that an extreme record exists.
+        with np.errstate(over="ignore", invalid="ignore"):
+            prediction = X_batch @ point[:n_features]
+            if intercept_value is not None:
+                prediction = prediction + intercept_value * point[n_features]
+            residual = clip_scalars(
+                loss.derivative(np.asarray(prediction).ravel(), y[rows]),
+                loss.lipschitz)
         residual /= len(rows)
         if sparse:
             X_batch = X_batch.tocsr()

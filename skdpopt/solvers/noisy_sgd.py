@@ -7,21 +7,26 @@ add ``N(0, (noise_multiplier * C)^2 I)``, divide by the expected batch size
 and take a step.  Full batch (q = 1) is NoisyGD.  With ``single_pass`` each
 row contributes its gradient only the first time it is sampled (later draws
 of it add nothing, so those steps are partly or wholly noise-only), as in
-the linear-time algorithm of Asi, Feldman, Koren and Talwar's line of work
-(seed 000), which the estimators run for ``log 2 / q`` steps, until about
-half of the rows have been seen.
+the linear-time algorithm of "Private stochastic convex optimization:
+efficient algorithms for non-smooth objectives" (arXiv:2002.09609, 2020),
+which the estimators run for ``log 2 / q`` steps, until about half of the
+rows have been seen.
 
 For a linear model the gradient of example i is ``r_i (x_i, 1)`` with
-``r_i = dloss(p_i, y_i)``, so its norm is ``|r_i| sqrt(||x_i||^2 + 1)``:
-clipping rescales ``r_i`` and per-example gradient vectors never exist.
+``r_i = dloss(p_i, y_i)``, so its norm is ``|r_i| ||(x_i, 1)||``:
+clipping rescales ``r_i``, to ``[-C / ||(x_i, 1)||, C / ||(x_i, 1)||]``, and
+per-example gradient vectors never exist.  The norms are computed once, in
+float64 and without overflow; a row whose norm exceeds the float64 maximum,
+and a residual that is NaN (``inf - inf`` in the prediction of an extreme
+row), contribute the zero vector (docs/privacy/dpsgd.md).
 """
 
 import time
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.extmath import row_norms
 
+from .._clipping import clip_scalars, example_norms
 from ..accounting import SubsampledGaussianMechanism
 from ..mechanisms import gaussian_noise, poisson_batches
 
@@ -73,6 +78,9 @@ def learning_rate_schedule(kind, eta0, power_t):
     raise ValueError(f"unknown learning rate schedule {kind!r}")
 
 
+# An extreme row can overflow a prediction (clipping then handles it); the
+# floating-point warning would say so, outside the privacy guarantee.
+@np.errstate(over="ignore", invalid="ignore")
 def noisy_sgd(
     X,
     y,
@@ -132,10 +140,13 @@ def noisy_sgd(
     """
     n_samples, n_features = X.shape
     full_batch = sampling_rate >= 1.0
-    # ||(x_i, 1)||, the only per-row quantity kept: one n-vector, in place.
-    example_norms = row_norms(X, squared=True)
-    example_norms += float(fit_intercept)
-    np.sqrt(example_norms, out=example_norms)
+    # The bound on |r_i|, C / ||(x_i, 1)||, is the only per-row quantity
+    # kept: one n-vector.  A row of norm 0 contributes nothing whatever its
+    # bound, and one of infinite norm gets 0; bounds stay finite so that
+    # bound * x_ij is never inf * 0.
+    limits = example_norms(X, float(fit_intercept))
+    np.divide(clip_norm, limits, out=limits, where=limits > 0)
+    np.minimum(limits, np.finfo(np.float64).max, out=limits)
     denominator = sampling_rate * n_samples
     noise_std = noise_multiplier * clip_norm
     dim = n_features + int(fit_intercept)
@@ -171,16 +182,9 @@ def noisy_sgd(
             seen[rows] = True
         X_batch = X if rows is None else X[rows]
         y_batch = y if rows is None else y[rows]
-        norms = example_norms if rows is None else example_norms[rows]
-
         residual = loss.derivative(X_batch @ coef + intercept, y_batch)
-        # Clip r_i (x_i, 1) to norm C by rescaling r_i: the factor is
-        # C / max(|r_i| ||(x_i, 1)||, C).
-        factor = np.abs(residual)
-        factor *= norms
-        np.maximum(factor, clip_norm, out=factor)
-        scaled = residual * clip_norm
-        scaled /= factor
+        # Clip r_i (x_i, 1) to norm C by clipping r_i (NaN -> 0).
+        scaled = clip_scalars(residual, limits if rows is None else limits[rows])
         step_noise = noise[i]
         eta = learning_rate(t)
         # The step on the coefficients: eta / (q n) times the noisy sum.

@@ -28,7 +28,7 @@ NeighborRel = dp_accounting.NeighboringRelation
 logging.getLogger().setLevel(logging.ERROR)
 logging.getLogger("absl").setLevel(logging.ERROR)
 
-# The grid of the issue (acceptance criterion 1 and 2).
+# The grid the accountant is checked on.
 GRID_Q = (1e-3, 1e-2, 0.1, 0.5, 1.0)
 GRID_SIGMA = (0.6, 1.0, 2.0, 5.0, 10.0)
 GRID_STEPS = (1, 10, 100, 1000, 10_000, 100_000)
@@ -36,7 +36,7 @@ GRID_DELTA = (1e-3, 1e-5, 1e-7, 1e-9)
 
 # A representative subset for the default (fast) suite: every corner of the
 # (q, sigma, steps) box appears at least once, plus the reference run of
-# ALGORITHMS.md and a few interior points, with the deltas spread over the
+# the accounting page and a few interior points, with the deltas spread over the
 # grid.  (q, sigma, steps, delta)
 SUBSET = [
     (1e-3, 0.6, 1, 1e-3),

@@ -27,7 +27,7 @@ from skdpopt.accounting import (
 )
 
 # ---------------------------------------------------------------------------
-# Reference values of ALGORITHMS.md (q = 0.01, sigma = 1, 1000 steps, 1e-5)
+# Reference values (q = 0.01, sigma = 1, 1000 steps, 1e-5)
 # ---------------------------------------------------------------------------
 
 REF_Q, REF_SIGMA, REF_STEPS, REF_DELTA = 0.01, 1.0, 1000, 1e-5
@@ -110,7 +110,7 @@ def test_default_grid_is_coarse_only_where_it_has_converged():
 # Criterion 2: replace-one subsampled Gaussian against dp-accounting's PLD
 # ---------------------------------------------------------------------------
 
-TIGHT_REL, TIGHT_ABS = 0.15, 0.05  # the acceptance criterion
+TIGHT_REL, TIGHT_ABS = 0.15, 0.05  # the accountant's accuracy target
 
 
 def _peer_slack(optimistic):

@@ -18,7 +18,7 @@ from skdpopt.accounting import (
     calibrate_noise_multiplier,
 )
 
-# (epsilon, delta, sampling rate, steps): the typical settings.
+# (epsilon, delta, sampling rate, steps): typical settings.
 SETTINGS = [
     (1.0, 1e-5, 0.01, 10_000),
     (0.1, 1e-5, 0.01, 1000),
@@ -69,7 +69,7 @@ def test_calibrated_noise_checked_by_dp_accounting(ref, calibrated, setting):
     )
     assert optimistic <= eps, "the run provably spends more than the target"
     assert pessimistic <= eps * (1 + DPA_SLACK), (pessimistic, eps)
-    # ... and the calibration does not waste budget (DESIGN.md: within a few
+    # ... and the calibration does not waste budget (within a few
     # percent below the target).
     assert pessimistic >= 0.95 * eps, (pessimistic, eps)
 

@@ -24,7 +24,7 @@ DPA_INTEGER_ORDERS = tuple(float(a) for a in list(range(2, 64)) + [128, 256, 512
 # below that, relative differences only measure where the two order grids put
 # their points (at eps ~ 1e-3 one grid step in alpha moves eps by 20-50%).
 EPS_ABS_TOL = 1e-3
-RDP_REL_TOL = 0.02  # the acceptance criterion
+RDP_REL_TOL = 0.02  # the accountant's accuracy target
 
 
 @functools.lru_cache(maxsize=None)

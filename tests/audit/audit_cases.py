@@ -7,12 +7,16 @@ give a bound close to what the mechanism really leaks.  The two datasets
 differ in one record (replace-one, the library's relation): the canary, a
 record at the public bounds with an extreme label, against the same record
 with the opposite label, which moves every clipped gradient by its full
-range.  All other records are zero rows, which move no gradient.
+range.  All other records are zero rows, which move no gradient.  One
+DP-SGD case instead puts the canary at a feature value whose square
+overflows (1e300), to check that such a record cannot make the output NaN.
 
 ``plant`` is the test-only seam of the companion test: it breaks the
 mechanism the way a real bug would (noise scaled down, a sensitivity
-understated) by patching the name the estimator calls, so that the same
-audit must then report a bound above the claim.
+understated), by replacing the estimator's plan with one whose noise
+disagrees with its event (estimators on plans) or by patching the name the
+estimator calls, so that the same audit must then report a bound above the
+claim.
 """
 
 import dataclasses
@@ -23,10 +27,9 @@ import numpy as np
 import pytest
 
 import skdpopt._domain
+import skdpopt.lasso
 import skdpopt.minimax
 import skdpopt.sgd
-import skdpopt.solvers.frank_wolfe
-import skdpopt.solvers.greedy_cd
 import skdpopt.solvers.noisy_sgd
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
@@ -149,13 +152,13 @@ def _spent(estimator):
 
 # -- DPSGDRegressor: full batch, and Poisson sampling ------------------------
 
-def _sgd_case(name, release, fast_runs=2_000, **sampling):
+def _sgd_case(name, release, fast_runs=2_000, epsilon=EPSILON, **sampling):
     """DP-SGD on the canary pair: one epoch, no averaging, squared loss whose
     clipped gradient the canary's extreme label moves by its full range."""
 
     def make(random_state):
         return DPSGDRegressor(
-            epsilon=EPSILON, delta=DELTA, max_iter=1, average=False,
+            epsilon=epsilon, delta=DELTA, max_iter=1, average=False,
             fit_intercept=False, alpha=0.0, learning_rate="constant", eta0=1.0,
             clip_norm=1.0, random_state=random_state, **sampling)
 
@@ -190,6 +193,59 @@ SGD_POISSON = _sgd_case(
 )
 
 
+# -- DPSGDRegressor with an extreme canary ------------------------------------
+
+EXTREME = 1e300  # its square, and ||x||^2 computed naively, overflow
+# The canary moves the clipped sum by C (not 2C as above: a zero residual is
+# what a naive clip factor turns into NaN), so a larger epsilon lets the
+# honest audit see the shift.
+EXTREME_EPSILON = 4.0
+
+
+def _extreme_pair():
+    """Zero rows plus a canary at x = 1e300: with label -1e3 its residual at
+    w = 0 is 1e3 and its clipped gradient is +C; with label 0 its residual is
+    exactly 0 and it contributes nothing (a naive clip factor is then
+    ``0 * inf``, NaN).  The zero rows' labels are 1, so that their residuals
+    are not 0 (they move no gradient either way)."""
+    X = np.zeros((N_ROWS, 1))
+    X[0, 0] = EXTREME
+    y_in, y_out = np.ones(N_ROWS), np.ones(N_ROWS)
+    y_in[0], y_out[0] = -1e3, 0.0
+    return (X, y_in), (X, y_out)
+
+
+def _naive_norms(X, offset=0.0):
+    # ||x||^2 in the data's precision: inf once an entry passes ~1.3e154.
+    from sklearn.utils.extmath import row_norms
+
+    return np.sqrt(row_norms(X, squared=True) + offset**2)
+
+
+def _naive_clip(values, limit):
+    # r C / max(|r| ||x||, C), written with limit L = C / ||x||: r L / max(|r|, L)
+    # is 0 / 0 = NaN for a zero residual on a row whose norm overflowed.
+    return values * limit / np.maximum(np.abs(values), limit)
+
+
+def _plant_naive_clipping(monkeypatch):
+    monkeypatch.setattr(skdpopt.solvers.noisy_sgd, "example_norms", _naive_norms)
+    monkeypatch.setattr(skdpopt.solvers.noisy_sgd, "clip_scalars", _naive_clip)
+
+
+SGD_EXTREME = AuditCase(
+    name="DPSGDRegressor (extreme canary)",
+    release="one full-batch step, canary x = 1e300: coefficient, NaN read as 1e300",
+    fit=_sgd_case("", "", epsilon=EXTREME_EPSILON, sampling="full").fit,
+    datasets=_extreme_pair,
+    # An attacker sees a NaN coefficient as such: map it to a number.
+    statistic=lambda est: float(np.nan_to_num(est.coef_[0], nan=EXTREME)),
+    claimed=_spent,
+    plant=_plant_naive_clipping,
+    bug="norm squared naively (overflows to inf), clip factor C / max(abs(r) norm(x), C)",
+)
+
+
 # -- DPLasso: one greedy step, its noisy coordinate gradient ------------------
 
 def _lasso(random_state):
@@ -206,12 +262,11 @@ def _lasso(random_state):
 
 
 def _fit_lasso(data, random_state):
-    margin = skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN
-    skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN = 0.0
-    try:
+    plan_lasso = skdpopt.lasso.plan_lasso  # maybe planted
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.lasso, "plan_lasso", lambda **kwargs: dataclasses.replace(
+            plan_lasso(**kwargs), activation_margin=0.0))
         return _fit_xy(_lasso)(data, random_state)
-    finally:
-        skdpopt.solvers.greedy_cd.ACTIVATION_MARGIN = margin
 
 
 LASSO = AuditCase(
@@ -223,7 +278,8 @@ LASSO = AuditCase(
     claimed=_spent,
     # The selection's share leaves the gradient a noise multiplier near 5.5:
     # a 4-fold bug leaks about epsilon 1.5, too little to show in 2,000 runs.
-    plant=_scaled_noise([skdpopt.solvers.greedy_cd], "gaussian_noise", 0.125),
+    plant=_scaled_plan(skdpopt.lasso, "plan_lasso",
+                       "gradient_noise_multiplier", 0.125),
     bug="Gaussian noise scaled down by 8",
 )
 
@@ -236,19 +292,6 @@ def _simplex_fw(random_state):
         fit_intercept=False, radius=1.0, random_state=random_state)
 
 
-def _scaled_scores(module, name, factor):
-    """A planter that multiplies the log-weights given to ``module.name``."""
-    original = getattr(module, name)
-
-    def plant(monkeypatch):
-        monkeypatch.setattr(
-            module, name,
-            lambda rng, log_weights, size=None: original(
-                rng, factor * np.asarray(log_weights), size))
-
-    return plant
-
-
 SIMPLEX_FW = AuditCase(
     name="DPLogisticSimplex (frank_wolfe)",
     release="one step: sign of the exponential-mechanism vertex",
@@ -259,7 +302,7 @@ SIMPLEX_FW = AuditCase(
     # The canary moves its vertex's score by a quarter of the claimed bound
     # (the logistic slope at 0 is half its bound, and a draw is charged
     # twice its score sensitivity), so a 4-fold bug stays within the claim.
-    plant=_scaled_scores(skdpopt.solvers.frank_wolfe, "exponential_mechanism", 8.0),
+    plant=_scaled_plan(logistic_simplex, "plan_logistic_simplex", "step_size", 8.0),
     bug="score sensitivity understated 8-fold",
 )
 
@@ -276,19 +319,13 @@ def _simplex_md(random_state):
         random_state=random_state)
 
 
-def _plant_md_step(monkeypatch):
-    # The solver steps 32 times further than the accountant was told.  The
-    # canary moves its vertex's log weight by a quarter of the claimed bound
-    # (the logistic slope at 0 is half its bound, and each draw is charged
-    # twice its score sensitivity), and the 50 draws are charged as a
-    # worst-case composition; 8- and 16-fold bugs do not show reliably in
-    # 2,000 fits.
-    original = logistic_simplex.vertex_sampling_mirror_descent
-
-    def solver(*args, step_size, **kwargs):
-        return original(*args, step_size=32.0 * step_size, **kwargs)
-
-    monkeypatch.setattr(logistic_simplex, "vertex_sampling_mirror_descent", solver)
+# The solver steps 32 times further than the accountant was told.  The
+# canary moves its vertex's log weight by a quarter of the claimed bound (the
+# logistic slope at 0 is half its bound, and each draw is charged twice its
+# score sensitivity), and the 50 draws are charged as a worst-case
+# composition; 8- and 16-fold bugs do not show reliably in 2,000 fits.
+_plant_md_step = _scaled_plan(logistic_simplex, "plan_logistic_simplex",
+                              "step_size", 32.0)
 
 
 def _fit_md_keeping_draws(data, random_state):
@@ -449,5 +486,5 @@ SYNTHETIC_BOUNDS = AuditCase(
 )
 
 
-CASES = [SGD, SGD_POISSON, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC,
+CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX, SYNTHETIC,
          SYNTHETIC_BOUNDS]

@@ -212,3 +212,18 @@ def test_activation_margin_keeps_noise_selected_coordinates_at_zero():
     entered = np.count_nonzero(result.coef) / len(np.unique(result.selected))
     # P(|N(0, 1)| > 3) = 0.0027 plus the true gradients' share: well under 0.05.
     assert entered < 0.05
+
+
+def test_nan_residual_counts_as_zero():
+    # A residual that is not a number (inf - inf in a prediction) contributes
+    # 0, inside [-C, C]: the gradient and the mean square stay finite.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-BOUND, BOUND, size=(20, 3))
+    problem = ClippedLeastSquares(X, rng.uniform(-1, 1, 20), BOUND, RESIDUAL_BOUND)
+    problem.residual[:3] = [np.nan, np.inf, -np.inf]
+    clipped = problem.clipped_residual()
+    np.testing.assert_array_equal(clipped[:3], [0.0, RESIDUAL_BOUND, -RESIDUAL_BOUND])
+    assert np.isnan(problem.residual[0])  # the state itself is left alone
+    grad, grad_intercept = problem.gradient()
+    assert np.all(np.isfinite(grad)) and np.isfinite(grad_intercept)
+    assert np.isfinite(problem.mean_square_residual())

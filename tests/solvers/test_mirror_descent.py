@@ -266,7 +266,7 @@ def test_recorded_draws_match_the_plan(steps, q):
         lambda t, v: (np.arange(m), np.zeros(m)), m, n_steps=steps, n_draws=K,
         refresh_every=q, step_size=0.1, rng=np.random.default_rng(0))
     assert result.n_draws == count_vertex_draws(steps, K, q)
-    # Seed 001's count T K / q + q K + K bounds it.
+    # The paper's count T K / q + q K + K bounds it.
     assert result.n_draws <= steps * K / q + q * K + K
     refreshes = refresh_steps(steps, q)
     assert np.all((refreshes <= q) | (refreshes % q == 0))
@@ -283,3 +283,21 @@ def test_solver_finds_the_best_vertex_of_a_linear_loss():
         refresh_every=10, step_size=1.0, rng=np.random.default_rng(4))
     assert result.average[17] > 0.9
     assert np.mean(result.vertices == 17) > 0.7
+
+
+def test_overflowed_prediction_contributes_zero():
+    # Row 0's prediction is (2e308 + 2e308) - (2e308 + 2e308) = inf - inf:
+    # its loss derivative is NaN and counts as 0, so the gradient is that of
+    # the other rows.
+    X = np.array([[1e308, 1e308, -1e308, -1e308],
+                  [0.5, 0.25, 0.0, 1.0],
+                  [-0.5, 1.0, 0.3, 0.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    vs = VertexSet.l1_ball(4, 8.0)
+    sampled = np.array([0, 1, 2, 3])  # +8 e_j for each j: the point (2, 2, 2, 2)
+    oracle = linear_model_gradient(X, y, LogLoss(), vs, [np.arange(3)])
+    vertices, values = oracle(0, sampled)
+    assert np.all(np.isfinite(values))
+    reference = linear_model_gradient(X[1:], y[1:], LogLoss(), vs, [np.arange(2)])
+    _, expected = reference(0, sampled)
+    np.testing.assert_allclose(values, expected * 2 / 3, rtol=1e-12)

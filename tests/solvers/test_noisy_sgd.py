@@ -109,3 +109,40 @@ def test_memory_stays_near_one_batch():
     # X is 80 MB; the example norms are one n-vector (1.6 MB) and a batch of
     # 256 rows is 0.1 MB: allow 2.5 MB, a thirtieth of X.
     assert peak < 2.5e6
+
+
+def test_extreme_rows_contribute_clipped_or_zero_gradients():
+    # Row 0's norm is finite but its square overflows: it contributes its
+    # gradient clipped to norm C exactly.  Row 1's norm exceeds the float64
+    # maximum: it contributes the zero vector (the fixed rule).
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    y = rng.normal(size=40)
+    X[0] = [1e300, -1e300, 0.0]
+    X[1] = [1.5e308, -1.5e308, 1.5e308]
+    result = run(X, y, clip_norm=0.5)
+    # Naive reference for the ordinary rows, then the two extreme ones.
+    ordinary = np.column_stack([X, np.ones(40)])
+    ordinary[:2] = 0.0
+    grads = ordinary * (0.0 - y)[:, None]
+    norms = np.maximum(np.linalg.norm(grads, axis=1, keepdims=True), 1e-300)
+    clipped = grads * np.minimum(1.0, 0.5 / norms)
+    clipped[0] = 0.5 * np.sign(-y[0]) * np.array([1.0, -1.0, 0.0, 0.0]) / np.sqrt(2.0)
+    expected = -clipped.mean(axis=0)
+    np.testing.assert_allclose(result.coef, expected[:3], rtol=1e-12)
+    np.testing.assert_allclose(result.intercept, expected[3], rtol=1e-12)
+
+
+def test_overflowed_predictions_stay_finite():
+    # Large steps drive the coefficients past 1.8, so that the extreme row's
+    # prediction is inf - inf = NaN: its residual then counts as zero.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(100, 2))
+    y = rng.normal(size=100)
+    X[0] = [1e308, -1e308]
+    for sampling_rate in (1.0, 0.5):
+        result = run(X, y, n_steps=30, sampling_rate=sampling_rate,
+                     noise_multiplier=1.0,
+                     learning_rate=learning_rate_schedule("constant", 500.0, 0.25))
+        assert np.abs(result.coef).max() > 2.0  # the overflow did happen
+        assert np.all(np.isfinite(result.coef)) and np.isfinite(result.intercept)

@@ -1,0 +1,122 @@
+"""Utility diagnostics from public quantities only.
+
+A private fit can satisfy its guarantee and still be useless: when the
+planned noise is larger than anything the data could contribute, the
+model cannot move from its starting point.  These helpers compare the
+noise a plan adds with the largest signal its public bounds allow (from
+n, epsilon through the plan's noise, the bounds and the schedule; never
+the data), and warn with :class:`~skdpopt.exceptions.UtilityWarning`
+naming the levers.  Nothing here reads X or y, so the warning itself
+releases nothing.
+"""
+
+import math
+import warnings
+
+from .exceptions import UtilityWarning
+
+# Levers, in the words of a message.
+MORE_EPSILON = "more epsilon"
+MORE_ROWS = "more rows"
+TIGHTER_BOUNDS = "tighter public bounds"
+FEWER_FEATURES = "fewer features"
+
+
+def noisy_sum_ratio(*, noise_multiplier, n_steps, expected_batch, n_params,
+                    sensitivity_per_record=1.0):
+    """Noise over the largest signal of ``n_steps`` noisy sums of clipped terms.
+
+    Each step releases a sum of about ``expected_batch`` terms, each of
+    norm at most C (so the mean has norm at most C), plus Gaussian noise of
+    standard deviation ``noise_multiplier * C`` in each of ``n_params``
+    coordinates.  Over ``n_steps`` steps the means add up to at most
+    ``n_steps * C`` in any direction, while the noise adds up to a vector
+    of norm about ``sqrt(n_steps * n_params) * noise_multiplier * C /
+    expected_batch``.  Their ratio,
+
+        noise_multiplier * sqrt(n_params) / (expected_batch * sqrt(n_steps)),
+
+    above 1 means that even records whose clipped terms all point the same
+    way move the model less than the noise does.  ``sensitivity_per_record``
+    scales C for releases whose records contribute less than the clip
+    (it multiplies the signal).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise standard deviation over C (0 without privacy).
+    n_steps : int
+        Noisy sums released (and added up).
+    expected_batch : float
+        Expected number of records in each sum (``q * n``; ``n`` for full
+        batches).
+    n_params : int
+        Coordinates of each sum (features, plus one for an intercept).
+    sensitivity_per_record : float, default=1.0
+
+    Returns
+    -------
+    float
+        0 without noise.
+    """
+    if noise_multiplier == 0:
+        return 0.0
+    signal = expected_batch * math.sqrt(n_steps) * sensitivity_per_record
+    return noise_multiplier * math.sqrt(n_params) / signal
+
+
+def noisy_mean_ratio(*, noise_std, n_samples, half_range):
+    """Noise of a clipped mean over the range the mean can take.
+
+    A mean of values clipped to an interval of half-width ``half_range``
+    moves over at most ``2 * half_range``; released with noise of standard
+    deviation ``noise_std`` on the sum, its noise is ``noise_std / n``.
+
+    Parameters
+    ----------
+    noise_std : float
+        On the sum, in data units.
+    n_samples : int
+    half_range : float
+
+    Returns
+    -------
+    float
+    """
+    if noise_std == 0:
+        return 0.0
+    return noise_std / max(n_samples, 1) / (2.0 * half_range)
+
+
+def warn_if_noise_dominates(estimator, ratio, *, threshold=1.0,
+                            levers=(MORE_EPSILON, MORE_ROWS), stacklevel=3):
+    """Warn with :class:`UtilityWarning` when ``ratio`` exceeds ``threshold``.
+
+    Parameters
+    ----------
+    estimator : object or str
+        The estimator (or its name), named in the message.
+    ratio : float
+        A ratio of this module (public quantities only).
+    threshold : float, default=1.0
+    levers : sequence of str, default=("more epsilon", "more rows")
+        What the user can change, named in the message.
+    stacklevel : int, default=3
+        Passed to :func:`warnings.warn`.
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if not ratio > threshold:
+        return False
+    name = estimator if isinstance(estimator, str) else type(estimator).__name__
+    warnings.warn(
+        f"{name}: the planned noise is {ratio:.3g} times the largest signal the "
+        "data could contribute (computed from the number of rows, epsilon, "
+        "the public bounds and the schedule, not from the data), so the fit "
+        "is unlikely to move far from its starting point. Levers: "
+        f"{', '.join(levers)}.",
+        UtilityWarning, stacklevel=stacklevel)
+    return True

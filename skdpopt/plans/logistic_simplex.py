@@ -1,0 +1,382 @@
+"""The plan of a DPLogisticSimplex fit: schedule, step size, noise, events."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..accounting import (
+    EpsilonDeltaEvent,
+    ExponentialMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    calibrate_event,
+    compose,
+    repeat,
+)
+from ..accounting.zcdp import draw_score_sensitivity, rho_for
+from ..solvers.mirror_descent import count_vertex_draws
+from .base import PrivacyPlan
+
+# The per-feature signal |E[dloss * x_j]| / (2 b) that the default schedule
+# is designed to detect (see mirror_descent_schedule).
+DESIGN_SIGNAL = 0.02
+# Share of mirror descent's nominal budget (zCDP rho, or pure epsilon when
+# delta = 0) spent on the noisy statistics that fit the intercept and the
+# scale of the released direction; the vertex draws get the rest.  Like
+# REFIT_STEPS, chosen on design data separate from the benchmark's
+# (docs/benchmarks/dplogisticsimplex.md).
+REFIT_SHARE = 0.12
+# Newton steps of that fit, and where they start: this fraction of the
+# largest scale the l1 ball leaves the direction (0 would ignore it).
+REFIT_STEPS = 3
+REFIT_START = 0.5
+
+
+@dataclass(frozen=True)
+class MirrorDescentPlan(PrivacyPlan):
+    """What a mirror-descent fit releases, for each binary problem: a noisy
+    label count (with an intercept), the data-dependent vertex draws, and a
+    noisy gradient and Hessian per Newton step of the scale and intercept
+    fit.
+
+    Attributes
+    ----------
+    n_problems : int
+        Binary problems (one-vs-rest), composed.
+    n_steps : int
+        Steps T, each on a fresh disjoint batch.
+    refresh_every : int
+        q.
+    n_vertices : int
+        K, vertices drawn at each refresh and for the output.
+    batch_size : int
+        The smallest batch, ``n // T``: it bounds the sensitivity.
+    step_size : float
+        tau.
+    score_sensitivity : float
+        Replace-one sensitivity ``2 tau R b / batch_size`` of each draw's
+        log weights.
+    n_draws : int
+        Data-dependent draws, all problems.
+    n_statistics : int
+        Noisy statistics, all problems.
+    noise_multiplier : float
+        Their noise over their sensitivity (0 without privacy).
+    noise : {"gaussian", "laplace"}
+        Laplace (L1 sensitivities) when delta = 0.
+    refit_steps : int
+        Newton steps of the scale and intercept fit.
+    refit_start : float
+        Where they start, as a fraction of the largest scale.
+    """
+
+    n_problems: int
+    n_steps: int
+    refresh_every: int
+    n_vertices: int
+    batch_size: int
+    step_size: float
+    score_sensitivity: float
+    n_draws: int
+    n_statistics: int
+    noise_multiplier: float
+    noise: str
+    refit_steps: int = REFIT_STEPS
+    refit_start: float = REFIT_START
+
+
+@dataclass(frozen=True)
+class SimplexFrankWolfePlan(PrivacyPlan):
+    """What a private Frank-Wolfe fit releases: one exponential-mechanism
+    vertex draw per step and problem.
+
+    Attributes
+    ----------
+    n_problems : int
+    n_steps : int
+    step_size : float
+        Inverse temperature of the draws (``inf`` without privacy).
+    score_sensitivity : float
+        ``step_size * 2 R b / n``: replace-one sensitivity of the scores.
+    n_draws : int
+        ``n_steps * n_problems``.
+    """
+
+    n_problems: int
+    n_steps: int
+    step_size: float
+    score_sensitivity: float
+    n_draws: int
+
+
+def theorem_steps(n_samples, n_vertices, epsilon, delta):
+    """T of the proof of Theorem 4.2 of González, Guzmán and Paquette (2024)
+    for second-order smooth losses.
+
+    ``T = min(n, n eps / (log m sqrt(log 1/delta)))``, m the number of
+    vertices; ``n`` without privacy.  A delta of 0 is planned as 1/n^2.
+    """
+    if np.isinf(epsilon):
+        return n_samples
+    log_m = max(math.log(n_vertices), 1.0)
+    delta = delta if delta > 0 else 1.0 / n_samples**2
+    steps = n_samples * epsilon / (log_m * math.sqrt(math.log(1 / delta)))
+    return min(n_samples, max(1, math.ceil(steps)))
+
+
+def mirror_descent_schedule(n_samples, n_vertices, epsilon, delta,
+                            signal=DESIGN_SIGNAL, budget_share=1.0 - REFIT_SHARE):
+    """Default T, q and K of their Algorithm 5.
+
+    q and K follow the proof of Theorem 4.2 of González, Guzmán and Paquette
+    (2024) for second-order smooth losses (the logistic loss is one):
+    ``q = sqrt(T / log m)`` and ``K = T / q = sqrt(T log m)``, so that the
+    run makes about ``N = T (1 + log m)`` vertex draws.  T is the theorem's
+    (:func:`theorem_steps`) unless the privacy budget cannot pay for that
+    many draws.  The argument: with N draws sharing a zCDP budget rho, each
+    has score sensitivity ``D = sqrt(2 rho / N)``; the calibrated step lets
+    a feature whose per-record signal is ``|E[dloss x_j]| = 2 b s`` move its
+    log weight by ``n s D`` over the run, and sampling finds it only if that
+    exceeds about ``log m``.  Hence ``N <= 2 rho (n s / log m)^2``, with
+    ``s = signal``: the theorem's T, whose constants are hidden, makes the
+    draws so many at n ~ 1e4 that no feature can stand out
+    (``benchmarks/bench_simplex.py`` compares both).
+
+    Parameters
+    ----------
+    n_samples : int
+    n_vertices : int
+    epsilon : float
+        ``inf`` for no privacy.
+    delta : float
+        A delta of 0 (pure DP) is planned as ``1 / n^2``.
+    signal : float, default=DESIGN_SIGNAL
+    budget_share : float, default=1 - REFIT_SHARE
+        Share of the zCDP budget rho that pays for the vertex draws.
+
+    Returns
+    -------
+    n_steps, refresh_every, n_draws : int
+    """
+    log_m = max(math.log(n_vertices), 1.0)
+    n_steps = theorem_steps(n_samples, n_vertices, epsilon, delta)
+    if not np.isinf(epsilon):
+        delta = delta if delta > 0 else 1.0 / n_samples**2
+        rho = budget_share * rho_for(epsilon, delta)
+        affordable_draws = 2.0 * rho * (n_samples * signal / log_m) ** 2
+        n_steps = min(n_steps, max(1, round(affordable_draws / (1.0 + log_m))))
+    return schedule_for_steps(n_steps, n_vertices)
+
+
+def schedule_for_steps(n_steps, n_vertices):
+    """T, q and K of the Theorem 4.2 rule for a given T."""
+    log_m = max(math.log(n_vertices), 1.0)
+    return (n_steps, max(1, round(math.sqrt(n_steps / log_m))),
+            max(1, round(math.sqrt(n_steps * log_m))))
+
+
+def frank_wolfe_steps(n_samples, n_vertices, epsilon, delta, lipschitz,
+                      smoothness, max_steps=500):
+    """Default number of private Frank-Wolfe steps.
+
+    Balances Frank-Wolfe's curvature error ``~ 4 L1 / T`` against the
+    selection error of T exponential mechanisms sharing a zCDP budget
+    ``rho ~ eps^2 / (4 log(1/delta))``, ``~ L0 log(m) sqrt(2 T / rho) / n``,
+    which gives ``T ~ (n eps L1 / (2 L0 log m sqrt(log 1/delta)))^(2/3)``
+    (Talwar, Thakurta and Zhang 2015 have the same exponent).  Without
+    privacy, ``max_steps``.
+    """
+    if np.isinf(epsilon):
+        return max_steps
+    log_m = max(math.log(n_vertices), 1.0)
+    delta = delta if delta > 0 else 1.0 / n_samples**2
+    ratio = (n_samples * epsilon * smoothness
+             / (2.0 * lipschitz * log_m * math.sqrt(math.log(1 / delta))))
+    return int(min(max_steps, max(1, math.ceil(ratio ** (2.0 / 3.0)))))
+
+
+def regret_step_size(n_steps, n_vertices, lipschitz):
+    """``sqrt(2 log m / T) / L0``: the step that minimises the regret bound
+    ``log m / tau + tau T L0^2 / 2`` of exponentiated gradient."""
+    return math.sqrt(2.0 * max(math.log(n_vertices), 1.0) / n_steps) / lipschitz
+
+
+def polytope_vertices(n_coordinates, constraint, signed=0):
+    """Vertices of the l1 ball (``+-R e_j``) or of the simplex (``R e_j``,
+    and ``-R e_j`` for ``signed`` coordinates) over ``n_coordinates``."""
+    if constraint == "l1_ball":
+        return 2 * n_coordinates
+    return n_coordinates + signed
+
+
+def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
+                        constraint, radius, feature_bound, fit_intercept,
+                        max_iter=None, n_vertices=None, refresh_every=None,
+                        refit_share=REFIT_SHARE, refit_steps=REFIT_STEPS,
+                        refit_start=REFIT_START):
+    """Plan a mirror-descent fit (Algorithm 5) from public quantities.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_problems : int
+    epsilon, delta : float
+    constraint, radius, feature_bound, fit_intercept, max_iter, n_vertices,
+    refresh_every
+        The estimator's hyperparameters of the same names.
+    refit_share, refit_steps, refit_start : float, int, float
+        Share of the nominal budget, Newton steps and starting scale of
+        the scale and intercept fit.
+
+    Returns
+    -------
+    MirrorDescentPlan
+    """
+    # Vertices over the features only: the intercept is fitted afterwards
+    # with the scale of the released direction.
+    m = polytope_vertices(n_features, constraint)
+    n_steps, q, K = mirror_descent_schedule(n_samples, m, epsilon, delta,
+                                            budget_share=1.0 - refit_share)
+    if max_iter is not None:
+        if max_iter > n_samples:
+            raise ValueError(
+                f"max_iter={max_iter} must be at most n_samples={n_samples}: "
+                "each step uses a fresh batch of rows.")
+        n_steps = max_iter
+        if refresh_every is None or n_vertices is None:
+            _, q, K = schedule_for_steps(n_steps, m)
+    q = q if refresh_every is None else refresh_every
+    K = K if n_vertices is None else n_vertices
+    # Fresh disjoint batches; the smallest one bounds the sensitivity.
+    batch_size = n_samples // n_steps
+    draws = count_vertex_draws(n_steps, K, q)
+    # Noisy statistics per problem: the count of positive labels (for the
+    # intercept), then a gradient and a Hessian per Newton step.
+    statistics = int(fit_intercept) + 2 * refit_steps
+    lipschitz = radius * feature_bound
+    pure = delta == 0
+
+    def sensitivity(step_size):
+        # A replaced record changes one batch's gradient coordinates by at
+        # most 2 L0 / B, hence every later log weight by 2 tau L0 / B
+        # (docs/privacy/dplogisticsimplex.md).
+        return 2.0 * step_size * lipschitz / batch_size
+
+    def noise_multiplier(step_size):
+        # The statistics get refit_share of the nominal budget, the draws
+        # the rest: nominally N D^2 / 2 zCDP (pure DP: 2 D N), against
+        # 1 / (2 m^2) per Gaussian statistic with multiplier m (std over L2
+        # sensitivity; pure DP: 1 / m per Laplace statistic, scale over L1
+        # sensitivity).  The accountant then composes them all.
+        if not statistics:
+            return np.inf
+        score = sensitivity(step_size)
+        draws_cost = draws * (2.0 * score if pure else 0.5 * score**2)
+        per_statistic = draws_cost * refit_share / (1.0 - refit_share) / statistics
+        return 1.0 / per_statistic if pure else math.sqrt(0.5 / per_statistic)
+
+    def run_event(step_size):
+        multiplier = noise_multiplier(step_size)
+        statistic = (LaplaceMechanism(1.0 / multiplier) if pure
+                     else GaussianMechanism(multiplier))
+        # Within a problem the count comes first and the Newton statistics
+        # last; the order is immaterial to their composition.
+        problem = compose(repeat(ExponentialMechanism(sensitivity(step_size)), draws),
+                          repeat(statistic, statistics))
+        return repeat(problem, n_problems)
+
+    if epsilon == np.inf:
+        step_size = regret_step_size(n_steps, m, lipschitz)
+        multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)
+    else:
+        # The draws alone would spend the budget at 1 / (1 - refit_share)
+        # times as many draws.
+        guess = draw_score_sensitivity(
+            epsilon, delta, draws * n_problems / (1.0 - refit_share))
+        step_size, _ = calibrate_event(run_event, epsilon, delta,
+                                       parameter="step_size",
+                                       guess=guess / sensitivity(1.0))
+        multiplier, event = noise_multiplier(step_size), run_event(step_size)
+    return MirrorDescentPlan(
+        epsilon=epsilon, delta=delta, event=event, n_problems=n_problems,
+        n_steps=n_steps, refresh_every=q, n_vertices=K, batch_size=batch_size,
+        step_size=step_size, score_sensitivity=sensitivity(step_size),
+        n_draws=draws * n_problems, n_statistics=statistics * n_problems,
+        noise_multiplier=multiplier, noise="laplace" if pure else "gaussian",
+        refit_steps=refit_steps, refit_start=refit_start)
+
+
+def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delta,
+                             constraint, radius, feature_bound, fit_intercept,
+                             max_iter=None):
+    """Plan a private Frank-Wolfe fit over the l1 ball or simplex.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_problems : int
+    epsilon, delta : float
+    constraint, radius, feature_bound, fit_intercept, max_iter
+        The estimator's hyperparameters of the same names.
+
+    Returns
+    -------
+    SimplexFrankWolfePlan
+    """
+    # The intercept is one more coordinate, of either sign.
+    m = polytope_vertices(n_features + int(fit_intercept), constraint,
+                          signed=int(fit_intercept))
+    lipschitz = radius * feature_bound
+    n_steps = max_iter or frank_wolfe_steps(n_samples, m, epsilon, delta,
+                                            lipschitz, lipschitz**2 / 4.0)
+    draws = n_steps * n_problems
+
+    def sensitivity(step_size):
+        # <v, grad F> changes by at most R * 2 b / n for every vertex v.
+        return 2.0 * step_size * lipschitz / n_samples
+
+    if epsilon == np.inf:
+        return SimplexFrankWolfePlan(
+            epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
+            n_problems=n_problems, n_steps=n_steps, step_size=np.inf,
+            score_sensitivity=np.inf, n_draws=draws)
+
+    def run_event(step_size):
+        return repeat(ExponentialMechanism(sensitivity(step_size)), draws)
+
+    step_size, _ = calibrate_event(
+        run_event, epsilon, delta, parameter="step_size",
+        guess=draw_score_sensitivity(epsilon, delta, draws) / sensitivity(1.0))
+    return SimplexFrankWolfePlan(
+        epsilon=epsilon, delta=delta, event=run_event(step_size),
+        n_problems=n_problems, n_steps=n_steps, step_size=step_size,
+        score_sensitivity=sensitivity(step_size), n_draws=draws)
+
+
+def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
+                          solver, constraint, radius, feature_bound, fit_intercept,
+                          max_iter, n_vertices, refresh_every):
+    """Plan a DPLogisticSimplex fit from public quantities (never X or y).
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+    n_problems : int
+        1 for two classes, else the number of classes (one-vs-rest).
+    epsilon, delta : float
+    solver, constraint, radius, feature_bound, fit_intercept, max_iter,
+    n_vertices, refresh_every
+        The estimator's hyperparameters of the same names.
+
+    Returns
+    -------
+    MirrorDescentPlan or SimplexFrankWolfePlan
+    """
+    common = {"n_samples": n_samples, "n_features": n_features,
+              "n_problems": n_problems, "epsilon": epsilon, "delta": delta,
+              "constraint": constraint, "radius": radius,
+              "feature_bound": feature_bound, "fit_intercept": fit_intercept,
+              "max_iter": max_iter}
+    if solver == "mirror_descent":
+        return plan_mirror_descent(**common, n_vertices=n_vertices,
+                                   refresh_every=refresh_every)
+    return plan_simplex_frank_wolfe(**common)

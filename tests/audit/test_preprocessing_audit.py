@@ -1,0 +1,128 @@
+"""Audits of the private preprocessing: the bounds draws and the scaler's
+noisy moments stay within their claims, and a planted bug in each is caught.
+
+The cases have the shape of ``audit_cases.AuditCase`` so that they can join
+``CASES`` (and the audit table) as they are.
+"""
+
+import numpy as np
+import pytest
+from audit_cases import DELTA, EPSILON, AuditCase
+from audit_core import run_audit
+
+import skdpopt._bounds
+import skdpopt.preprocessing
+from skdpopt import DPMinMaxScaler, DPStandardScaler
+from skdpopt.accounting import GaussianMechanism, privacy_spent
+
+N_ROWS = 100
+
+# The cases are small on purpose (the canary must matter): the scalers warn
+# that their bounds are coarse, which is not what is audited.
+pytestmark = pytest.mark.filterwarnings("ignore::skdpopt.exceptions.UtilityWarning")
+
+
+# -- the private bounds (DPMinMaxScaler) --------------------------------------
+
+def _bounds_pair():
+    # Every row at 1, the canary just above the median cell [1, 2^(1/4)) of
+    # the grid (in) or inside it (out): the upper draw's candidate 2^(1/4)
+    # then has one value fewer below it in D than in D', and no other
+    # candidate differs.  That candidate is also the prior's mode, so the
+    # draw lands on it about half the time.
+    data_out = np.ones((N_ROWS, 1))
+    data_in = data_out.copy()
+    data_in[0, 0] = 1.2
+    return data_in, data_out
+
+
+def _fit_minmax(data, random_state):
+    return DPMinMaxScaler(epsilon=EPSILON, delta=DELTA,
+                          random_state=random_state).fit(data)
+
+
+def _plant_free_bounds(monkeypatch):
+    # The draws run with 16 times the score sensitivity the plan accounts
+    # for: the bounds are nearly free.
+    original = skdpopt._bounds.private_bounds
+    monkeypatch.setattr(
+        skdpopt.preprocessing._bounds, "private_bounds",
+        lambda X, sensitivity, rng, **kw: original(X, 16 * sensitivity, rng, **kw))
+
+
+BOUNDS = AuditCase(
+    name="DPMinMaxScaler (private bounds)",
+    release="upper bound of a column (data_max_)",
+    fit=_fit_minmax,
+    datasets=_bounds_pair,
+    statistic=lambda est: est.data_max_[0],
+    # The statistic is a function of two of the three draws (the median
+    # cell and the upper bound), each 2D-DP: the claim is their sum.
+    claimed=lambda est: 2 * 2 * est.privacy_plan_.bounds.score_sensitivity,
+    plant=_plant_free_bounds,
+    bug="score sensitivity understated 16-fold (bounds nearly free)",
+    fast_runs=3_000,
+)
+
+
+# -- the clipped moments (DPStandardScaler with public bounds) ---------------
+
+def _moments_pair():
+    # The canary at the public upper bound (in) or the lower one (out): the
+    # clipped sum moves by its full sensitivity.
+    data_in = np.zeros((N_ROWS, 1))
+    data_out = data_in.copy()
+    data_in[0, 0], data_out[0, 0] = 1.0, -1.0
+    return data_in, data_out
+
+
+def _fit_scaler(data, random_state):
+    return DPStandardScaler(epsilon=EPSILON, delta=DELTA, bounds=(-1.0, 1.0),
+                            random_state=random_state).fit(data)
+
+
+def _plant_quiet_moments(monkeypatch):
+    # Noise of the moments a quarter of what the plan accounts for.
+    original = skdpopt._bounds.private_moments
+    monkeypatch.setattr(
+        skdpopt.preprocessing._bounds, "private_moments",
+        lambda X, low, high, noise, rng, mechanism="gaussian": original(
+            X, low, high, tuple(z / 4 if z else z for z in noise), rng, mechanism))
+
+
+MOMENTS = AuditCase(
+    name="DPStandardScaler (clipped moments)",
+    release="private mean of a column (mean_)",
+    fit=_fit_scaler,
+    datasets=_moments_pair,
+    statistic=lambda est: est.mean_[0],
+    # mean_ is a function of the clipped sum alone: its Gaussian release.
+    claimed=lambda est: privacy_spent(
+        GaussianMechanism(est.privacy_plan_.noise_multipliers[0]), DELTA).epsilon,
+    plant=_plant_quiet_moments,
+    bug="Gaussian noise scaled down by 4",
+    fast_runs=2_000,
+)
+
+CASES = [BOUNDS, MOMENTS]
+
+
+def _claim(case):
+    data_in, _ = case.datasets()
+    return case.claimed(case.fit(data_in, 0))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_audit_within_claim(case):
+    result = run_audit(case, case.fast_runs)
+    assert result.epsilon_lower <= _claim(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_audit_catches_planted_bug(case, monkeypatch):
+    claim = _claim(case)
+    case.plant(monkeypatch)
+    result = run_audit(case, case.fast_runs)
+    assert result.epsilon_lower > claim, (
+        f"the audit missed a planted bug ({case.bug}): "
+        f"lower bound {result.epsilon_lower:.3f} <= claim {claim:.3f}")

@@ -1,0 +1,67 @@
+"""The DPLogisticSimplex plan: public inputs only, spends at most the
+request, counts every release."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+from skdpopt.accounting import EpsilonDeltaEvent
+from skdpopt.plans.logistic_simplex import REFIT_STEPS, plan_logistic_simplex
+from skdpopt.solvers.mirror_descent import count_vertex_draws
+
+
+def test_plan_takes_no_data():
+    params = set(inspect.signature(plan_logistic_simplex).parameters)
+    assert not params & {"X", "y", "data", "sample_weight"}
+
+
+@pytest.mark.parametrize("solver", ["mirror_descent", "frank_wolfe"])
+def test_plans_spend_at_most_epsilon_over_a_grid(solver):
+    for n in (200, 20_000):
+        for epsilon in (0.1, 1.0, 8.0):
+            for delta in (0.0, 1e-8, 1e-4):
+                for n_problems, fit_intercept, constraint in (
+                        (1, True, "l1_ball"), (3, False, "simplex")):
+                    plan = plan_logistic_simplex(
+                        n_samples=n, n_features=50, n_problems=n_problems,
+                        epsilon=epsilon, delta=delta, solver=solver,
+                        constraint=constraint, radius=10.0, feature_bound=1.0,
+                        fit_intercept=fit_intercept, max_iter=None,
+                        n_vertices=None, refresh_every=None)
+                    spent = plan.spent().epsilon
+                    assert 0.97 * epsilon <= spent <= epsilon, (
+                        n, epsilon, delta, n_problems)
+
+
+def test_plan_counts_every_release_of_every_problem():
+    plan = plan_logistic_simplex(
+        n_samples=5000, n_features=40, n_problems=3, epsilon=1.0, delta=1e-8,
+        solver="mirror_descent", constraint="l1_ball", radius=10.0,
+        feature_bound=1.0, fit_intercept=True, max_iter=None, n_vertices=None,
+        refresh_every=None)
+    per_problem = count_vertex_draws(plan.n_steps, plan.n_vertices,
+                                     plan.refresh_every)
+    assert plan.n_draws == 3 * per_problem
+    assert plan.n_statistics == 3 * (1 + 2 * REFIT_STEPS)
+    assert plan.batch_size == 5000 // plan.n_steps
+
+
+def test_no_privacy_plan_has_no_noise_and_infinite_spend():
+    for solver in ("mirror_descent", "frank_wolfe"):
+        plan = plan_logistic_simplex(
+            n_samples=500, n_features=5, n_problems=1, epsilon=np.inf,
+            delta=1e-5, solver=solver, constraint="l1_ball", radius=1.0,
+            feature_bound=1.0, fit_intercept=True, max_iter=None,
+            n_vertices=None, refresh_every=None)
+        assert plan.event == EpsilonDeltaEvent(np.inf, 0.0)
+        assert plan.spent().epsilon == np.inf
+
+
+def test_too_many_steps_are_refused():
+    with pytest.raises(ValueError, match="max_iter"):
+        plan_logistic_simplex(
+            n_samples=50, n_features=5, n_problems=1, epsilon=1.0, delta=1e-5,
+            solver="mirror_descent", constraint="l1_ball", radius=1.0,
+            feature_bound=1.0, fit_intercept=True, max_iter=51,
+            n_vertices=None, refresh_every=None)
