@@ -40,10 +40,11 @@ class DPLogisticSimplex(
     Fits ``min E[log(1 + exp(-y (<w, x> + b)))]`` over weights in the l1
     ball ``||w||_1 + |b| / feature_bound <= radius`` (or, with
     ``constraint="simplex"``, non-negative weights) by private entropic
-    stochastic mirror descent with vertex sampling (González, Guzmán and Paquette 2024, Section 4,
-    Algorithm 5).  Its error grows with the logarithm of the number of
-    features, not with the number itself, which makes it the estimator for
-    high-dimensional sparse data (bags of words, one-hot encodings).
+    stochastic mirror descent with vertex sampling (González, Guzmán and
+    Paquette 2024, Section 4, Algorithm 5).  Its error grows with the
+    logarithm of the number of features, not with the number itself,
+    which makes it the estimator for high-dimensional sparse data (bags of
+    words, one-hot encodings).
 
     The weights are barycentric coordinates over the vertices ``+-R e_j``
     of the features; mirror descent updates them multiplicatively on fresh
@@ -88,10 +89,10 @@ class DPLogisticSimplex(
         Mirror descent fits it with the scale of the released direction
         (see above); Frank-Wolfe draws its vertices like the others.
     solver : {"mirror_descent", "frank_wolfe"}, default="mirror_descent"
-        "mirror_descent": Algorithm 5 of González, Guzmán and Paquette (2024).  "frank_wolfe": private
-        Frank-Wolfe over the same vertices (Talwar, Thakurta and Zhang
-        2015), full-batch gradients and one exponential-mechanism draw per
-        step; the classical baseline.
+        "mirror_descent": Algorithm 5 of González, Guzmán and Paquette
+        (2024).  "frank_wolfe": private Frank-Wolfe over the same vertices
+        (Talwar, Thakurta and Zhang 2015), full-batch gradients and one
+        exponential-mechanism draw per step; the classical baseline.
     max_iter : int, default=None
         Number of steps T (mirror descent: also the number of batches, at
         most n_samples).  ``None`` follows the theory (see Notes).
@@ -168,9 +169,9 @@ class DPLogisticSimplex(
     Notes
     -----
     Defaults (:func:`skdpopt.plans.logistic_simplex.mirror_descent_schedule`):
-    q and K follow the proof of
-    Theorem 4.2 of González, Guzmán and Paquette (2024) for second-order smooth losses (the logistic
-    loss is one), ``q = sqrt(T / log m)`` and ``K = sqrt(T log m)`` with m
+    q and K follow the proof of Theorem 4.2 of González, Guzmán and
+    Paquette (2024) for second-order smooth losses (the logistic loss is
+    one), ``q = sqrt(T / log m)`` and ``K = sqrt(T log m)`` with m
     vertices; T is the theorem's ``min(n, n eps / (log m sqrt(log 1/delta)))``
     unless the budget cannot pay for the ``T (1 + log m)`` draws that
     implies, in which case T is cut to what lets a feature with a

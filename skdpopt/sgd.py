@@ -1,6 +1,5 @@
 """DPSGDRegressor and DPSGDClassifier: linear models trained by DP-SGD."""
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -155,8 +154,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         ``batch_size / n_samples``.  "full": every row in every step
         (NoisyGD), ``max_iter`` steps.  "single_pass": Poisson steps where
         each row's gradient counts only the first time it is drawn, run
-        until about half the rows have been seen (arXiv:2002.09609, 2020; ``max_iter`` is
-        unused); meant for the non-smooth losses.
+        until about half the rows have been seen (arXiv:2002.09609, 2020;
+        ``max_iter`` is unused); meant for the non-smooth losses.
     loss_epsilon : float, default=0.1
         Width of the "huber" and "epsilon_insensitive" losses (called
         ``epsilon`` in scikit-learn, a name taken here by the budget).

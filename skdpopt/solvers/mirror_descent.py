@@ -7,10 +7,10 @@ the scaled simplex that of the D vertices ``R e_j``.  A point is described
 by barycentric weights over the vertices, and entropic mirror descent
 updates those weights multiplicatively: ``x_{t+1} ∝ x_t exp(-tau g_t)``.
 
-Private algorithms built on it (González, Guzmán and Paquette 2024) never release the weights, only
-vertices drawn from them: drawing vertex k with probability ``x_k``, whose
-logarithm moves by a bounded amount when one record changes, is an
-exponential mechanism.  The pieces here are shared by those algorithms:
+Private algorithms built on it (González, Guzmán and Paquette 2024) never
+release the weights, only vertices drawn from them: drawing vertex k with
+probability ``x_k``, whose logarithm moves by a bounded amount when one
+record changes, is an exponential mechanism.  The pieces here are shared by those algorithms:
 
 * :class:`VertexSet` maps vertices to (feature, value) and a gradient over
   features to a gradient over vertices;
@@ -19,8 +19,8 @@ exponential mechanism.  The pieces here are shared by those algorithms:
   keeps the anytime online-to-batch average ``w_t = (x_1 + ... + x_t) / t``
   just as lazily;
 * :func:`draw_vertices` draws i.i.d. vertices from a weight vector;
-* :func:`vertex_sampling_mirror_descent` is Algorithm 5 of González, Guzmán and Paquette (2024) (private
-  stochastic convex optimisation over the polytope), and
+* :func:`vertex_sampling_mirror_descent` is Algorithm 5 of González, Guzmán
+  and Paquette (2024) (private stochastic convex optimisation over the polytope), and
   :func:`linear_model_gradient` the stochastic gradient oracle of a linear
   model (logistic regression, ...) for it, on dense or CSR batches.
 
@@ -306,7 +306,8 @@ def count_vertex_draws(n_steps, n_draws, refresh_every):
 
     K draws at every refresh step except the first (at step 1 the average
     is the uniform starting point, which depends on no data), and K for the
-    output.  Never more than the ``T K / q + q K + K`` of González, Guzmán and Paquette (2024).
+    output.  Never more than the ``T K / q + q K + K`` of González, Guzmán
+    and Paquette (2024).
     """
     refreshes = refresh_steps(n_steps, refresh_every)
     return n_draws * (int(np.count_nonzero(refreshes > 1)) + 1)
@@ -339,7 +340,9 @@ class MirrorDescentResult:
 def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
                                    refresh_every, step_size, rng,
                                    initial_log_weights=None, verbose=0):
-    """Private stochastic mirror descent with vertex sampling (González, Guzmán and Paquette 2024, Alg. 5).
+    """Private stochastic mirror descent with vertex sampling.
+
+    Algorithm 5 of González, Guzmán and Paquette (2024).
 
     For t = 1..T: ``w_t`` is the average of the iterates ``x_1..x_t``; at
     refresh steps (every step while t <= q, then every q-th step) K vertices
