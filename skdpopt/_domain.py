@@ -16,7 +16,8 @@ import numpy as np
 
 from .mechanisms import exponential_mechanism
 
-# 1e7 float64 cells is 80 MB per histogram; the solver holds a few.
+# Largest domain whose whole histogram is ever materialised (80 MB of
+# float64), for ``histogram_`` on small domains.
 MAX_DOMAIN_CELLS = 10_000_000
 
 # Candidate bounds for a numeric column without declared bounds: 0 and
@@ -69,18 +70,35 @@ class Column:
         return self.edges is not None
 
 
-def domain_shape(columns):
-    """Cells per column, checked against :data:`MAX_DOMAIN_CELLS`."""
+def domain_shape(columns, max_cells, whole=False):
+    """Cells per column, checked against the public model size limit.
+
+    The model always holds every column's 1-way table, so their total must
+    fit in ``max_cells``; with ``whole`` (explicit linear queries, which
+    address single cells of the domain) the whole domain must.
+    """
     shape = tuple(column.size for column in columns)
-    cells = float(np.prod([float(s) for s in shape]))
-    if cells > MAX_DOMAIN_CELLS:
-        sizes = ", ".join(f"{c.name!r}: {c.size}" for c in columns)
-        raise ValueError(
-            f"The domain has {cells:.3g} cells ({sizes}), above the limit of "
-            f"{MAX_DOMAIN_CELLS:.0e} cells (a histogram of that many float64 "
-            "cells is held in memory several times). Reduce it: fewer "
-            "columns, fewer n_bins for numeric columns, or coarser categories."
-        )
+    sizes = ", ".join(f"{c.name!r}: {c.size}" for c in columns)
+    if whole:
+        cells = float(np.prod([float(s) for s in shape]))
+        if cells > max_cells:
+            raise ValueError(
+                f"The domain has {cells:.3g} cells ({sizes}), above "
+                f"max_model_size={max_cells:.3g}. An explicit query matrix "
+                "addresses single cells of the domain, so the model must hold "
+                "the whole histogram; use a workload of marginals (an int or "
+                "a list of column tuples), which is held as a graphical model, "
+                "or reduce the domain (fewer columns, fewer n_bins, coarser "
+                "categories)."
+            )
+    else:
+        cells = float(sum(shape))
+        if cells > max_cells:
+            raise ValueError(
+                f"The columns' 1-way tables have {cells:.3g} cells in all "
+                f"({sizes}), above max_model_size={max_cells:.3g}. Raise "
+                "max_model_size or use coarser categories or fewer n_bins."
+            )
     return shape
 
 

@@ -20,41 +20,16 @@ from ._base import (
     keep_fit_on_error,
     make_generator,
 )
-from .accounting import (
-    Accountant,
-    ExponentialMechanism,
-    GaussianMechanism,
-    calibrate,
-)
-from .mechanisms import gaussian_noise
+from .plans import synthetic as synthetic_plans
 from .solvers.query_release import (
     MarginalWorkload,
     MatrixWorkload,
-    release_workload,
+    fit_synthetic,
 )
 
-# How a budget of rho (zCDP units, used only to split; the accountant
-# measures the real total) is shared: a warm start from noisy 1-way
-# marginals gets ONE_WAY_SHARE; each round's selection gets SELECTION_SHARE
-# of the round, its measurement the rest.  Shares as in AIM (McKenna et al.
-# 2022), checked by benchmarks/bench_synthetic.py.
-ONE_WAY_SHARE = 0.1
-SELECTION_SHARE = 0.1
-# Share of epsilon spent on bounds of numeric columns nobody declared, when
-# ``preprocessor_epsilon`` is None.
-DEFAULT_PREPROCESSOR_SHARE = 0.1
-
-
-def default_rounds(n_columns, epsilon, n_queries):
-    """Rounds of the default schedule: ``n_columns * 2 ** log10(epsilon)``
-    (half as many at epsilon = 0.1, twice as many at 10), at least 2, at most
-    the number of queries.  Each round splits the budget further, so the
-    best count grows with epsilon; benchmarks/bench_synthetic.py measured
-    this rule against fixed counts."""
-    if not np.isfinite(epsilon):
-        return n_queries
-    rounds = round(n_columns * 2.0 ** np.log10(epsilon))
-    return int(min(max(rounds, 2), n_queries))
+# Default public limit on the model: cells of its junction tree's tables
+# (8 MB of float64 each copy).
+DEFAULT_MAX_MODEL_SIZE = 1_000_000
 
 
 class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
@@ -68,9 +43,15 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
     which picks the marginal the synthetic distribution answers worst (an
     exponential mechanism, the only step besides measurements that reads
     the data) and measures it with Gaussian noise, and a data player, which
-    reweights a histogram over the whole domain multiplicatively to agree
-    with every measurement so far (seed 001, Section 1.4; MWEM and AIM in
-    practice).  See :doc:`/privacy/dpsynthetic` for the privacy argument.
+    reweights the distribution multiplicatively to agree with every
+    measurement so far (Hardt, Ligett and McSherry 2012; AIM, McKenna et
+    al. 2022).  Multiplicative updates by marginals keep the distribution
+    a product of one potential table per measured marginal, so it is held
+    as a graphical model: marginals come from message passing on a
+    junction tree and records from exact forward sampling, at a cost set
+    by the tree's tables (at most ``max_model_size`` cells), not by the
+    domain, which may have 1e14 cells or more.  See
+    :doc:`/privacy/dpsynthetic` for the privacy argument.
 
     Parameters
     ----------
@@ -86,7 +67,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         positions otherwise): those marginals.  A 2-D array of shape
         ``(n_queries, n_cells)``: explicit linear queries over the
         flattened domain (C order of the columns' codes), coefficients in
-        [-1, 1].
+        [-1, 1]; they address single cells, so the model is then the whole
+        histogram and the domain must have at most ``max_model_size``
+        cells (refused above).
     domain : dict or list, default=None
         Public domain of the categorical columns: for each column (key:
         name for a DataFrame, position for an array; or a list with one
@@ -102,25 +85,38 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
     n_bins : int, default=8
         Equal-width bins per numeric column.
     max_iter : int, default=None
-        Number of select-and-measure rounds.  ``None``: the number of
-        columns times ``2 ** log10(epsilon)`` (so 1x at epsilon = 1, 2x at
-        10), at least 2 and at most the number of queries; every query
+        Number of select-and-measure rounds.  ``None``: twice the number
+        of columns times ``2 ** log10(epsilon)`` (so 2x at epsilon = 1, 4x
+        at 10), at least 2 and at most the number of queries; every query
         without privacy.
     preprocessor_epsilon : float, default=None
         Part of ``epsilon`` spent on the bounds of numeric columns without
         declared bounds (two exponential-mechanism draws per column, over a
         public grid of powers of two).  ``None``: a tenth of ``epsilon``.
         Unused when every numeric column has bounds.
+    max_model_size : float, default=1e6
+        Public limit on the model: the cells of its junction tree's tables
+        (8 bytes each).  A marginal whose measurement would grow the tree
+        past it is not a candidate for selection (as in AIM); every
+        column's 1-way table must fit.  Memory and time grow with it.
     random_state : int, RandomState instance or None, default=None
         Seeds the fit's noise.  Leave it ``None`` for a real release.
+    verbose : int, default=0
+        Print one line per round: the columns measured, the model's size
+        and the time so far (selections are released values; no error
+        or count of the data is printed).
 
     Attributes
     ----------
     domain_ : list of Column
         The domain used: per column its categories or bin edges.
+    model_ : GraphicalModel
+        The synthetic distribution: potentials of the measured marginals
+        on a junction tree (:meth:`marginal` and :meth:`sample` use it).
     histogram_ : ndarray
-        The synthetic distribution over the domain (sums to 1), of shape
-        the number of codes per column.
+        The synthetic distribution over the whole domain (sums to 1), of
+        shape the number of codes per column; only for domains of at most
+        1e7 cells.
     workload_ : list of tuple of int or ndarray
         The workload as column positions (or the query matrix).
     n_iter_ : int
@@ -133,8 +129,12 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
     selected_ : list of int
         Index in ``workload_`` (plus the added 1-way marginals) of the query
         selected at each round.
+    privacy_plan_ : SyntheticPlan
+        What the fit released, planned before it read the data: rounds,
+        budget shares, calibrated noise and selection scales, and the
+        event tree.
     privacy_spent_ : PrivacySpent
-        The (epsilon, delta) guarantee of the fit.
+        The (epsilon, delta) guarantee of the fit, from the plan's event.
     n_features_in_ : int
         Number of columns seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -166,6 +166,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         "n_bins": [Interval(Integral, 2, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "preprocessor_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "max_model_size": [Interval(Real, 1, None, closed="left")],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -178,7 +180,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_bins=8,
         max_iter=None,
         preprocessor_epsilon=None,
+        max_model_size=DEFAULT_MAX_MODEL_SIZE,
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -188,7 +192,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         self.n_bins = n_bins
         self.max_iter = max_iter
         self.preprocessor_epsilon = preprocessor_epsilon
+        self.max_model_size = max_model_size
         self.random_state = random_state
+        self.verbose = verbose
 
     # ------------------------------------------------------------------
     # Fitting
@@ -234,143 +240,50 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             )
         self._warn_if_delta_too_large(n_samples)
         names = list(X.columns) if frame else list(range(len(columns)))
-        accountant = Accountant()
-        rng = make_generator(self.random_state)
-        # Public checks first (domain size, workload), then the bounds that
-        # cost privacy, then the encoding (which only validates values).
+        # Public quantities first (domain, workload, size limit), then the
+        # plan, then the releases: bounds, measurements, selections.
         domain = self._declared_domain(names)
         numeric_missing = [i for i, col in enumerate(domain) if col is None]
         bins = np.zeros(self.n_bins + 1)
-        _domain.domain_shape([c if c is not None else _domain.Column(n, edges=bins)
-                              for n, c in zip(names, domain, strict=True)])
         workload = self._resolve_workload(names, domain)
-        if numeric_missing:
-            per_draw = self._bounds_draw_epsilon(2 * len(numeric_missing))
-            for i in numeric_missing:
-                values = _finite_numeric(names[i], columns[i])
-                low, high = _domain.private_bounds(values, per_draw, rng)
-                domain[i] = _domain.numeric_column(names[i], low, high, self.n_bins)
-            if self._is_private:
-                accountant.compose(
-                    ExponentialMechanism(per_draw / 2), 2 * len(numeric_missing)
-                )
-        shape = _domain.domain_shape(domain)
+        whole = isinstance(workload, np.ndarray)
+        shape = _domain.domain_shape(
+            [c if c is not None else _domain.Column(n, edges=bins)
+             for n, c in zip(names, domain, strict=True)],
+            self.max_model_size, whole=whole)
+        queries = _queries(workload, shape)
+        plan = synthetic_plans.plan_synthetic(
+            n_samples=n_samples, n_columns=len(shape), n_queries=len(queries),
+            n_one_way=0 if whole else len(shape),
+            n_bound_draws=2 * len(numeric_missing),
+            l2_sensitivity_times_n=queries.l2_sensitivity_times_n,
+            epsilon=self.epsilon, delta=self.delta, max_iter=self.max_iter,
+            preprocessor_epsilon=self.preprocessor_epsilon)
+        self._begin_release(plan)
+        rng = make_generator(self.random_state)
+        for i in numeric_missing:
+            values = _finite_numeric(names[i], columns[i])
+            low, high = _domain.private_bounds(values, plan.bounds_epsilon, rng)
+            domain[i] = _domain.numeric_column(names[i], low, high, self.n_bins)
         codes = np.column_stack(
             [_domain.encode_column(col, values)
              for col, values in zip(domain, columns, strict=True)]
         )
-        self._fit_histogram(codes, shape, workload, accountant, rng)
+        result = fit_synthetic(codes, queries, plan, rng,
+                               max_model_cells=self.max_model_size,
+                               verbose=self.verbose)
+        self.model_ = result.model
+        self.workload_ = workload
+        self.selected_ = result.selected
+        self.n_iter_ = plan.n_rounds
+        self.noise_std_ = plan.round_noise_std
+        self.selection_epsilon_ = plan.selection_epsilon
+        self._queries = queries
         self.domain_ = domain
         self._output_frame = frame
         self._n_samples_fit = n_samples
-        self._record_spent(accountant)
+        self._finish_release(plan)
         return self
-
-    def _fit_histogram(self, codes, shape, workload, accountant, rng):
-        n_samples = codes.shape[0]
-        if isinstance(workload, np.ndarray):
-            queries = MatrixWorkload(workload, shape)
-            one_way = []
-        else:
-            # The 1-way marginals join the queries: they are measured first
-            # (warm start) and can be selected again.
-            extra = [(a,) for a in range(len(shape)) if (a,) not in workload]
-            queries = MarginalWorkload(workload + extra, shape)
-            one_way = [j for j, m in enumerate(queries.marginals) if len(m) == 1]
-        n_rounds = self.max_iter
-        if n_rounds is None:
-            n_rounds = default_rounds(len(shape), self.epsilon, len(queries))
-        real = [queries.answer_records(codes, j) for j in range(len(queries))]
-        plan = self._plan(accountant, n_rounds, len(one_way), n_samples,
-                          queries.l2_sensitivity_times_n)
-        one_way_std, round_std, selection_epsilon = plan
-        measurements = {}
-        for j in one_way:
-            noisy = real[j] + gaussian_noise(rng, one_way_std, real[j].shape)
-            measurements[j] = (noisy / max(one_way_std, 1e-12) ** 2,
-                               1.0 / max(one_way_std, 1e-12) ** 2)
-        initial = _independent_histogram(shape, queries, measurements)
-        result = release_workload(
-            queries, real, n_samples,
-            n_rounds=n_rounds,
-            selection_epsilon=selection_epsilon,
-            noise_std=round_std,
-            rng=rng,
-            initial=initial,
-            initial_measurements=measurements,
-        )
-        self.histogram_ = result.histogram
-        self.workload_ = workload
-        self.selected_ = result.selected
-        self.n_iter_ = n_rounds
-        self.noise_std_ = round_std
-        self._one_way_noise_std = one_way_std
-        self.selection_epsilon_ = selection_epsilon
-        self._queries = queries
-
-    def _plan(self, accountant, n_rounds, n_one_way, n_samples, l2_times_n):
-        """Noise of the warm start and of each round, and each selection's
-        epsilon, calibrated so the whole run spends ``epsilon``.  The events
-        go into ``accountant``."""
-        if not self._is_private:
-            return 0.0, 0.0, np.inf
-        before = list(accountant.events)
-
-        def split(rho):
-            one_way_z = (np.sqrt(n_one_way / (2 * ONE_WAY_SHARE * rho))
-                         if n_one_way else np.inf)
-            round_rho = (1 - ONE_WAY_SHARE if n_one_way else 1.0) * rho / n_rounds
-            selection_epsilon = np.sqrt(8 * SELECTION_SHARE * round_rho)
-            round_z = 1.0 / np.sqrt(2 * (1 - SELECTION_SHARE) * round_rho)
-            return one_way_z, round_z, selection_epsilon
-
-        def run(rho):
-            one_way_z, round_z, selection_epsilon = split(rho)
-            acc = Accountant(accountant.relation)
-            for event, count in before:
-                acc.compose(event, count)
-            if n_one_way:
-                acc.compose(GaussianMechanism(one_way_z), n_one_way)
-            acc.compose(ExponentialMechanism(selection_epsilon / 2), n_rounds)
-            acc.compose(GaussianMechanism(round_z), n_rounds)
-            return acc
-
-        # zCDP's conversion gives the starting point; the accountant decides.
-        log_term = np.log(1.0 / self.delta)
-        guess = (np.sqrt(log_term + self.epsilon) - np.sqrt(log_term)) ** 2
-        rho, _ = calibrate(lambda r: run(r).epsilon(self.delta), self.epsilon,
-                           0.5 * guess, 3.0 * guess, increasing=True)
-        for event, count in run(rho).events[len(before):]:
-            accountant.compose(event, count)
-        one_way_z, round_z, selection_epsilon = split(rho)
-        sensitivity = l2_times_n / n_samples
-        one_way_std = np.sqrt(2.0) / n_samples * one_way_z
-        return one_way_std, sensitivity * round_z, selection_epsilon
-
-    def _bounds_draw_epsilon(self, n_draws):
-        """Pure epsilon of each bounds draw such that the ``n_draws`` draws
-        together spend ``preprocessor_epsilon`` (at ``delta``; small pure-DP
-        draws compose far below the sum of their epsilons)."""
-        if not self._is_private:
-            return np.inf
-        share = self.preprocessor_epsilon
-        if share is None:
-            share = DEFAULT_PREPROCESSOR_SHARE * self.epsilon
-        if share >= self.epsilon:
-            raise ValueError(
-                f"preprocessor_epsilon={share} must be below epsilon={self.epsilon}."
-            )
-
-        def spent(per_draw):
-            run = Accountant().compose(ExponentialMechanism(per_draw / 2), n_draws)
-            return run.epsilon(self.delta)
-
-        per_draw, _ = calibrate(spent, share, share / n_draws, share,
-                                increasing=True)
-        return per_draw
-
-    # ------------------------------------------------------------------
-    # Input handling
 
     def _column_values(self, X):
         """The columns of X as 1-D arrays (object for declared categorical
@@ -498,11 +411,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
                 f"n_samples must be a non-negative int, got {n_samples!r}."
             )
         rng = make_generator(random_state)
-        p = self.histogram_.ravel()
-        flat = rng.choice(p.size, size=int(n_samples), p=p / p.sum())
-        codes = np.unravel_index(flat, self.histogram_.shape)
-        values = [_domain.decode_column(col, c, rng)
-                  for col, c in zip(self.domain_, codes, strict=True)]
+        codes = self.model_.sample(int(n_samples), rng)
+        values = [_domain.decode_column(col, codes[:, i], rng)
+                  for i, col in enumerate(self.domain_)]
         if self._output_frame:
             import pandas as pd
 
@@ -543,7 +454,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_user = len(self.workload_)
         real = [queries.answer_records(codes, j) for j in range(n_user)]
         return np.array([
-            np.abs(queries.answer(self.histogram_, j) - real[j]).sum()
+            np.abs(queries.answer(self.model_, j) - real[j]).sum()
             for j in range(n_user)
         ])
 
@@ -562,6 +473,52 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         float
         """
         return -float(np.mean(self.query_errors(X)))
+
+    def marginal(self, columns):
+        """The synthetic distribution's marginal over some columns.
+
+        Computed exactly from the fitted model (post-processing: it costs
+        no privacy), whether or not the marginal was measured.
+
+        Parameters
+        ----------
+        columns : list
+            Column names (DataFrame) or positions.
+
+        Returns
+        -------
+        ndarray
+            Probabilities, one axis per column in the order of ``columns``
+            (codes in the order of ``domain_``); sums to 1.
+        """
+        check_is_fitted(self)
+        names = [c.name for c in self.domain_]
+        try:
+            positions = [names.index(c) for c in columns]
+        except ValueError:
+            raise ValueError(
+                f"columns must name columns of the fit; got {list(columns)!r}."
+            ) from None
+        if len(set(positions)) != len(positions):
+            raise ValueError("columns lists a column twice.")
+        ordered = sorted(positions)
+        table = self.model_.marginal(tuple(ordered))
+        return np.transpose(table, [ordered.index(p) for p in positions])
+
+    @property
+    def histogram_(self):
+        """The synthetic distribution over the whole domain (sums to 1), of
+        shape the number of codes per column; only for domains of at most
+        ``1e7`` cells (use :meth:`marginal` or :meth:`sample` otherwise)."""
+        check_is_fitted(self)
+        cells = float(np.prod([float(c.size) for c in self.domain_]))
+        if cells > _domain.MAX_DOMAIN_CELLS:
+            raise AttributeError(
+                f"histogram_ would have {cells:.3g} cells, above "
+                f"{_domain.MAX_DOMAIN_CELLS:.0e}; the model is held as a "
+                "graphical model (model_): use marginal() or sample()."
+            )
+        return self.model_.dense()
 
     @property
     def _n_train(self):
@@ -624,16 +581,11 @@ def _finite_numeric(name, values):
     return values
 
 
-def _independent_histogram(shape, queries, measurements):
-    """Product of the measured 1-way marginals (post-processing)."""
-    hist = np.ones(shape)
-    for j, (weighted, precision) in measurements.items():
-        (axis,) = queries.marginals[j]
-        estimate = weighted / precision
-        std = 1.0 / np.sqrt(precision)
-        # Negative noisy counts become a floor at the noise level.
-        factor = np.maximum(estimate, 0.0) + std
-        view = [1] * len(shape)
-        view[axis] = shape[axis]
-        hist = hist * (factor / factor.sum()).reshape(view)
-    return hist / hist.sum()
+def _queries(workload, shape):
+    """The query objects of a resolved workload; the 1-way marginals join a
+    workload of marginals (measured first as the warm start, and
+    selectable again)."""
+    if isinstance(workload, np.ndarray):
+        return MatrixWorkload(workload, shape)
+    extra = [(a,) for a in range(len(shape)) if (a,) not in workload]
+    return MarginalWorkload(workload + extra, shape)

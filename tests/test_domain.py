@@ -43,8 +43,13 @@ def test_decoded_numeric_values_stay_in_their_bin():
 
 def test_domain_size_limit_message():
     columns = [_domain.declared_categories(i, 100) for i in range(4)]
-    with pytest.raises(ValueError, match="1e\\+08 cells"):
-        _domain.domain_shape(columns)
+    # Marginal workloads: only the 1-way tables (400 cells) must fit.
+    assert _domain.domain_shape(columns, 400) == (100,) * 4
+    with pytest.raises(ValueError, match="400 cells in all"):
+        _domain.domain_shape(columns, 399)
+    # Explicit queries: the whole 1e8-cell histogram must.
+    with pytest.raises(ValueError, match="1e\\+08 cells.*explicit query matrix"):
+        _domain.domain_shape(columns, 1e7, whole=True)
 
 
 def test_private_bounds_concentrate_with_budget():

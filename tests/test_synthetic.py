@@ -11,7 +11,6 @@ from dp_accounting import pld as dpa_pld
 from sklearn.model_selection import GridSearchCV
 
 from skdpopt import DPSyntheticData
-from skdpopt._domain import MAX_DOMAIN_CELLS
 
 
 def correlated_table(n=4000, seed=0):
@@ -107,11 +106,15 @@ def test_spent_epsilon_recomputed_independently():
                           random_state=0).fit(X)
     claim = gen.privacy_spent_.epsilon
     assert 0.97 <= claim <= 1.0
-    # Replace-one moves two cells of a normalised marginal by 1/n each.
+    plan = gen.privacy_plan_
+    # The plan's noise is what the fit adds: replace-one moves two cells of
+    # a normalised marginal by 1/n each.
     sensitivity = np.sqrt(2.0) / n
-    round_sigma = gen.noise_std_ / sensitivity
-    one_way_sigma = gen._one_way_noise_std / sensitivity
+    assert np.isclose(gen.noise_std_, plan.round_noise_multiplier * sensitivity)
+    round_sigma = plan.round_noise_multiplier
+    one_way_sigma = plan.one_way_noise_multiplier
     n_one_way = len(DOMAIN)
+    assert plan.n_one_way == n_one_way and plan.n_bound_draws == 0
     epsilon0 = gen.selection_epsilon_
     rr = 2.0 / (1.0 + np.exp(epsilon0))  # binary randomized response at epsilon0
     events = dp_event.ComposedDpEvent([
@@ -180,8 +183,13 @@ def test_numeric_without_bounds_spends_the_preprocessor_share():
 def test_bounds_draws_spend_the_declared_share():
     from skdpopt.accounting import Accountant, ExponentialMechanism
 
-    gen = DPSyntheticData(epsilon=1.0, preprocessor_epsilon=0.2, delta=1e-9)
-    per_draw = gen._bounds_draw_epsilon(6)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    gen = DPSyntheticData(epsilon=1.0, preprocessor_epsilon=0.2, delta=1e-9,
+                          random_state=0).fit(X)
+    plan = gen.privacy_plan_
+    assert plan.n_bound_draws == 6
+    per_draw = plan.bounds_epsilon
     spent = Accountant().compose(ExponentialMechanism(per_draw / 2), 6).epsilon(1e-9)
     assert 0.98 * 0.2 <= spent <= 0.2
 
@@ -217,7 +225,11 @@ def test_grid_search_over_rounds():
         (np.array([["a", "b"], ["b", "a"]], dtype=object), {}, "declare its"),
         (np.array([[0.0, np.nan], [1, 1]]), {"domain": [2, 2]}, "missing"),
         (np.zeros((10, 2)), {"domain": [1, 2]}, "single declared value"),
-        (np.zeros((10, 8)), {"domain": [10] * 8}, "cells"),
+        (np.zeros((10, 8)), {"domain": [10] * 8, "max_model_size": 50},
+         "max_model_size"),
+        (np.zeros((10, 3)), {"domain": [10] * 3, "max_model_size": 500,
+                             "workload": np.zeros((1, 1000))},
+         "explicit query matrix"),
         (np.zeros((10, 2)), {"domain": [2, 2], "delta": 0.0}, "delta"),
     ],
 )
@@ -226,11 +238,64 @@ def test_bad_input(X, kwargs, match):
         DPSyntheticData(**kwargs).fit(X)
 
 
-def test_domain_limit_checked_before_reading_values():
-    # Too large a domain fails even with values that would also fail.
+def test_size_limit_checked_before_reading_values():
+    # Too large a model fails even with values that would also fail.
     X = np.full((10, 8), 99)
-    with pytest.raises(ValueError, match=re.escape(f"{MAX_DOMAIN_CELLS:.0e}")):
-        DPSyntheticData(domain=[10] * 8).fit(X)
+    with pytest.raises(ValueError, match="max_model_size=50"):
+        DPSyntheticData(domain=[10] * 8, max_model_size=50).fit(X)
+
+
+def test_census_scale_domain_is_held_as_a_graphical_model(capsys):
+    """16 columns of 10 codes: a 1e16-cell domain.  The fit keeps its
+    junction tree within max_model_size, answers any marginal, samples,
+    and reports each round without printing data."""
+    rng = np.random.default_rng(0)
+    n, d = 3000, 16
+    X = rng.integers(0, 10, size=(n, d))
+    X[:, 1] = (X[:, 0] + (rng.random(n) < 0.1)) % 10  # column 1 follows 0
+    gen = DPSyntheticData(epsilon=3.0, domain=[10] * d, workload=2,
+                          max_model_size=20_000, random_state=0,
+                          verbose=1).fit(X)
+    assert gen.model_.cells <= 20_000
+    pair = gen.marginal([1, 0])
+    assert pair.shape == (10, 10) and np.isclose(pair.sum(), 1.0)
+    # The dependence is learnt: most mass on the diagonal (0.9 in the data,
+    # 0.1 for independent columns).
+    assert np.trace(pair) > 0.5
+    assert gen.sample(7, random_state=0).shape == (7, d)
+    with pytest.raises(AttributeError, match="marginal"):
+        gen.histogram_  # noqa: B018
+    out = capsys.readouterr().out
+    assert out.count("round") == gen.n_iter_
+    assert "measured columns" in out
+
+
+def test_dense_histogram_is_the_one_clique_model():
+    # An explicit query matrix makes the model one clique over every
+    # column: its tables are the histogram.
+    X = correlated_table()
+    matrix = np.zeros((1, 72))
+    matrix[0, ::2] = 1.0
+    gen = DPSyntheticData(epsilon=1.0, domain=DOMAIN, workload=matrix,
+                          random_state=0).fit(X)
+    assert gen.model_.tree.nodes == [(0, 1, 2, 3)]
+    assert gen.model_.cells == 72
+    np.testing.assert_allclose(gen.marginal([0, 1]), gen.histogram_.sum(axis=(2, 3)))
+
+
+@pytest.mark.parametrize("value, dtype", [(1e200, np.float64), (1e300, np.float64),
+                                          (3e19, np.float32)])
+def test_one_extreme_record_leaves_everything_finite(value, dtype):
+    # Numeric columns without bounds: the extreme record meets the private
+    # bounds draw and the binning; neither may overflow.
+    X = np.random.default_rng(0).normal(size=(500, 3)).astype(dtype)
+    X[0, 0] = value
+    gen = DPSyntheticData(epsilon=1.0, n_bins=4, random_state=0).fit(X)
+    assert all(np.all(np.isfinite(c.edges)) for c in gen.domain_)
+    assert np.all(np.isfinite(gen.histogram_))
+    assert np.all(np.isfinite(gen.sample(50, random_state=0)))
+    assert np.isfinite(gen.score(X))
+    assert gen.privacy_spent_.epsilon <= 1.0
 
 
 def test_categorical_column_without_domain_is_refused():

@@ -480,8 +480,10 @@ SYNTHETIC = AuditCase(
     claimed=_spent,
     # Selection and the fit's damping blunt a 4-fold bug (the statistic's
     # shift over its spread grows only from 0.25 to 0.65).
-    plant=_scaled_noise([skdpopt.solvers.query_release, skdpopt.synthetic],
-                        "gaussian_noise", 0.1),
+    plant=lambda monkeypatch: [
+        _scaled_plan(skdpopt.synthetic.synthetic_plans, "plan_synthetic", field,
+                     0.1)(monkeypatch)
+        for field in ("one_way_noise_std", "round_noise_std")],
     bug="Gaussian noise scaled down by 10",
 )
 
@@ -506,12 +508,9 @@ def _bounds_pair():
     return data_in, data_out
 
 
-def _plant_bounds(monkeypatch):
-    # The draws use 8 times the epsilon the accountant is told of.
-    original = skdpopt._domain.private_bounds
-    monkeypatch.setattr(
-        skdpopt._domain, "private_bounds",
-        lambda values, epsilon, rng, **kw: original(values, 8 * epsilon, rng, **kw))
+# The draws use 8 times the epsilon the plan's event accounts for.
+_plant_bounds = _scaled_plan(skdpopt.synthetic.synthetic_plans, "plan_synthetic",
+                             "bounds_epsilon", 8.0)
 
 
 SYNTHETIC_BOUNDS = AuditCase(
