@@ -198,7 +198,20 @@ class Composed:
 
 
 def repeat(event, count):
-    """``Repeated(event, count)``, or the empty composition when count is 0."""
+    """``Repeated(event, count)``, or the empty composition when count is 0.
+
+    Parameters
+    ----------
+    event : event
+        A leaf or a tree.
+    count : int
+        How many times it runs.
+
+    Returns
+    -------
+    event
+        ``event`` itself when ``count`` is 1.
+    """
     count = int(count)
     if count == 0:
         return Composed(())
@@ -208,8 +221,22 @@ def repeat(event, count):
 
 
 def compose(*events):
-    """One :class:`Composed` of ``events``; nested compositions are flattened
-    and empty ones dropped (the tree describes the same run)."""
+    """One :class:`Composed` of ``events``.
+
+    Nested compositions are flattened and empty ones dropped (the tree
+    describes the same run).
+
+    Parameters
+    ----------
+    *events : event
+        Leaves or trees, in the order they run; ``None`` entries are
+        skipped.
+
+    Returns
+    -------
+    event
+        The single event when only one remains, else a :class:`Composed`.
+    """
     flat = []
     for event in events:
         if isinstance(event, Composed):
