@@ -235,7 +235,7 @@ def exact_worst_group_loss(X, y, groups, radius):
 
 
 def test_no_privacy_reaches_the_exact_minimax(data):
-    """The issue's target at epsilon = inf: the training worst-group log loss
+    """The target at epsilon = inf: the training worst-group log loss
     within 0.02 of the exact minimax over the same ball (a single pass of
     sqrt(n) batches, the earlier default, stays above it)."""
     X, y, groups = data

@@ -1,5 +1,5 @@
 """Private stochastic mirror descent for a saddle point over two polytopes
-(seed 001, Algorithm 1).
+(González, Guzmán and Paquette 2024, Algorithm 1).
 
 The problem is ``min over x in X max over y in Y of E[f(x, y; z)]`` where
 both X and Y are convex hulls of few vertices (the l1 ball for the model,
@@ -61,7 +61,8 @@ def saddle_point_mirror_descent(
     y_step_size,
     rng,
 ):
-    """Seed 001's Algorithm 1 with vertex sampling for both players.
+    """Algorithm 1 of González, Guzmán and Paquette (2024), with vertex
+    sampling for both players.
 
     Step 1 evaluates the gradients at the mean of the uniform starting
     weights (every vertex once: a public point, so no draw is needed).
@@ -72,7 +73,7 @@ def saddle_point_mirror_descent(
     ``y_{t+1} ∝ y_t exp(+tau_y g_y)`` (ascent); K more vertices are drawn
     from ``x_{T+1}`` and ``y_{T+1}``, so that the last batch counts too.
     The output is made of the draws from ``x_2 .. x_{T+1}``, the iterates
-    the data produced; seed 001 also averages draws from the uniform
+    the data produced; the paper also averages draws from the uniform
     ``x_1``, which carry no information.
 
     Parameters
