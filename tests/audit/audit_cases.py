@@ -33,7 +33,6 @@ import skdpopt.minimax
 import skdpopt.sgd
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
-from skdpopt.accounting import privacy_spent
 from skdpopt import (
     DPLasso,
     DPLogisticSimplex,
@@ -42,6 +41,7 @@ from skdpopt import (
     DPSyntheticData,
     logistic_simplex,
 )
+from skdpopt.accounting import privacy_spent
 
 EPSILON = 1.0
 DELTA = 1e-5

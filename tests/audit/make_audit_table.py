@@ -13,8 +13,8 @@ import argparse
 import time
 
 import pytest
-from audit_cases import CASES
 from audit_core import run_audit
+from test_audits import CASES
 
 
 def main():

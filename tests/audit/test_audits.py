@@ -6,12 +6,21 @@ leaks more than it says (or, with probability at most 5%, bad luck; the
 seeds are fixed, so a failure is reproducible and worth reading).
 """
 
+import auto_bounds_cases
 import numpy as np
+import preprocessing_cases
 import pytest
-from audit_cases import CASES
+from audit_cases import CASES as ESTIMATOR_CASES
 from audit_core import audit_scores, clopper_pearson, run_audit
 
+# Estimators' releases, then the private bounds of the preprocessing
+# transformers and of the estimators' "auto" bounds.
+CASES = ESTIMATOR_CASES + preprocessing_cases.CASES + auto_bounds_cases.CASES
 SLOW_RUNS = 20_000
+
+# The bounds cases are small on purpose (the canary must matter), which
+# the estimators rightly call useless.
+pytestmark = pytest.mark.filterwarnings("ignore::skdpopt.exceptions.UtilityWarning")
 
 
 def _claim(case):
