@@ -3,7 +3,8 @@
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._base import resolve_classes
+from ._base import resolve_classes, validate_training_data
+from ._data import dask_one_vs_rest_signs, validate_dask_training_data
 
 
 def one_vs_rest_signs(estimator, y, declared):
@@ -41,3 +42,32 @@ def one_vs_rest_signs(estimator, y, declared):
     # Two classes make one problem: its positive class is the second label.
     positives = [1] if len(classes) == 2 else range(len(classes))
     return classes, [np.where(codes == k, 1.0, -1.0) for k in positives]
+
+
+def classifier_data(estimator, X, y, *, on_dask):
+    """Validated training data of a linear classifier and its +-1 targets.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The classifier; its ``classes`` parameter declares the label set.
+    X, y : array-like or Dask collections
+    on_dask : bool
+        Whether the fit reads X through the Dask backend (validated lazily).
+
+    Returns
+    -------
+    X : ndarray, sparse matrix or Dask array
+    classes : ndarray
+    targets : list
+        One +-1 target vector per binary problem (see
+        :func:`one_vs_rest_signs`).
+    """
+    if on_dask:
+        X, y, classes = validate_dask_training_data(
+            estimator, X, y, classification=True, classes=estimator.classes)
+        return X, classes, dask_one_vs_rest_signs(y, classes)
+    X, y = validate_training_data(
+        estimator, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
+    classes, targets = one_vs_rest_signs(estimator, y, estimator.classes)
+    return X, classes, targets

@@ -14,17 +14,14 @@ from ._base import (
     LinearClassifierMixin,
     keep_fit_on_error,
     make_generator,
-    validate_training_data,
 )
 from ._clipping import clip_features
 from ._data import (
     clip_rows,
-    dask_one_vs_rest_signs,
     is_dask_collection,
     linear_rows,
-    validate_dask_training_data,
 )
-from ._targets import one_vs_rest_signs
+from ._targets import classifier_data
 from .losses import LogLoss
 from .plans.logistic_simplex import plan_logistic_simplex
 from .solvers.frank_wolfe import private_frank_wolfe
@@ -272,16 +269,11 @@ class DPLogisticSimplex(
             The fitted estimator.
         """
         self._validate_params()
-        if self.solver == "frank_wolfe" and is_dask_collection(X):
-            # Frank-Wolfe reads X only through full gradient sums.
-            X, y, self.classes_ = validate_dask_training_data(
-                self, X, y, classification=True, classes=self.classes)
-            targets = dask_one_vs_rest_signs(y, self.classes_)
-        else:
-            X, y = validate_training_data(
-                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
-            )
-            self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
+        # Frank-Wolfe reads X only through full gradient sums, which the
+        # Dask backend provides.
+        X, self.classes_, targets = classifier_data(
+            self, X, y,
+            on_dask=self.solver == "frank_wolfe" and is_dask_collection(X))
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         plan = plan_logistic_simplex(

@@ -19,7 +19,6 @@ from ._base import (
 )
 from ._clipping import example_norms
 from ._data import (
-    dask_one_vs_rest_signs,
     is_dask_collection,
     map_rows,
     refuse_auto_bounds,
@@ -31,7 +30,7 @@ from ._diagnostics import (
     noisy_sum_ratio,
     warn_if_noise_dominates,
 )
-from ._targets import one_vs_rest_signs
+from ._targets import classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.sgd import plan_dpsgd
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
@@ -567,15 +566,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        if self._fits_on_dask(X):
-            X, y, self.classes_ = validate_dask_training_data(
-                self, X, y, classification=True, classes=self.classes)
-            targets = dask_one_vs_rest_signs(y, self.classes_)
-        else:
-            X, y = validate_training_data(
-                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32]
-            )
-            self.classes_, targets = one_vs_rest_signs(self, y, self.classes)
+        X, self.classes_, targets = classifier_data(
+            self, X, y, on_dask=self._fits_on_dask(X))
         coefs, intercepts = self._fit_problems(X, targets,
                                                CLASSIFICATION_LOSSES[self.loss]())
         self.coef_, self.intercept_ = coefs, intercepts
