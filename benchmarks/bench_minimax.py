@@ -18,7 +18,9 @@ inf} with delta = 1 / n_train^2, for:
   DPLogisticSimplex (defaults, radius 10);
 * the exact non-private minimax over the same l1 ball (radius 5): the small
   convex program ``min t s.t. F_g(w) <= t, ||w||_1 + |b| <= R`` on the
-  training rows, solved with scipy's SLSQP ("exact minimax"); not on the
+  training rows, solved with scipy's SLSQP ("exact minimax"), and the same
+  program over solver="gda"'s feasible set, the l2 ball of radius 5
+  ("exact minimax (l2 ball)"); not on the
   high-dimensional design, where SLSQP cannot take 4,000 variables (the
   non-private gda row is the reference there);
 * scikit-learn's LogisticRegression (non-private, C=1);
@@ -88,11 +90,16 @@ epsilon in {1, 3, 10}; and DPMinimax's
 worst-group accuracy at epsilon = 1 for other schedules (T in {1, 3, 10,
 30}, K in {3, 30}).
 
-Timing (``--timing``): solver="gda"'s fit time against fairlearn's in
-one process, on the synthetic design and CPS1988.
+Timing (``--timing``): the fit time of solver="gda" and of the solver
+"auto" picks against fairlearn's in one process, on the synthetic design,
+CPS1988 and the high-dimensional design.
+
+``--tuning-passes``, ``--tuning-cap`` and ``--tuning-auto`` run the parts
+of ``--tuning`` that choose the schedule without privacy, the cap on the
+private T and solver="auto"'s rule.
 
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
---sizes | --timing]``
+--sizes | --timing | --tuning-passes | --tuning-cap | --tuning-auto]``
 (``--quick``: two seeds, epsilon in {1, inf}).
 """
 
@@ -168,6 +175,20 @@ def _uniform_groups(seed, sizes, n_features, prefix, noise, shift, low=-0.8,
         y.append((label ^ flip).astype(int))
         g.append(np.full(size, f"{prefix}{group}"))
     return np.vstack(X), np.concatenate(y), np.concatenate(g)
+
+
+def tuning_shifted(seed, sizes=(3000, 300), n_features=5):
+    """Two groups (not reported): the small one needs feature 1, which the
+    large one ignores, so average-loss training neglects it; a strong
+    signal puts the minimax model far from zero (the design of the unit
+    tests of solver="gda")."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.array(["major", "minor"]), sizes)
+    X = rng.uniform(-1, 1, (sum(sizes), n_features))
+    minor = groups == "minor"
+    logit = np.where(minor, 4.0 * X[:, 1] - 2.0 * X[:, 0], 4.0 * X[:, 0])
+    y = (rng.random(len(groups)) < 1 / (1 + np.exp(-logit))).astype(int)
+    return X, y, groups
 
 
 def sparse_signal_groups(seed, sizes=(5000, 2000, 750, 250), n_features=2000,
@@ -301,6 +322,51 @@ class ExactMinimax:
         return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
 
 
+class ExactMinimaxL2(ExactMinimax):
+    """Non-private reference over solver="gda"'s feasible set: ``min_w
+    max_g F_g(w)`` over the l2 ball ``||(w, b)||_2 <= R`` (intercept feature
+    1), by SLSQP on ``(w, b, t)``."""
+
+    def fit(self, X, y, sensitive_features):
+        _, codes = encode_groups(sensitive_features, len(y))
+        Z = np.column_stack([np.clip(X, -1, 1), np.ones(len(y))])
+        s = np.where(y == 1, 1.0, -1.0)
+        d = Z.shape[1]
+        members = [codes == g for g in np.unique(codes)]
+
+        def group_losses(u):
+            m = s * (Z @ u[:d])
+            return np.array([np.logaddexp(0, -m[k]).mean() for k in members])
+
+        def group_jac(u):
+            m = s * (Z @ u[:d])
+            return np.array([Z[k].T @ (-s[k] / (1.0 + np.exp(m[k]))) / k.sum()
+                             for k in members])
+
+        constraints = [
+            {
+                "type": "ineq",
+                "fun": lambda u: u[-1] - group_losses(u),
+                "jac": lambda u: np.column_stack(
+                    [-group_jac(u), np.ones(len(members))]),
+            },
+            {
+                "type": "ineq",
+                "fun": lambda u: np.array([self.radius**2 - u[:d] @ u[:d]]),
+                "jac": lambda u: np.concatenate([-2.0 * u[:d], [0.0]])[None, :],
+            },
+        ]
+        u0 = np.concatenate([np.zeros(d), [np.log(2.0) + 1.0]])
+        result = minimize(
+            lambda u: u[-1], u0,
+            jac=lambda u: np.concatenate([np.zeros(d), [1.0]]),
+            constraints=constraints, method="SLSQP",
+            options={"maxiter": 500, "ftol": 1e-10})
+        self.coef_, self.intercept_ = result.x[: d - 1], result.x[d - 1]
+        self.objective_ = group_losses(result.x).max()
+        return self
+
+
 def fairlearn_model(X, y, groups, seed):
     from fairlearn.reductions import (
         BoundedGroupLoss,
@@ -397,6 +463,10 @@ def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
     if exact is not False:
         add("exact minimax", np.inf,
             exact or (lambda X, y, g, s: ExactMinimax().fit(X, y, g)))
+        # The same program over gda's feasible set (the l2 ball): shows how
+        # much of gda's distance to the reference is the set, not the solver.
+        add("exact minimax (l2 ball)", np.inf,
+            lambda X, y, g, s: ExactMinimaxL2().fit(X, y, g))
 
     def minimax_fit(solver, epsilon):
         return lambda X, y, g, s: DPMinimaxClassifier(
@@ -472,32 +542,43 @@ def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
 
 
 def timing(seeds=range(5)):
-    """Fit times of solver="gda" against fairlearn's in one process:
-    synthetic and CPS1988, epsilon in {1, 10, inf} (medians over seeds;
-    fairlearn once per dataset, its fit being deterministic there)."""
-    print("\n### Fit time of solver='gda' against fairlearn (same process)\n")
-    print("| dataset | epsilon | T | gda fit time (s), median | fairlearn (s) "
-          "| ratio |")
-    print("|---|---|---|---|---|---|")
+    """Fit times of DPMinimaxClassifier against fairlearn's in one process:
+    synthetic, CPS1988 and the high-dimensional design, epsilon in {1, 10,
+    inf}, solver="gda" and the solver "auto" picks (medians over seeds;
+    fairlearn once per dataset)."""
+    print("\n### Fit time of DPMinimaxClassifier against fairlearn (same "
+          "process)\n")
+    print("| dataset | epsilon | T (gda) | gda fit time (s), median "
+          "| auto picks | auto fit time (s), median | fairlearn (s) "
+          "| gda ratio | auto ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
     synthetic = synthetic_groups(1000)
     cps = cps1988_groups()
+    sparse = sparse_signal_groups(1000)
     for name, (X, y, g) in (("synthetic", synthetic),
-                            ("CPS1988", (cps[0], cps[2], cps[4]))):
+                            ("CPS1988", (cps[0], cps[2], cps[4])),
+                            ("high-dimensional", sparse)):
         start = time.perf_counter()
         fairlearn_model(X, y, g, 0)
         unit = time.perf_counter() - start
         for epsilon in (1.0, 10.0, np.inf):
-            times = []
-            for seed in seeds:
-                start = time.perf_counter()
-                model = DPMinimaxClassifier(
-                    epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
-                    radius=RADIUS, random_state=seed,
-                ).fit(X, y, sensitive_features=g)
-                times.append(time.perf_counter() - start)
-            print(f"| {name} | {epsilon:g} | {model.n_iter_} "
-                  f"| {np.median(times):.3f} | {unit:.1f} "
-                  f"| {np.median(times) / unit:.3f} |", flush=True)
+            times = {}
+            for solver in ("gda", "auto"):
+                times[solver] = []
+                for seed in seeds:
+                    start = time.perf_counter()
+                    model = DPMinimaxClassifier(
+                        epsilon=epsilon, delta=1.0 / len(y) ** 2, solver=solver,
+                        radius=RADIUS, random_state=seed,
+                    ).fit(X, y, sensitive_features=g)
+                    times[solver].append(time.perf_counter() - start)
+                    if solver == "gda":
+                        steps = model.n_iter_
+                picked = model.solver_
+            gda, auto = np.median(times["gda"]), np.median(times["auto"])
+            print(f"| {name} | {epsilon:g} | {steps} | {gda:.3f} | {picked} "
+                  f"| {auto:.3f} | {unit:.1f} | {gda / unit:.3f} "
+                  f"| {auto / unit:.3f} |", flush=True)
 
 
 def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
@@ -537,6 +618,46 @@ def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
                       f"| {np.median(accuracy):.3f} |", flush=True)
 
 
+def tuning_passes(steps_grid=(100, 200, 400), model_steps=(0.3, 1.0, 3.0),
+                  group_steps=(5.0, 20.0, 60.0)):
+    """solver="gda" without privacy: training worst-group log loss minus the
+    exact minimax's for T, the model's and the adversary's step factors
+    (``NON_PRIVATE_STEPS``, ``NON_PRIVATE_MODEL_STEP_FACTOR``,
+    ``GROUP_STEP_FACTOR``) on the tuning designs (2 seeds each of
+    ``tuning_groups`` and ``tuning_groups8``, then ``tuning_shifted``)."""
+    from skdpopt.plans import minimax as plans
+
+    defaults = {k: getattr(plans, k) for k in (
+        "NON_PRIVATE_STEPS", "NON_PRIVATE_MODEL_STEP_FACTOR",
+        "GROUP_STEP_FACTOR")}
+
+    def worst(model, X, y, g):
+        return worst_group_log_loss(y, model.predict_proba(X)[:, 1],
+                                    sensitive_features=g)
+
+    print("\n### gda without privacy: training worst-group log loss minus the "
+          "exact minimax's (tuning designs)\n")
+    print("| T | model step factor | group step factor | gap per design and seed |")
+    print("|---|---|---|---|")
+    train = [make(5000 + s) for make in (tuning_groups, tuning_groups8)
+             for s in range(2)] + [tuning_shifted(0)]
+    exact = [ExactMinimax().fit(*data).objective_ for data in train]
+    for steps in steps_grid:
+        for model_step in model_steps:
+            for group_step in group_steps:
+                plans.NON_PRIVATE_STEPS = steps
+                plans.NON_PRIVATE_MODEL_STEP_FACTOR = model_step
+                plans.GROUP_STEP_FACTOR = group_step
+                gaps = [worst(DPMinimaxClassifier(
+                    epsilon=np.inf, solver="gda", random_state=0).fit(
+                        X, y, sensitive_features=g), X, y, g) - e
+                    for (X, y, g), e in zip(train, exact, strict=True)]
+                print(f"| {steps} | {model_step:g} | {group_step:g} "
+                      f"| {np.round(gaps, 4).tolist()} |", flush=True)
+    for name, value in defaults.items():
+        setattr(plans, name, value)
+
+
 def tuning_gda(seeds=range(3)):
     """The measurements behind solver="gda"'s defaults and solver="auto"'s
     rule, on the tuning designs only (``skdpopt.plans.minimax`` constants,
@@ -544,8 +665,8 @@ def tuning_gda(seeds=range(3)):
     from skdpopt.plans import minimax as plans
 
     defaults = {k: getattr(plans, k) for k in (
-        "NON_PRIVATE_STEPS", "MODEL_STEP_FACTOR", "GROUP_STEP_FACTOR",
-        "STEPS_PER_SIGNAL", "KAPPA_SCALE", "MODEL_SHARE")}
+        "NON_PRIVATE_STEPS", "NON_PRIVATE_MODEL_STEP_FACTOR", "MODEL_STEP_FACTOR",
+        "GROUP_STEP_FACTOR", "STEPS_PER_SIGNAL", "KAPPA_SCALE", "MODEL_SHARE")}
 
     def worst(model, X, y, g):
         return worst_group_log_loss(y, model.predict_proba(X)[:, 1],
@@ -556,25 +677,7 @@ def tuning_gda(seeds=range(3)):
             epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
             random_state=seed, **params).fit(X, y, sensitive_features=g)
 
-    print("\n### gda without privacy: training worst-group log loss minus the "
-          "exact minimax's (tuning designs, 2 seeds)\n")
-    print("| T | model step factor | group step factor | gap per design and seed |")
-    print("|---|---|---|---|")
-    train = [(make(5000 + s), s) for make in (tuning_groups, tuning_groups8)
-             for s in range(2)]
-    exact = [ExactMinimax().fit(*data).objective_ for data, _ in train]
-    for steps in (100, 200, 400):
-        for model_step in (0.3, 1.0, 3.0):
-            for group_step in (5.0, 20.0, 60.0):
-                plans.NON_PRIVATE_STEPS = steps
-                plans.MODEL_STEP_FACTOR = model_step
-                plans.GROUP_STEP_FACTOR = group_step
-                gaps = [worst(gda(*data, s, np.inf), *data) - e
-                        for (data, s), e in zip(train, exact, strict=True)]
-                print(f"| {steps} | {model_step:g} | {group_step:g} "
-                      f"| {np.round(gaps, 4).tolist()} |", flush=True)
-    for name, value in defaults.items():
-        setattr(plans, name, value)
+    tuning_passes()
 
     designs = [
         ("4 groups", tuning_groups),
@@ -609,27 +712,78 @@ def tuning_gda(seeds=range(3)):
     for name, value in defaults.items():
         setattr(plans, name, value)
 
+    tuning_step_cap(seeds)
+    tuning_auto(seeds)
+
+
+def tuning_step_cap(seeds=range(3), caps=(50, 100, 200, 400)):
+    """The cap on the private T (``skdpopt.plans.minimax.MAX_PRIVATE_STEPS``)
+    on the tuning designs: median worst-group test log loss (3 seeds) per
+    design and epsilon in {1, 3, 10}, and their mean."""
+    from skdpopt.plans import minimax as plans
+
+    default = plans.MAX_PRIVATE_STEPS
+    designs = [
+        ("4 groups", tuning_groups),
+        ("8 groups", tuning_groups8),
+        ("4 groups x4", lambda seed: tuning_groups(
+            seed, tuple(4 * size for size in (6000, 1500, 600, 200)))),
+    ]
+    print("\n### gda with privacy: the cap on T (median worst-group test log "
+          "loss, 3 seeds, per design and epsilon in {1, 3, 10})\n")
+    print("| cap on T | mean | per design and epsilon |")
+    print("|---|---|---|")
+    data = {(name, s): (make(5000 + s), make(6000 + s))
+            for name, make in designs for s in seeds}
+    for cap in caps:
+        plans.MAX_PRIVATE_STEPS = cap
+        medians = []
+        for name, _ in designs:
+            for epsilon in (1.0, 3.0, 10.0):
+                losses = []
+                for s in seeds:
+                    (X, y, g), (Xt, yt, gt) = data[name, s]
+                    model = DPMinimaxClassifier(
+                        epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
+                        random_state=s).fit(X, y, sensitive_features=g)
+                    losses.append(worst_group_log_loss(
+                        yt, model.predict_proba(Xt)[:, 1], sensitive_features=gt))
+                medians.append(np.median(losses))
+        print(f"| {cap} | {np.mean(medians):.4f} "
+              f"| {np.round(medians, 4).tolist()} |", flush=True)
+    plans.MAX_PRIVATE_STEPS = default
+
+
+def tuning_auto(seeds=range(3), epsilons=(1.0, 3.0, 10.0, np.inf)):
+    """solver="auto"'s rule: gda against vertex sampling on the tuning
+    designs, with privacy and without (``skdpopt.minimax.AUTO_*``)."""
+
+    def worst(model, X, y, g):
+        return worst_group_log_loss(y, model.predict_proba(X)[:, 1],
+                                    sensitive_features=g)
+
     print("\n### solver='auto': gda against vertex sampling (median worst-group "
           "test log loss, 3 seeds)\n")
-    print("| design | n | d | epsilon | sqrt(d) / (n epsilon) | gda "
+    print("| design | n | d | epsilon | sqrt(d) / (n epsilon) | d / n | gda "
           "| vertex_sampling |")
-    print("|---|---|---|---|---|---|---|")
-    designs = designs[:2] + [
+    print("|---|---|---|---|---|---|---|---|")
+    designs = [("4 groups", tuning_groups), ("8 groups", tuning_groups8)] + [
         (f"{d} features", lambda seed, d=d: tuning_sparse(seed, d))
-        for d in (100, 500, 3000)]
+        for d in (30, 100, 300, 500, 1000, 3000)]
     for name, make in designs:
         pairs = [(make(5000 + s), make(6000 + s)) for s in seeds]
         n, d = len(pairs[0][0][1]), pairs[0][0][0].shape[1] + 1
-        for epsilon in (1.0, 3.0, 10.0):
+        for epsilon in epsilons:
             losses = {}
             for solver in ("gda", "vertex_sampling"):
                 losses[solver] = np.median([worst(DPMinimaxClassifier(
                     epsilon=epsilon, delta=1.0 / n**2, solver=solver,
                     random_state=s).fit(X, y, sensitive_features=g), Xt, yt, gt)
-                    for s, ((X, y, g), (Xt, yt, gt)) in zip(seeds, pairs)])
+                    for s, ((X, y, g), (Xt, yt, gt)) in zip(seeds, pairs, strict=True)])
             print(f"| {name} | {n} | {d} | {epsilon:g} "
-                  f"| {np.sqrt(d) / (n * epsilon):.2e} | {losses['gda']:.4f} "
-                  f"| {losses['vertex_sampling']:.4f} |", flush=True)
+                  f"| {np.sqrt(d) / (n * epsilon):.2e} | {d / n:.4f} "
+                  f"| {losses['gda']:.4f} | {losses['vertex_sampling']:.4f} |",
+                  flush=True)
 
 
 def tuning():
@@ -801,7 +955,22 @@ def main():
     parser.add_argument("--screen", action="store_true")
     parser.add_argument("--sizes", action="store_true")
     parser.add_argument("--timing", action="store_true")
+    parser.add_argument("--tuning-auto", action="store_true")
+    parser.add_argument("--tuning-cap", action="store_true")
+    parser.add_argument("--tuning-passes", action="store_true")
     args = parser.parse_args()
+    if args.tuning_passes:
+        warnings.filterwarnings("ignore", category=UserWarning)
+        tuning_passes()
+        return
+    if args.tuning_cap:
+        warnings.filterwarnings("ignore", category=UserWarning)
+        tuning_step_cap()
+        return
+    if args.tuning_auto:
+        warnings.filterwarnings("ignore", category=UserWarning)
+        tuning_auto()
+        return
     if args.timing:
         warnings.filterwarnings("ignore", category=UserWarning)
         timing()

@@ -193,6 +193,12 @@ def draws_per_step(n_samples, n_steps, private):
 # descent-ascent's with sqrt(d) / (n mu); measured on the tuning designs
 # (``benchmarks/bench_minimax.py --tuning``).
 AUTO_SQRT_D_PER_ROW = 0.004
+# Without privacy gda solves the problem over the l2 ball, whose models
+# overfit once d is a sizeable fraction of n (its generalisation gap grows
+# as sqrt(d / n); the l1 ball's as sqrt(log(d) / n)); with privacy the
+# noise and the short schedule keep it from that (measured up to epsilon =
+# 100).  Measured on the tuning designs.
+AUTO_D_PER_ROW = 0.007
 
 
 def choose_solver(n_samples, n_features, n_groups, epsilon, delta):
@@ -208,12 +214,13 @@ def choose_solver(n_samples, n_features, n_groups, epsilon, delta):
     -------
     str
         ``"vertex_sampling"`` for pure differential privacy (``delta=0``,
-        which Gaussian noise cannot give) and where the dimension is large
+        which Gaussian noise cannot give), where the dimension is large
         against the rows and the budget (``sqrt(d) > AUTO_SQRT_D_PER_ROW n
-        epsilon``), ``"gda"`` otherwise.
+        epsilon``) and, without privacy, where ``d > AUTO_D_PER_ROW n``;
+        ``"gda"`` otherwise.
     """
     if np.isinf(epsilon):
-        return "gda"
+        return "vertex_sampling" if n_features > AUTO_D_PER_ROW * n_samples else "gda"
     if delta <= 0:
         return "vertex_sampling"
     if math.sqrt(n_features) > AUTO_SQRT_D_PER_ROW * n_samples * epsilon:
@@ -312,9 +319,10 @@ class DPMinimaxClassifier(
         privacy).
     solver : {"auto", "gda", "vertex_sampling"}, default="auto"
         The algorithm (see above).  ``"auto"``: ``"vertex_sampling"`` for
-        ``delta=0`` or when ``sqrt(d + 1) > 0.004 n epsilon`` (many
-        features for the rows and the budget), ``"gda"`` otherwise; the
-        rule was measured on tuning designs.
+        ``delta=0``, when ``sqrt(d + 1) > 0.004 n epsilon`` (many
+        features for the rows and the budget) and, for ``epsilon=inf``,
+        when ``d + 1 > 0.007 n`` (where the l2 ball overfits);
+        ``"gda"`` otherwise.  The rule was measured on tuning designs.
     clip_norm : float, default=1.0
         ``"gda"``: public bound C on each row's gradient norm (with respect
         to the coefficients and the intercept coordinate).  Also scales the
@@ -404,11 +412,12 @@ class DPMinimaxClassifier(
 
     Notes
     -----
-    ``"gda"`` schedule: T is ``0.03 n mu / sqrt(d)`` within [10, 400] (mu
-    the whole fit's Gaussian-DP parameter), 400 without privacy; the budget
+    ``"gda"`` schedule: T is ``0.03 n mu / sqrt(d)`` within [10, 50] (mu
+    the whole fit's Gaussian-DP parameter), 200 without privacy; the budget
     (zCDP) is split 5% counts, then half of the rest to the model and half
-    to the adversary; the model's step is ``R / (C sqrt(T))``, the
-    adversary's ``60 / (loss_bound sqrt(T))``; kappa is
+    to the adversary; the model's step is ``R / (C sqrt(T))`` (three times
+    that without privacy), the adversary's ``60 / (loss_bound sqrt(T))``;
+    kappa is
     ``clip(0.01 n mu_model / (2 sqrt(d)), 1, 1 / p_min)``.  All measured on
     tuning designs (``benchmarks/bench_minimax.py --tuning``).  Without
     privacy nothing is clipped.

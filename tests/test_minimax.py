@@ -540,6 +540,18 @@ def test_gda_needs_delta():
     assert choose_solver(5000, 6, 3, 1.0, 0.0) == "vertex_sampling"
 
 
+def test_auto_weighs_the_dimension_without_privacy():
+    # Without privacy the l2 ball of gda overfits when d is a sizeable
+    # fraction of n: vertex sampling (the l1 ball) there, gda below.
+    assert choose_solver(8000, 2001, 4, np.inf, 0.0) == "vertex_sampling"
+    assert choose_solver(8000, 100, 4, np.inf, 0.0) == "vertex_sampling"
+    assert choose_solver(8000, 11, 4, np.inf, 0.0) == "gda"
+    # With privacy the rule on sqrt(d) / (n epsilon) alone: the short noisy
+    # schedule does not reach the overfitted model.
+    assert choose_solver(8000, 100, 4, 10.0, 1e-8) == "gda"
+    assert choose_solver(8000, 2001, 4, 0.5, 1e-8) == "vertex_sampling"
+
+
 @pytest.mark.parametrize("priors", [None, "public"])
 def test_gda_spent_is_the_plans(data, priors):
     X, y, groups = data
