@@ -99,7 +99,8 @@ of ``--tuning`` that choose the schedule without privacy, the cap on the
 private T and solver="auto"'s rule.
 
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
---sizes | --timing | --tuning-passes | --tuning-cap | --tuning-auto]``
+--sizes | --timing | --tuning-passes | --tuning-cap | --tuning-auto]
+[--only synthetic,adult,high-dimensional,cps1988,fertility,sizes]``
 (``--quick``: two seeds, epsilon in {1, inf}).
 """
 
@@ -948,6 +949,10 @@ def screen(seeds=range(5)):
               flush=True)
 
 
+TABLES = ("synthetic", "adult", "high-dimensional", "cps1988", "fertility",
+          "sizes")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -958,6 +963,9 @@ def main():
     parser.add_argument("--tuning-auto", action="store_true")
     parser.add_argument("--tuning-cap", action="store_true")
     parser.add_argument("--tuning-passes", action="store_true")
+    parser.add_argument(
+        "--only", default=None,
+        help="comma-separated tables of the main run: " + ",".join(TABLES))
     args = parser.parse_args()
     if args.tuning_passes:
         warnings.filterwarnings("ignore", category=UserWarning)
@@ -991,14 +999,18 @@ def main():
     epsilons = [1.0, np.inf] if args.quick else [0.5, 1.0, 3.0, 10.0, np.inf]
     warnings.filterwarnings("ignore", category=UserWarning)
 
+    tables = set(args.only.split(",")) if args.only else set(TABLES)
+
     def synthetic(seed):
         X, y, g = synthetic_groups(1000 + seed)
         Xt, yt, gt = synthetic_groups(2000 + seed)
         return X, Xt, y, yt, g, gt
 
-    run("synthetic, 4 groups (5000/2000/750/250)", synthetic, epsilons, seeds)
-    adult = adult_race()
-    run("Adult, race", lambda seed: adult, epsilons, seeds, fixed_split=True)
+    if "synthetic" in tables:
+        run("synthetic, 4 groups (5000/2000/750/250)", synthetic, epsilons, seeds)
+    if "adult" in tables:
+        adult = adult_race()
+        run("Adult, race", lambda seed: adult, epsilons, seeds, fixed_split=True)
 
     def sparse(seed):
         X, y, g = sparse_signal_groups(1000 + seed)
@@ -1008,21 +1020,27 @@ def main():
     # SLSQP cannot take 4,000 variables: no exact minimax row here (the
     # gda row at epsilon = inf is the non-private reference), fairlearn on
     # one seed, and 3 seeds: on the shared machine 5 seeds did not fit.
-    run("high-dimensional sparse signal, d = 2000, 4 groups (5000/2000/750/250)",
-        sparse, epsilons, seeds[:3], exact=False, fairlearn_seeds=[0])
+    if "high-dimensional" in tables:
+        run("high-dimensional sparse signal, d = 2000, 4 groups "
+            "(5000/2000/750/250)", sparse, epsilons, seeds[:3], exact=False,
+            fairlearn_seeds=[0])
     # The census publishes group shares: treated as public here (noisy
     # counts of CPS1988's 155-row group would fail the floor at epsilon = 0.5).
-    for title, data, sweep in (
-        ("CPS1988, ethnicity x region", cps1988_groups(), True),
-        ("Fertility, afam x hispanic x other", fertility_groups(), False),
+    for key, title, load, sweep in (
+        ("cps1988", "CPS1988, ethnicity x region", cps1988_groups, True),
+        ("fertility", "Fertility, afam x hispanic x other", fertility_groups,
+         False),
     ):
+        if key not in tables:
+            continue
+        data = load()
         groups = data[4]
         _, counts = np.unique(
             encode_groups(groups, len(groups))[1], return_counts=True
         )
         run(title, lambda seed, d=data: d, epsilons, seeds,
             priors=counts / counts.sum(), clip_sweep=sweep, fixed_split=True)
-    if not args.quick:
+    if not args.quick and "sizes" in tables:
         sample_sizes()
 
 
