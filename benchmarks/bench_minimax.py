@@ -100,7 +100,8 @@ private T and solver="auto"'s rule.
 
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
 --sizes | --timing | --tuning-passes | --tuning-cap | --tuning-auto]
-[--only synthetic,adult,high-dimensional,cps1988,fertility,sizes]``
+[--only synthetic,adult,high-dimensional,cps1988,fertility,sizes]
+[--no-fairlearn]``
 (``--quick``: two seeds, epsilon in {1, inf}).
 """
 
@@ -429,7 +430,7 @@ CLIP_NORMS = (0.1, 0.3, 1.0, 3.0)
 
 
 def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
-        exact=None, fixed_split=False, fairlearn_seeds=None):
+        exact=None, fixed_split=False, fairlearn_seeds=None, fairlearn=True):
     print(f"\n### {dataset_name}\n", flush=True)
     data_by_seed = {}
     results = []
@@ -460,7 +461,9 @@ def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
     n_groups = len(encode_groups(first[4], n_train)[0])
     delta = 1.0 / n_train**2
     add("LogisticRegression", np.inf, lambda X, y, g, s: LogisticRegression().fit(X, y))
-    add("fairlearn EG", np.inf, lambda X, y, g, s: fairlearn_model(X, y, g, s))
+    if fairlearn:
+        add("fairlearn EG", np.inf,
+            lambda X, y, g, s: fairlearn_model(X, y, g, s))
     if exact is not False:
         add("exact minimax", np.inf,
             exact or (lambda X, y, g, s: ExactMinimax().fit(X, y, g)))
@@ -513,7 +516,8 @@ def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
                 epsilon=e, delta=delta, random_state=s
             ).fit(X, y),
         )
-    unit = next(r[2][3] for r in results if r[0] == "fairlearn EG")
+    # Without the fairlearn row (--no-fairlearn) the ratios are nan.
+    unit = next((r[2][3] for r in results if r[0] == "fairlearn EG"), np.nan)
     print(
         f"n_train = {n_train}, d = {n_features}, {n_groups} groups, delta = "
         f"1/n_train^2 = {delta:.2g}; medians over {len(seeds)} seeds\n"
@@ -964,6 +968,9 @@ def main():
     parser.add_argument("--tuning-cap", action="store_true")
     parser.add_argument("--tuning-passes", action="store_true")
     parser.add_argument(
+        "--no-fairlearn", action="store_true",
+        help="leave out fairlearn's fits (minutes on the larger tables)")
+    parser.add_argument(
         "--only", default=None,
         help="comma-separated tables of the main run: " + ",".join(TABLES))
     args = parser.parse_args()
@@ -1000,6 +1007,7 @@ def main():
     warnings.filterwarnings("ignore", category=UserWarning)
 
     tables = set(args.only.split(",")) if args.only else set(TABLES)
+    fl = not args.no_fairlearn
 
     def synthetic(seed):
         X, y, g = synthetic_groups(1000 + seed)
@@ -1007,10 +1015,12 @@ def main():
         return X, Xt, y, yt, g, gt
 
     if "synthetic" in tables:
-        run("synthetic, 4 groups (5000/2000/750/250)", synthetic, epsilons, seeds)
+        run("synthetic, 4 groups (5000/2000/750/250)", synthetic, epsilons, seeds,
+            fairlearn=fl)
     if "adult" in tables:
         adult = adult_race()
-        run("Adult, race", lambda seed: adult, epsilons, seeds, fixed_split=True)
+        run("Adult, race", lambda seed: adult, epsilons, seeds, fixed_split=True,
+            fairlearn=fl)
 
     def sparse(seed):
         X, y, g = sparse_signal_groups(1000 + seed)
@@ -1023,7 +1033,7 @@ def main():
     if "high-dimensional" in tables:
         run("high-dimensional sparse signal, d = 2000, 4 groups "
             "(5000/2000/750/250)", sparse, epsilons, seeds[:3], exact=False,
-            fairlearn_seeds=[0])
+            fairlearn_seeds=[0], fairlearn=fl)
     # The census publishes group shares: treated as public here (noisy
     # counts of CPS1988's 155-row group would fail the floor at epsilon = 0.5).
     for key, title, load, sweep in (
@@ -1039,7 +1049,8 @@ def main():
             encode_groups(groups, len(groups))[1], return_counts=True
         )
         run(title, lambda seed, d=data: d, epsilons, seeds,
-            priors=counts / counts.sum(), clip_sweep=sweep, fixed_split=True)
+            priors=counts / counts.sum(), clip_sweep=sweep, fixed_split=True,
+            fairlearn=fl)
     if not args.quick and "sizes" in tables:
         sample_sizes()
 
