@@ -471,7 +471,11 @@ from dp_accounting import dp_event, pld as dp_pld, rdp as dp_rdp  # noqa: E402
 
 from skdpopt.exceptions import PrivacyLeakWarning  # noqa: E402
 from skdpopt.minimax import choose_solver  # noqa: E402
-from skdpopt.plans.minimax import gda_kappa, plan_minimax_gda  # noqa: E402
+from skdpopt.plans.minimax import (  # noqa: E402
+    gda_kappa,
+    gda_stage,
+    plan_minimax_gda,
+)
 
 
 def _gda_plan(**overrides):
@@ -516,7 +520,20 @@ def test_gda_plan_is_made_without_data_and_within_budget():
             for epsilon in (0.1, 1.0, 10.0, 1000.0):
                 plan = _gda_plan(n_samples=n, n_features=d, epsilon=epsilon)
                 assert plan.spent().epsilon <= epsilon * (1 + 1e-9)
-                assert plan.n_steps >= 10
+                assert 10 <= plan.n_steps <= 50
+
+
+def test_gda_schedule_without_privacy():
+    """200 full passes, a model step three times the private rule's for the
+    same T, nothing spent but the plan's inf."""
+    plan = _gda_plan(epsilon=np.inf)
+    assert plan.n_steps == 200
+    assert plan.spent().epsilon == np.inf
+    private = _gda_plan(epsilon=1e5, max_iter=200)
+    proportions = np.array([0.6, 0.3, 0.1])
+    ratio = (gda_stage(plan, proportions).step_size
+             / gda_stage(private, proportions).step_size)
+    assert ratio == pytest.approx(3.0)
 
 
 def test_gda_kappa_degrades_to_erm_and_reaches_the_minimax():
