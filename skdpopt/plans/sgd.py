@@ -193,9 +193,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         noise_multiplier, _ = calibrate_noise_multiplier(
             epsilon, delta, rate, steps * n_problems)
         if n_auto:
+            # In zCDP terms the steps keep 1 - share of the budget.
             noise_multiplier, _ = calibrate_event(
                 make_event, epsilon, delta, parameter="noise_multiplier",
-                guess=noise_multiplier)
+                guess=noise_multiplier / np.sqrt(1.0 - share))
         event = make_event(noise_multiplier)
     return DPSGDPlan(
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
