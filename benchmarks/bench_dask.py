@@ -42,11 +42,11 @@ ESTIMATORS = {
     # NoisyGD: 10 full-batch steps, one pass each.
     "sgd_full": ("DPSGDRegressor",
                  dict(sampling="full", max_iter=10, eta0=1.0, clip_norm=1.0,
-                      delta=DELTA)),
+                      target_scale=1.0, delta=DELTA)),
     # Poisson-subsampled DP-SGD, one epoch of batches of 1024 expected rows.
     "sgd_poisson": ("DPSGDRegressor",
                     dict(sampling="poisson", max_iter=1, batch_size=1024,
-                         clip_norm=1.0, delta=DELTA)),
+                         clip_norm=1.0, target_scale=1.0, delta=DELTA)),
     # Private greedy CD: 10 steps, two passes each (residual scale, gradient).
     "lasso": ("DPLasso", dict(alpha=1e-3, max_iter=10, feature_bound=1.0,
                                target_bound=1.0, delta=DELTA)),

@@ -11,8 +11,8 @@ data, see ``design_defaults.py``) of the test score of
 * **oracle**: the same estimator with the best public bounds, which a real
   user does not have: features standardised with scikit-learn's
   StandardScaler fitted on the training rows (exact moments, no budget),
-  and the bounds set from the training data (DP-SGD: ``clip_norm`` the
-  exact 0.9 quantile of the gradient norms at the start; DPLasso:
+  and the bounds set from the training data (DPSGDRegressor:
+  ``target_scale`` the exact 0.99 quantile of ``|y|``; DPLasso:
   ``target_bound = max |y|``, ``feature_bound = max |x_ij|``), the whole
   budget to the estimator;
 * **sklearn**: the non-private scikit-learn pipeline (StandardScaler,
@@ -71,7 +71,6 @@ from skdpopt import (
     DPStandardScaler,
     make_private_pipeline,
 )
-from skdpopt._clipping import example_norms
 from skdpopt.exceptions import UtilityWarning
 
 EPSILONS = (0.5, 1.0, 3.0)
@@ -137,12 +136,6 @@ def _fit_recording(make, X, y):
     return model, any(issubclass(w.category, UtilityWarning) for w in caught)
 
 
-def _start_gradient_norms(X, y, classifier):
-    # |l'(0, y)|: |y| for the squared loss, 1/2 for the log loss.
-    slope = np.full(len(y), 0.5) if classifier else np.abs(y)
-    return slope * example_norms(X, 1.0)
-
-
 def sgd_runs(data, epsilon, seed, classifier=False):
     X_train, X_test, y_train, y_test = data
     delta = 1.0 / len(y_train) ** 2
@@ -151,17 +144,17 @@ def sgd_runs(data, epsilon, seed, classifier=False):
     score = accuracy_score if classifier else r2_score
 
     defaults, warned = _fit_recording(lambda: make_private_pipeline(
-        # DP-SGD's clip_norm default is a public 1.0; its private "auto"
-        # is what a user with raw-unit targets should ask for.
-        DPStandardScaler(), Model(clip_norm="auto", random_state=seed, **extra),
+        DPStandardScaler(), Model(random_state=seed, **extra),
         epsilon=epsilon, delta=delta), X_train, y_train)
 
+    # The oracle: exact moments, and the regressor's target scale set to
+    # the exact 0.99 quantile of |y| (what "auto" estimates privately).
     scaler = StandardScaler().fit(X_train)
     Z = scaler.transform(X_train)
-    clip = np.quantile(_start_gradient_norms(Z, y_train, classifier), 0.9)
+    if not classifier:
+        extra = {"target_scale": float(np.quantile(np.abs(y_train), 0.99))}
     oracle = make_pipeline(scaler, Model(
-        epsilon=epsilon, delta=delta, clip_norm=clip, random_state=seed,
-        **extra))
+        epsilon=epsilon, delta=delta, random_state=seed, **extra))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         oracle[-1].fit(Z, y_train)
@@ -207,10 +200,7 @@ def lasso_runs(reference, epsilon, seed):
     X, y = reference.X, reference.y
     delta = 1.0 / len(y) ** 2
     defaults, warned = _fit_recording(
-        # DPLasso's bounds default to public 1.0; "auto" is what a user
-        # with raw-unit targets should ask for.
         lambda: DPLasso(alpha=ALPHA, epsilon=epsilon, delta=delta,
-                        target_bound="auto", feature_bound="auto",
                         random_state=seed), X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -110,6 +110,7 @@ def make_estimator(name, n):
             delta=1e-8,
             max_iter=1,
             batch_size=max(n // 1000, 1),
+            target_scale=1.0,  # the targets' scale is public here
             random_state=0,
         )
     if name == "DPLogisticSimplex":

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _bounds
+from ._data import counts_below
 from .accounting import zcdp
 from .exceptions import UtilityWarning
 from .plans.preprocessing import QuantileDraws
@@ -80,6 +81,16 @@ def auto_draws(rho, *, n_samples, n_bounds, epsilon, quantile=AUTO_QUANTILE):
     return QuantileDraws(n_bounds, effective, float(sensitivity), DRAWS_PER_BOUND)
 
 
+def reliable_share(n_samples, rho, *, n_draws, low, high):
+    """Share of ``rho`` that gives each of ``n_draws`` equal draws the score
+    sensitivity at which a median-cell draw finds the data
+    (:func:`skdpopt._bounds.median_cell_is_reliable`), within [low, high]:
+    public quantities only."""
+    needed = 2.0 * (np.log(len(_bounds.DEFAULT_GRID) - 1) + _bounds.TIE_MARGIN)
+    sensitivity = needed / max(n_samples, 1)
+    return float(np.clip(n_draws * sensitivity**2 / 2.0 / rho, low, high))
+
+
 def row_abs_max(X):
     """``max_j |x_ij|`` of every row, dense or sparse, without overflow."""
     if sp.issparse(X):
@@ -95,9 +106,9 @@ def release_bounds(statistics, draws, rng):
 
     Parameters
     ----------
-    statistics : list of ndarray of shape (n_samples,)
+    statistics : list of ndarray or dask array of shape (n_samples,)
         Non-negative per-record values, one array per bound, in the order
-        the plan counted them.
+        the plan counted them (NaN counts as infinite).
     draws : QuantileDraws
         From the plan; ``draws.n_columns == len(statistics)``.
     rng : numpy.random.Generator
@@ -108,13 +119,16 @@ def release_bounds(statistics, draws, rng):
         Released candidates of the public grid, at least its smallest
         positive candidate.
     """
-    values = np.column_stack([np.nan_to_num(np.asarray(s, dtype=np.float64),
-                                            nan=np.inf) for s in statistics])
-    cell = _bounds.private_median_cell(values, draws.score_sensitivity, rng)
+    # Counts of values below each candidate: the only data access (a map
+    # over row blocks and a sum on Dask arrays).
+    below = np.vstack([counts_below(s) for s in statistics])
+    n_samples = statistics[0].shape[0]
+    cell = _bounds.median_cell_from_counts(below, n_samples,
+                                           draws.score_sensitivity, rng)
     anchor = _bounds.DEFAULT_GRID[cell + 1]
-    released = _bounds.private_quantiles(values, draws.quantiles,
-                                         draws.score_sensitivity, rng,
-                                         anchor=anchor)[0]
+    released = _bounds.quantiles_from_counts(below, n_samples, draws.quantiles,
+                                             draws.score_sensitivity, rng,
+                                             anchor=anchor)[0]
     return np.maximum(released, _SMALLEST)
 
 

@@ -168,7 +168,7 @@ def effective_quantiles(quantiles, n_samples, score_sensitivity):
 
 
 def median_cell_is_reliable(n_samples, score_sensitivity,
-                            n_candidates=len(DEFAULT_GRID)):
+                            n_candidates=DEFAULT_GRID.size):
     """Whether the median-cell draw of :func:`private_bounds` finds the data.
 
     Every cell beyond the data is ``n / 2`` from holding the median, so the
@@ -271,8 +271,17 @@ def private_quantiles(X, quantiles, score_sensitivity, rng, *, anchor=0.0,
         Chosen candidates.
     """
     X = _as_columns(X)
-    n_samples, n_columns = X.shape
-    below = counts_below(X, grid)
+    return quantiles_from_counts(counts_below(X, grid), X.shape[0], quantiles,
+                                 score_sensitivity, rng, anchor=anchor,
+                                 grid=grid, prior_weight=prior_weight)
+
+
+def quantiles_from_counts(below, n_samples, quantiles, score_sensitivity, rng, *,
+                          anchor=0.0, grid=DEFAULT_GRID,
+                          prior_weight=PRIOR_WEIGHT):
+    """:func:`private_quantiles` from the counts of :func:`counts_below`
+    (computed by any backend: the draws read nothing else)."""
+    n_columns = below.shape[0]
     anchor = np.broadcast_to(np.asarray(anchor, dtype=np.float64), (n_columns,))
     out = np.empty((len(quantiles), n_columns))
     for row, q in enumerate(quantiles):  # a handful of ranks, never rows
@@ -308,7 +317,13 @@ def private_median_cell(X, score_sensitivity, rng, *, grid=DEFAULT_GRID):
         ``k``: the cell is ``[grid[k], grid[k + 1])``.
     """
     X = _as_columns(X)
-    distance = _median_cell_distance(counts_below(X, grid), X.shape[0])
+    return median_cell_from_counts(counts_below(X, grid), X.shape[0],
+                                   score_sensitivity, rng)
+
+
+def median_cell_from_counts(below, n_samples, score_sensitivity, rng):
+    """:func:`private_median_cell` from the counts of :func:`counts_below`."""
+    distance = _median_cell_distance(below, n_samples)
     return _draw(distance, score_sensitivity, np.zeros(distance.shape), rng)
 
 

@@ -195,7 +195,8 @@ class DPStandardScaler(_DPScaler):
     var_ : ndarray of shape (n_features,) or None
         Private variance of the clipped features.
     scale_ : ndarray of shape (n_features,) or None
-        ``sqrt(var_)``; 1 where the variance cannot be told from zero.
+        ``sqrt(var_)``; where the variance cannot be told from zero, the
+        noise level of the variance instead (in the column's units).
     bounds_ : tuple of two ndarray of shape (n_features,) or None
         The bounds the values were clipped to (public or released); None
         when nothing was computed (``with_mean=with_std=False``).
@@ -267,11 +268,13 @@ class DPStandardScaler(_DPScaler):
             mean = centre + half * mean_unit
         if second_unit is not None:
             var_unit = np.maximum(second_unit - mean_unit**2, 0.0)
-            # Below the noise on the second moment a variance is
-            # indistinguishable from 0: scale such columns by 1.
+            # Below the noise on the second moment a variance cannot be
+            # told from 0: such a column is scaled by the noise level in its
+            # own units, never by 1 (the units are arbitrary), so that the
+            # scaled values stay within a public multiple of the bounds.
             floor = noise_std[1] if noise_std[1] else 0.0
             var = half**2 * var_unit
-            scale = np.where(var_unit > floor, half * np.sqrt(var_unit), 1.0)
+            scale = half * np.sqrt(np.maximum(var_unit, floor))
             scale = np.where(scale > 0, scale, 1.0)
         self.mean_ = mean if self.with_mean or self.with_std else None
         self.var_ = var
@@ -296,6 +299,12 @@ class DPStandardScaler(_DPScaler):
         ndarray of shape (n_samples, n_features)
         """
         X = self._validate_for_transform(X)
+        if self.bounds_ is not None:
+            # The statistics describe values clipped to the bounds; clipping
+            # here too keeps every output within a public multiple of the
+            # bounds' width over the scale, even where a private bound fell
+            # inside the data.
+            X = np.clip(X, *self.bounds_)
         if self.with_mean:
             X = X - self.mean_
         if self.with_std:

@@ -76,7 +76,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             n_samples=n_samples, n_problems=len(targets), epsilon=self.epsilon,
             delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
             max_iter=self.max_iter, average=self.average,
-            auto_clip=is_auto(self.clip_norm))
+            auto_clip=is_auto(self.clip_norm),
+            auto_target=is_auto(getattr(self, "target_scale", None)))
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
@@ -85,6 +86,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
         self._begin_release(plan)
         rng = make_generator(self.random_state)
+        targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
         schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
         coefs, intercepts = [], []
@@ -122,6 +124,10 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             return False
         refuse_auto_bounds(self, ["clip_norm"])
         return True
+
+    def _scaled_problem(self, targets, loss, plan, rng):
+        """The targets and loss the solver fits (classifiers: as given)."""
+        return targets, loss
 
     def _clip_norm(self, X, target, loss, plan, rng):
         """The public clip norm, or the private draw the plan budgeted: an
@@ -211,6 +217,16 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         each row's gradient counts only the first time it is drawn, run
         until about half the rows have been seen (arXiv:2002.09609, 2020;
         ``max_iter`` is unused); meant for the non-smooth losses.
+    target_scale : "auto", float or None, default="auto"
+        The targets are divided by it before the fit, and the model is
+        scaled back, so that ``clip_norm`` and ``eta0`` act on targets
+        of about unit size whatever their units (dollars, years).
+        "auto" first releases a private 0.9 quantile of ``|y|`` (a
+        candidate of a public grid) for 5% of the budget in zCDP units (up
+        to 25% when the rows are too few for 5% to find it); see
+        ``target_scale_``.  ``loss_epsilon`` stays in the targets' units.
+        A float is public and free (targets already scaled by a public
+        constant: pass 1.0).  None is the same as 1.0.
     loss_epsilon : float, default=0.1
         Width of the "huber" and "epsilon_insensitive" losses (called
         ``epsilon`` in scikit-learn, a name taken here by the budget).
@@ -243,8 +259,11 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     noise_multiplier_ : float
         Noise standard deviation over ``clip_norm``.
     clip_norm_ : float
-        The clip norm used: ``clip_norm``, or the privately released one (a
-        candidate of a public grid).
+        The clip norm used (in units of the scaled targets): ``clip_norm``,
+        or the privately released one (a candidate of a public grid).
+    target_scale_ : float
+        What the targets were divided by: ``target_scale`` (1.0 for None),
+        or the privately released one (a candidate of a public grid).
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one.
     privacy_plan_ : DPSGDPlan
@@ -278,6 +297,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         **_COMMON_PARAMETER_CONSTRAINTS,
         "loss": [StrOptions(set(REGRESSION_LOSSES))],
         "loss_epsilon": [Interval(Real, 0, None, closed="left")],
+        "target_scale": [StrOptions({"auto"}),
+                         Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
@@ -297,6 +318,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         batch_size="auto",
         clip_norm=1.0,
         sampling="poisson",
+        target_scale="auto",
         loss_epsilon=0.1,
         radius=None,
         verbose=0,
@@ -316,6 +338,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.batch_size = batch_size
         self.clip_norm = clip_norm
         self.sampling = sampling
+        self.target_scale = target_scale
         self.loss_epsilon = loss_epsilon
         self.radius = radius
         self.verbose = verbose
@@ -351,13 +374,31 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
                 dtype=[np.float64, np.float32],
             )
             y = np.asarray(y, dtype=np.float64)
-        loss_class = REGRESSION_LOSSES[self.loss]
-        loss = loss_class() if self.loss == "squared_error" else loss_class(
-            self.loss_epsilon)
-        coefs, intercepts = self._fit_problems(X, [y], loss)
-        self.coef_ = coefs[0]
-        self.intercept_ = intercepts[:1]
+        coefs, intercepts = self._fit_problems(X, [y], self._loss(1.0))
+        # The model of the scaled targets, scaled back (post-processing).
+        self.coef_ = coefs[0] * self.target_scale_
+        self.intercept_ = intercepts[:1] * self.target_scale_
         return self
+
+    def _loss(self, target_scale):
+        """The loss on targets divided by ``target_scale``: the width of
+        the Huber and epsilon-insensitive losses is in the targets' units."""
+        loss_class = REGRESSION_LOSSES[self.loss]
+        if self.loss == "squared_error":
+            return loss_class()
+        return loss_class(self.loss_epsilon / target_scale)
+
+    def _scaled_problem(self, targets, loss, plan, rng):
+        if plan.target_draws is None:
+            self.target_scale_ = (1.0 if self.target_scale is None
+                                  else float(self.target_scale))
+        else:
+            warn_if_coarse(self, plan.target_draws, targets[0].shape[0],
+                           ["target_scale"], stacklevel=7)
+            self.target_scale_ = float(release_bounds(
+                [abs(targets[0])], plan.target_draws, rng)[0])
+        return ([target / self.target_scale_ for target in targets],
+                self._loss(self.target_scale_))
 
     def predict(self, X):
         """Predict with the fitted linear model.

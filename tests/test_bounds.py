@@ -160,7 +160,7 @@ def test_quantile_spend_recomputed_with_dp_accounting():
     # PLD of a pure eps0-DP mechanism (randomized response pair) composed
     # 3 d times must not be far below our figure, which is also an upper
     # bound of that composition.
-    dp_accounting = pytest.importorskip("dp_accounting")
+    pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
     plan = plan_quantiles(n_samples=1000, n_columns=4, epsilon=1.0, delta=1e-6)

@@ -58,7 +58,7 @@ def dpa_total_epsilon(records, delta):
 def test_grid_search_fits_are_all_recorded_and_composed(data, n_jobs):
     X, y = data
     # A public clip norm: every record's event is the steps' alone.
-    estimator = DPSGDRegressor(epsilon=0.5, delta=1e-7, clip_norm=1.0,
+    estimator = DPSGDRegressor(epsilon=0.5, delta=1e-7, clip_norm=1.0, target_scale=1.0,
                                random_state=0)
     with PrivacyLedger() as ledger:
         GridSearchCV(estimator, GRID, cv=3, n_jobs=n_jobs).fit(X, y)

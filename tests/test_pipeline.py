@@ -30,8 +30,8 @@ from skdpopt import (
     DPSGDClassifier,
     DPSGDRegressor,
     DPStandardScaler,
-    PrivacyLedger,
     PrivacyLeakError,
+    PrivacyLedger,
     PrivatePipeline,
     make_private_pipeline,
 )
@@ -136,13 +136,13 @@ def test_default_split_and_composed_spend(data):
 
 
 def test_spend_against_dp_accounting(data):
-    dp_accounting = pytest.importorskip("dp_accounting")
+    pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
     X, y = data
     pipe = make_private_pipeline(DPStandardScaler(bounds=(0, 200)),
                                  DPSGDRegressor(sampling="full", max_iter=20,
-                                                clip_norm=1.0),
+                                                clip_norm=1.0, target_scale=1.0),
                                  epsilon=1.0, delta=1e-6).fit(X, y)
     scaler, model = pipe.named_steps.values()
     z1, z2 = scaler.privacy_plan_.noise_multipliers

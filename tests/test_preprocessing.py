@@ -47,7 +47,27 @@ def test_standard_scaler_with_private_bounds_standardises(data):
     # columns are centred and about unit scale.
     assert np.all(np.abs(Z.mean(0)) < 0.1)
     assert np.all((Z.std(0) > 0.8) & (Z.std(0) < 1.3))
-    np.testing.assert_allclose(scaler.inverse_transform(Z), data, rtol=1e-9)
+    # transform clips to the bounds first: the inverse gives back the
+    # clipped values.
+    low, high = scaler.bounds_
+    np.testing.assert_allclose(scaler.inverse_transform(Z),
+                               np.clip(data, low, high), rtol=1e-9)
+
+
+def test_standard_scaler_output_is_bounded_where_the_bounds_fail(data):
+    """With far too little budget the private bounds and moments are
+    noise, but the output stays within public limits: the values are
+    clipped to the released bounds and no column is divided by less than
+    the noise level of its variance (never by an arbitrary 1)."""
+    scaler = DPStandardScaler(epsilon=0.01, delta=1e-6,
+                              random_state=0).fit(data[:200])
+    low, high = scaler.bounds_
+    noise = scaler.privacy_plan_.noise_multipliers[1] * np.sqrt(3) / 200
+    floor = (high - low) / 2 * np.sqrt(noise)
+    assert np.all(scaler.scale_ >= floor * (1 - 1e-12))
+    Z = scaler.transform(np.vstack([data, 1e12 * data[:5], -1e12 * data[:5]]))
+    # |x - mean| <= |x - centre| + |centre - mean| <= 2 * half-width.
+    assert np.all(np.abs(Z) <= 2 * (high - low) / 2 / floor * (1 + 1e-9))
 
 
 def test_minmax_scaler_with_public_bounds_is_free_and_reads_nothing(data):
@@ -72,7 +92,7 @@ def test_minmax_scaler_private_bounds_cover_the_data(data):
 
 
 def test_spend_recomputed_with_dp_accounting(data):
-    dp_accounting = pytest.importorskip("dp_accounting")
+    pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
     scaler = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=(-100, 30000),

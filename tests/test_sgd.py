@@ -239,7 +239,7 @@ def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
 
     X, y, _ = regression_data
     kwargs = dict(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
-                  random_state=0)
+                  target_scale=1.0, random_state=0)
     auto = DPSGDRegressor(clip_norm="auto", **kwargs).fit(X, y)
     public = DPSGDRegressor(clip_norm=1.0, **kwargs).fit(X, y)
     D = np.sqrt(2.0 * AUTO_BOUNDS_SHARE * rho_for(1.0, 1e-5) / 2)
@@ -274,6 +274,62 @@ def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
     # 0.9 quantile at the start, |y_i| ||(x_i, 1)||.
     norms = np.abs(y) * np.sqrt((X**2).sum(1) + 1)
     assert np.quantile(norms, 0.5) <= auto.clip_norm_ <= 2 * norms.max()
+
+
+def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
+        regression_data):
+    """target_scale="auto" (the default) spends two draws (the median cell
+    and the 0.9 quantile of |y_i|) of AUTO_BOUNDS_SHARE of rho_for(epsilon,
+    delta) when that is enough for them to find the data, more for fewer
+    rows (at most MAX_TARGET_SHARE).  The targets in dollars (times 3,000)
+    then fit about as well as in their own units with a public scale of 1,
+    which leaves the dollar model far off."""
+    from skdpopt import _bounds
+    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
+    from skdpopt.accounting import ExponentialMechanism, leaves
+    from skdpopt.accounting.zcdp import rho_for
+    from skdpopt.plans.sgd import MAX_TARGET_SHARE, plan_dpsgd
+
+    X, y, _ = regression_data
+    kwargs = dict(epsilon=1.0, delta=1e-5, random_state=0)
+    model = DPSGDRegressor(**kwargs).fit(X, 3000 * y)
+    rho = rho_for(1.0, 1e-5)
+    draws = [(leaf, count) for leaf, count in leaves(model.privacy_plan_.event)
+             if isinstance(leaf, ExponentialMechanism)]
+    assert len(draws) == 1 and draws[0][1] == 2
+    D = draws[0][0].score_sensitivity
+    assert D == pytest.approx(np.sqrt(2 * AUTO_BOUNDS_SHARE * rho / 2))
+    assert _bounds.median_cell_is_reliable(len(y), D)
+    assert model.privacy_plan_.clip_draws is None
+    assert 0.95 <= model.privacy_spent_.epsilon <= 1.0
+    # With 300 rows 5% is not enough: the share grows until the draws are
+    # reliable, or stops at MAX_TARGET_SHARE.
+    small = plan_dpsgd(n_samples=300, n_problems=1, epsilon=1.0, delta=1e-5,
+                       sampling="poisson", batch_size="auto", max_iter=5,
+                       average=True, auto_target=True)
+    assert AUTO_BOUNDS_SHARE < small.clip_share <= MAX_TARGET_SHARE
+    assert _bounds.median_cell_is_reliable(
+        300, small.target_draws.score_sensitivity * (1 + 1e-9))
+    # The released scale is a grid candidate near the 0.9 quantile of |y|.
+    top = np.quantile(np.abs(3000 * y), 0.9)
+    assert top / 2 <= model.target_scale_ <= 2 * top
+    unit = DPSGDRegressor(target_scale=1.0, **kwargs)
+    r2_dollars = model.score(X, 3000 * y)
+    assert r2_dollars > unit.fit(X, y).score(X, y) - 0.05
+    assert unit.fit(X, 3000 * y).score(X, 3000 * y) < r2_dollars - 0.3
+
+
+def test_huber_width_stays_in_the_targets_units(regression_data):
+    """The target scale changes the targets, not the loss: with targets
+    times 1,000 and loss_epsilon times 1,000, the Huber fit is the same up
+    to the factor (without noise, the same draws of rows)."""
+    X, y, _ = regression_data
+    kwargs = dict(loss="huber", epsilon=np.inf, random_state=0)
+    small = DPSGDRegressor(loss_epsilon=0.1, **kwargs).fit(X, y)
+    large = DPSGDRegressor(loss_epsilon=100.0, **kwargs).fit(X, 1000 * y)
+    assert large.target_scale_ == pytest.approx(1000 * small.target_scale_,
+                                                rel=0.2)
+    assert large.score(X, 1000 * y) == pytest.approx(small.score(X, y), abs=0.02)
 
 
 def test_noise_far_above_any_signal_warns_naming_the_levers(regression_data):

@@ -25,6 +25,7 @@ __all__ = [
     "ClippedLeastSquares",
     "clip_rows",
     "clip_values",
+    "counts_below",
     "is_dask_collection",
     "least_squares_problem",
     "linear_rows",
@@ -137,6 +138,31 @@ def map_rows(function, X, n_columns=None, dtype=np.float64):
     if not is_dask_collection(X):
         return function(X)
     return _dask_backend().map_rows(function, X, n_columns, dtype)
+
+
+def counts_below(values):
+    """``#{i : values[i] < c}`` for each candidate c of the public grid of
+    private bounds (NaN counted as infinite): all that a private quantile
+    of a per-record statistic reads.
+
+    Parameters
+    ----------
+    values : ndarray or dask.array.Array of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of int of shape (n_candidates,)
+    """
+    if is_dask_collection(values):
+        return _dask_backend().counts_below(values)
+    return _counts_below_block(values)
+
+
+def _counts_below_block(values):
+    from .._bounds import counts_below as grid_counts
+
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=np.inf)
+    return grid_counts(values[:, None])[0]
 
 
 def marginal_counts(codes, cardinalities, attributes):

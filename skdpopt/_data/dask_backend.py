@@ -114,7 +114,7 @@ class DaskLinearRows:
         parts = dask.compute(*[
             task(xb, yb, coef, float(intercept), self.loss, self.clip_norm,
                  self.limit, self.offset)
-            for xb, yb in zip(X_blocks, y_blocks)])
+            for xb, yb in zip(X_blocks, y_blocks, strict=True)])
         grad = np.sum([g for g, _ in parts], axis=0)
         return grad, float(sum(s for _, s in parts))
 
@@ -154,7 +154,7 @@ class _DaskPoissonSampler:
         parts = dask.compute(*[
             task(xb, yb, seed + [k], self.sampling_rate, n_steps, data.clip_norm,
                  data.limit, data.offset)
-            for k, (xb, yb) in enumerate(zip(X_blocks, y_blocks))])
+            for k, (xb, yb) in enumerate(zip(X_blocks, y_blocks, strict=True))])
         # Group the sampled rows by step (blocks in order within a step).
         steps = np.concatenate([np.repeat(np.arange(n_steps), counts)
                                 for *_, counts in parts])
@@ -217,7 +217,7 @@ class DaskClippedLeastSquares:
         task = dask.delayed(_block_least_squares, pure=True)
         parts = dask.compute(*[
             task(xb, yb, self.coef, self.intercept, self.residual_bound, what)
-            for xb, yb in zip(X_blocks, y_blocks)])
+            for xb, yb in zip(X_blocks, y_blocks, strict=True)])
         return np.sum(parts, axis=0)
 
     def mean_square_residual(self):
@@ -248,6 +248,14 @@ def map_rows(function, X, n_columns, dtype):
     if n_columns is None:
         return X.map_blocks(function, drop_axis=1, dtype=dtype)
     return X.map_blocks(function, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
+
+
+def counts_below(values):
+    from . import _counts_below_block
+
+    task = dask.delayed(_counts_below_block, pure=True)
+    return np.sum(dask.compute(*[task(block) for block in values.to_delayed()]),
+                  axis=0)
 
 
 def marginal_counts(codes, cardinalities, attributes):

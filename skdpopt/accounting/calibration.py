@@ -76,10 +76,20 @@ def calibrate_event(make_event, epsilon, delta, *, parameter, guess, rtol=0.02):
     spec = PARAMETERS[parameter]
     low, high = spec.bracket
 
-    def epsilon_of(value):
-        return Accountant().compose(make_event(value)).epsilon(delta)
+    def epsilon_of(value, points=None):
+        return Accountant().compose(make_event(value)).epsilon(delta, points)
 
-    return calibrate(epsilon_of, epsilon, low * guess, high * guess,
+    # As calibrate_noise_multiplier: search on the coarse PLD grid (an upper
+    # bound on the default accounting's answer, and cheaper), then check
+    # with the default; search again near it only if the coarse grid's
+    # looseness put it below the tolerance.
+    value, _ = calibrate(lambda v: epsilon_of(v, COARSE_POINTS), epsilon,
+                         low * guess, high * guess, increasing=spec.increasing,
+                         rtol=rtol)
+    spent = epsilon_of(value)
+    if (1.0 - rtol) * epsilon <= spent <= epsilon:
+        return value, spent
+    return calibrate(epsilon_of, epsilon, 0.97 * value, 1.03 * value,
                      increasing=spec.increasing, rtol=rtol)
 
 

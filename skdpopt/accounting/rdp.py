@@ -45,6 +45,11 @@ def gaussian_rdp(orders, noise_multiplier):
     return np.asarray(orders, dtype=float) / (2.0 * noise_multiplier**2)
 
 
+# Points of the integration grid above which the subsampled curve falls back
+# to the unsubsampled one (16 MB per array).
+MAX_GRID_POINTS = 2_000_000
+
+
 def _log_mixture_density(x, sampling_rate, noise_multiplier, shift):
     """log((1-q) N(x; 0, s^2) + q N(x; shift, s^2)) up to the Gaussian constant."""
     var2 = 2.0 * noise_multiplier**2
@@ -126,6 +131,13 @@ def subsampled_gaussian_rdp(orders, sampling_rate, noise_multiplier, relation):
     # the real line, so a step of min(s, s^2) / 2 makes the trapezoid rule
     # accurate to far below 1e-6 relative (checked in the tests).
     step = min(s, s * s) / 2.0
+    if (upper.max() + 1.0 + 14.0 * s) / step > MAX_GRID_POINTS:
+        # Tiny noise (epsilon in the hundreds of thousands): the grid would
+        # not fit in memory.  exp((a - 1) D_a) is jointly convex, so the
+        # mixtures are no farther apart than their components N(1) and N(-1)
+        # (N(1) and N(0) under add/remove): the unsubsampled curve is a
+        # valid, if loose, bound; the PLD bound is the tight one here.
+        return gaussian_rdp(orders, s / 2.0 if relation == REPLACE_ONE else s)
     x = np.arange(-1.0 - 14.0 * s, upper.max() + step, step)
     log_p = _log_mixture_density(x, q, s, shifts[0])
     log_q = _log_mixture_density(x, q, s, shifts[1])

@@ -5,7 +5,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws
+from .._auto_bounds import (
+    AUTO_BOUNDS_SHARE,
+    DRAWS_PER_BOUND,
+    auto_draws,
+    reliable_share,
+)
 from ..accounting import (
     EpsilonDeltaEvent,
     SubsampledGaussianMechanism,
@@ -21,6 +26,17 @@ from .preprocessing import QuantileDraws
 # Rank of the "auto" clip norm among the per-example gradient norms at the
 # starting point (chosen on development data, benchmarks/design_defaults.py).
 CLIP_QUANTILE = 0.9
+# Rank of the "auto" target scale among the |y_i| (the scaled targets are
+# within [-1, 1] but for about 10% of them).  Higher ranks shrink the
+# scaled targets and with them the signal against the clip norm's noise;
+# lower ranks make the clipped gradients of the larger targets biased.
+# Draws that miss the data's scale cost the whole fit, so the target
+# scale's draws get the share of the budget that makes them reliable for
+# the rows at hand, at least the "auto" share and at most MAX_TARGET_SHARE
+# (chosen on development data and seeds: benchmarks/design_defaults.py,
+# --task target_scale).
+TARGET_QUANTILE = 0.9
+MAX_TARGET_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -42,12 +58,15 @@ class DPSGDPlan(PrivacyPlan):
     average_start : float or None
         Step from which iterates are averaged (None: the last iterate).
     clip_draws : QuantileDraws or None
-        The draw of the "auto" clip norm (a private quantile of the
+        The draws of the "auto" clip norm (a private quantile of the
         per-example gradient norms at the starting point), released before
         the first step; None for a public clip norm.
+    target_draws : QuantileDraws or None
+        The draws of the "auto" target scale (a private upper quantile of
+        ``|y_i|``), released first; None for a public scale.
     clip_share : float
-        Share of ``rho_for(epsilon, delta)`` (zCDP units) given to
-        ``clip_draws``; the noise is calibrated for the rest.
+        Share of ``rho_for(epsilon, delta)`` (zCDP units) given to all the
+        "auto" draws together; the noise is calibrated for the rest.
     """
 
     sampling_rate: float
@@ -57,6 +76,7 @@ class DPSGDPlan(PrivacyPlan):
     noise_multiplier: float
     average_start: float = None
     clip_draws: QuantileDraws = None
+    target_draws: QuantileDraws = None
     clip_share: float = 0.0
 
 
@@ -100,7 +120,7 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 
 
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
-               max_iter, average, auto_clip=False):
+               max_iter, average, auto_clip=False, auto_target=False):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -114,10 +134,14 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     sampling, batch_size, max_iter, average
         The estimator's hyperparameters of the same names.
     auto_clip : bool, default=False
-        Release the clip norm privately first (``clip_norm="auto"``): one
-        exponential-mechanism draw costing ``AUTO_BOUNDS_SHARE`` of
-        ``rho_for(epsilon, delta)``; the steps' noise is then calibrated so
-        that the whole event spends ``epsilon``.
+        Release the clip norm privately first (``clip_norm="auto"``).
+    auto_target : bool, default=False
+        Release the target scale privately first (``target_scale="auto"``).
+        The clip norm's draws cost ``AUTO_BOUNDS_SHARE`` of
+        ``rho_for(epsilon, delta)``, the target scale's draw the share that
+        makes it reliable for ``n_samples`` rows, within
+        ``[AUTO_BOUNDS_SHARE, MAX_TARGET_SHARE]``; the steps' noise is then
+        calibrated so that the whole event spends ``epsilon``.
 
     Returns
     -------
@@ -131,44 +155,51 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     else:
         # Like scikit-learn, an integer ``average`` counts samples seen.
         average_start = max(int(average) / (rate * n_samples) - 1.0, 0.0)
-    share = AUTO_BOUNDS_SHARE if auto_clip else 0.0
+    n_auto = int(auto_clip) + int(auto_target)
+    if epsilon != np.inf and delta == 0:
+        raise ValueError(
+            "delta must be > 0: Gaussian noise gives no pure (delta=0) "
+            "guarantee.")
+    rho = 0.0 if epsilon == np.inf else zcdp.rho_for(epsilon, delta)
+    clip_share = AUTO_BOUNDS_SHARE if auto_clip else 0.0
+    target_share = 0.0
+    if auto_target and epsilon != np.inf:
+        target_share = reliable_share(n_samples, rho, n_draws=DRAWS_PER_BOUND,
+                                      low=AUTO_BOUNDS_SHARE,
+                                      high=MAX_TARGET_SHARE)
+    clip_draws = target_draws = None
+    if auto_clip:
+        clip_draws = auto_draws(clip_share * rho, n_samples=n_samples,
+                                n_bounds=1, epsilon=epsilon,
+                                quantile=CLIP_QUANTILE)
+    if auto_target:
+        target_draws = auto_draws(target_share * rho, n_samples=n_samples,
+                                  n_bounds=1, epsilon=epsilon,
+                                  quantile=TARGET_QUANTILE)
+    share = clip_share + target_share
     if epsilon == np.inf:
         noise_multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)
-        draws = auto_draws(0.0, n_samples=n_samples, n_bounds=int(auto_clip),
-                           epsilon=epsilon, quantile=CLIP_QUANTILE)
-    elif auto_clip:
-        if delta == 0:
-            raise ValueError(
-                "delta must be > 0: Gaussian noise gives no pure (delta=0) "
-                "guarantee.")
-        draws = auto_draws(share * zcdp.rho_for(epsilon, delta),
-                           n_samples=n_samples, n_bounds=1, epsilon=epsilon,
-                           quantile=CLIP_QUANTILE)
+    else:
+        bounds_event = compose(*(d.event for d in (target_draws, clip_draws)
+                                 if d is not None))
 
         def make_event(sigma):
-            return compose(draws.event, repeat(
+            steps_event = repeat(
                 SubsampledGaussianMechanism(min(rate, 1.0), sigma),
-                steps * n_problems))
+                steps * n_problems)
+            return compose(bounds_event, steps_event) if n_auto else steps_event
 
-        guess, _ = calibrate_noise_multiplier(epsilon, delta, rate,
-                                              steps * n_problems)
-        noise_multiplier, _ = calibrate_event(
-            make_event, epsilon, delta, parameter="noise_multiplier", guess=guess)
-        event = make_event(noise_multiplier)
-    else:
-        draws = None
-        if delta == 0:
-            raise ValueError(
-                "delta must be > 0: Gaussian noise gives no pure (delta=0) "
-                "guarantee."
-            )
         # The problems run one after another: calibrate their total.
         noise_multiplier, _ = calibrate_noise_multiplier(
             epsilon, delta, rate, steps * n_problems)
-        event = repeat(SubsampledGaussianMechanism(min(rate, 1.0), noise_multiplier),
-                       steps * n_problems)
+        if n_auto:
+            # In zCDP terms the steps keep 1 - share of the budget.
+            noise_multiplier, _ = calibrate_event(
+                make_event, epsilon, delta, parameter="noise_multiplier",
+                guess=noise_multiplier / np.sqrt(1.0 - share))
+        event = make_event(noise_multiplier)
     return DPSGDPlan(
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
         noise_multiplier=noise_multiplier, average_start=average_start,
-        clip_draws=draws, clip_share=share)
+        clip_draws=clip_draws, target_draws=target_draws, clip_share=share)

@@ -10,7 +10,8 @@ updates those weights multiplicatively: ``x_{t+1} ∝ x_t exp(-tau g_t)``.
 Private algorithms built on it (González, Guzmán and Paquette 2024) never
 release the weights, only vertices drawn from them: drawing vertex k with
 probability ``x_k``, whose logarithm moves by a bounded amount when one
-record changes, is an exponential mechanism.  The pieces here are shared by those algorithms:
+record changes, is an exponential mechanism.  The pieces here are shared
+by those algorithms:
 
 * :class:`VertexSet` maps vertices to (feature, value) and a gradient over
   features to a gradient over vertices;

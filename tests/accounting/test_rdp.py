@@ -422,3 +422,24 @@ def test_conversion_is_no_worse_than_classic_bound(ref):
         for delta in [1e-3, 1e-9]:
             classic = float(np.min(curve + np.log(1 / delta) / (a - 1)))
             assert rdp.rdp_to_epsilon(a, curve, delta) <= classic
+
+
+@pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
+def test_tiny_noise_falls_back_to_the_unsubsampled_bound(relation):
+    """Below the noise where the integration grid would pass
+    MAX_GRID_POINTS, the curve is the unsubsampled Gaussian's: quick, and an
+    upper bound on the subsampled curve (checked just above the switch,
+    where both are computed)."""
+    import time
+
+    from skdpopt.accounting import rdp as rdp_module
+
+    orders = np.array([1.5, 2.0, 8.0, 64.0])
+    scale = 2.0 if relation == "replace_one" else 1.0
+    start = time.perf_counter()
+    tiny = rdp_module.subsampled_gaussian_rdp(orders, 0.01, 0.005, relation)
+    assert time.perf_counter() - start < 1.0
+    np.testing.assert_allclose(tiny, orders * scale**2 / (2 * 0.005**2))
+    exact = rdp_module.subsampled_gaussian_rdp(orders, 0.01, 0.2, relation)
+    bound = orders * scale**2 / (2 * 0.2**2)
+    assert np.all(exact <= bound)

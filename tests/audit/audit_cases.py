@@ -161,7 +161,8 @@ def _sgd_case(name, release, fast_runs=2_000, epsilon=EPSILON, **sampling):
         return DPSGDRegressor(
             epsilon=epsilon, delta=DELTA, max_iter=1, average=False,
             fit_intercept=False, alpha=0.0, learning_rate="constant", eta0=1.0,
-            clip_norm=1.0, random_state=random_state, **sampling)
+            clip_norm=1.0, target_scale=1.0, random_state=random_state,
+            **sampling)
 
     return AuditCase(
         name=name,
