@@ -51,7 +51,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
     al. 2022).  Multiplicative updates by marginals keep the distribution
     a product of one potential table per measured marginal, so it is held
     as a graphical model: marginals come from message passing on a
-    junction tree and records from exact forward sampling, at a cost set
+    junction tree and records from forward sampling, at a cost set
     by the tree's tables (at most ``max_model_size`` cells), not by the
     domain, which may have 1e14 cells or more.  See
     :doc:`/privacy/dpsynthetic` for the privacy argument.

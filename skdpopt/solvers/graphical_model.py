@@ -11,8 +11,9 @@ ever updated with marginal queries (Hardt, Ligett and McSherry 2012), and
 the form Private-PGM estimates (McKenna, Sheldon and Miklau 2019).  Its
 marginals are computed by sum-product message passing on a junction tree
 of the cliques (Lauritzen and Spiegelhalter 1988; Koller and Friedman
-2009, Chapter 10), in log space, and records are drawn exactly by forward
-sampling down the tree.  Time and memory are set by the tree's clique
+2009, Chapter 10), in log space, and records are drawn by forward
+sampling down the tree (independently, or systematically: rounded
+counts per separator value).  Time and memory are set by the tree's clique
 tables, never by the size of the whole domain.
 
 Everything here is post-processing: it never sees data.
