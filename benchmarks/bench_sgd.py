@@ -81,9 +81,12 @@ def compare(name, data, private_class, sgd, exact, metric, seeds):
     """
     X_train, X_test, y_train, y_test = data
     models = {"sgd": sgd}
+    # The classifier's label set is public (a threshold's two sides).
+    extra = ({"classes": [0, 1]} if private_class is DPSGDClassifier else {})
     for eps in EPSILONS:
         models[eps] = (lambda seed, eps=eps: private_class(
-            epsilon=eps, delta=DELTA, max_iter=EPOCHS, random_state=seed))
+            epsilon=eps, delta=DELTA, max_iter=EPOCHS, random_state=seed,
+            **extra))
     scores = {key: [] for key in models}
     seconds = {key: [] for key in models}
     for seed in seeds:

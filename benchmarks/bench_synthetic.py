@@ -29,8 +29,10 @@ delta = 1e-9.
 
 Rows:
 
-* DPSyntheticData with its defaults (domain declared as cardinalities);
-  with ``--baseline-path DIR``, also the skdpopt found in DIR (for the
+* DPSyntheticData with its defaults (domain declared as cardinalities;
+  records drawn by its default, systematic sampler); with ``--iid-rows``,
+  also the same fits sampled i.i.d. (as the peers are re-sampled); with
+  ``--baseline-path DIR``, also the skdpopt found in DIR (for the
   dense-histogram version it replaces);
 * Private-PGM's MST and AIM (McKenna et al.; ``mbi`` package, the
   mechanisms' folder of Private-PGM's repository in ``MBI_MECHANISMS``),
@@ -211,7 +213,14 @@ def fit_ours(codes, sizes, epsilon, seed):
     gen = DPSyntheticData(epsilon=epsilon, delta=DELTA, domain=list(sizes),
                           random_state=seed).fit(codes)
     fit = time.perf_counter() - start
-    return gen.sample(random_state=seed + 1000).astype(int), fit
+    # Its default sampler (systematic down the tree) and, as the peers are
+    # re-sampled, independent draws from the same model.
+    sample = gen.sample(random_state=seed + 1000).astype(int)
+    try:
+        iid = gen.sample(random_state=seed + 1000, method="iid").astype(int)
+    except TypeError:  # a --baseline-path version without ``method``
+        return sample, fit
+    return sample, fit, iid
 
 
 def fit_independent(codes, sizes, epsilon, seed):
@@ -256,9 +265,10 @@ def worker(args):
         sys.path.insert(0, os.environ["BASELINE_PATH"])
         method = "ours"
     codes, sizes = load(*TABLES[title])
-    sample, fit = LOCAL[method](codes, sizes, float(epsilon), int(seed))
+    sample, fit, *iid = LOCAL[method](codes, sizes, float(epsilon), int(seed))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    np.savez(path_out, sample=sample, fit=fit, peak_mib=peak)
+    np.savez(path_out, sample=sample, fit=fit, peak_mib=peak,
+             **({"iid": iid[0]} if iid else {}))
 
 
 def run_process(command, timeout, env=None):
@@ -327,6 +337,8 @@ def main():
     parser.add_argument("--peer-epsilons", default="1")
     parser.add_argument("--peers", default="mbi-mst,mbi-aim,mst,aim,mwem",
                         help="which peers to run where their python is given")
+    parser.add_argument("--iid-rows", action="store_true",
+                        help="also score DPSyntheticData's model sampled i.i.d.")
     parser.add_argument("--baseline-path", default=None,
                         help="folder holding another skdpopt to time as a row")
     parser.add_argument("--baseline-tables", default="",
@@ -373,6 +385,10 @@ def main():
                     rows.setdefault(label, []).append(
                         summary(codes, out["sample"], sizes)
                         + [float(out["fit"]), float(out["peak_mib"])])
+                    if "iid" in out and args.iid_rows:
+                        rows.setdefault(label + ", i.i.d. sample", []).append(
+                            summary(codes, out["iid"], sizes)
+                            + [float(out["fit"]), float(out["peak_mib"])])
             if epsilon in peer_epsilons:
                 for label, name, python in peers:
                     for seed in seeds:

@@ -77,7 +77,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm),
-            auto_target=is_auto(getattr(self, "target_scale", None)))
+            auto_target=self._auto_target_scale())
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
@@ -124,6 +124,10 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             return False
         refuse_auto_bounds(self, ["clip_norm"])
         return True
+
+    def _auto_target_scale(self):
+        """Whether the fit releases a private target scale (regressor)."""
+        return False
 
     def _scaled_problem(self, targets, loss, plan, rng):
         """The targets and loss the solver fits (classifiers: as given)."""
@@ -379,6 +383,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.coef_ = coefs[0] * self.target_scale_
         self.intercept_ = intercepts[:1] * self.target_scale_
         return self
+
+    def _auto_target_scale(self):
+        return is_auto(self.target_scale)
 
     def _loss(self, target_scale):
         """The loss on targets divided by ``target_scale``: the width of

@@ -38,6 +38,14 @@ def test_fit_sample_shapes_and_reproducibility():
     again = DPSyntheticData(epsilon=1.0, domain=DOMAIN, random_state=0).fit(X)
     np.testing.assert_array_equal(gen.histogram_, again.histogram_)
     np.testing.assert_array_equal(S, again.sample(random_state=1))
+    # The default sampler is systematic: the root's cells (in C order)
+    # get n p rounded through one offset, and column 0 leads the root
+    # (the tree's nodes are sorted), so its counts are within 1 of n p.
+    counts = np.bincount(S[:, 0].astype(int), minlength=3)
+    assert np.abs(counts - len(S) * gen.marginal([0])).max() < 1.0
+    assert gen.sample(7, random_state=1, method="iid").shape == (7, 4)
+    with pytest.raises(ValueError, match="method"):
+        gen.sample(7, method="rounded")
 
 
 def test_learns_the_three_way_structure_beyond_independence():

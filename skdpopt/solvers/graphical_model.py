@@ -11,8 +11,9 @@ ever updated with marginal queries (Hardt, Ligett and McSherry 2012), and
 the form Private-PGM estimates (McKenna, Sheldon and Miklau 2019).  Its
 marginals are computed by sum-product message passing on a junction tree
 of the cliques (Lauritzen and Spiegelhalter 1988; Koller and Friedman
-2009, Chapter 10), in log space, and records are drawn exactly by forward
-sampling down the tree.  Time and memory are set by the tree's clique
+2009, Chapter 10), in log space, and records are drawn by forward
+sampling down the tree (independently, or systematically: rounded
+counts per separator value).  Time and memory are set by the tree's clique
 tables, never by the size of the whole domain.
 
 Everything here is post-processing: it never sees data.
@@ -54,6 +55,20 @@ def _sum_out(values, attrs, keep):
 
 def _cells(attrs, shape):
     return math.prod(shape[a] for a in attrs)
+
+
+def _contract(operands, attrs, target):
+    """Sum over every column not in ``target`` of the product of tables
+    (each over its sorted ``attrs``), as one einsum contracted pairwise
+    (numpy's greedy path: BLAS products, no table over the union)."""
+    columns = sorted({a for at in attrs for a in at})
+    letter = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26)
+              for i, a in enumerate(columns)}
+    spec = ",".join("".join(letter[a] for a in at) for at in attrs)
+    out = "".join(letter[a] for a in target)
+    if len(operands) == 1:
+        return np.einsum(spec + "->" + out, operands[0])
+    return np.einsum(spec + "->" + out, *operands, optimize="greedy")
 
 
 # ----------------------------------------------------------------------
@@ -235,6 +250,7 @@ class GraphicalModel:
         for clique, table in self.potentials.items():
             self._add_to_node(self._home[clique], clique, table)
         self._messages = {}
+        self._beliefs = {}
         self._conditional_cache = None
 
     def _add_to_node(self, node, clique, table):
@@ -289,6 +305,7 @@ class GraphicalModel:
         node = self._home[clique]
         self._add_to_node(node, clique, delta)
         self._invalidate(node)
+        self._beliefs = {}
         self._conditional_cache = None
 
     def _invalidate(self, node):
@@ -342,10 +359,21 @@ class GraphicalModel:
         attrs = tuple(sorted(attrs))
         node = self.tree.node_containing(attrs)
         if node is not None:
-            table = _sum_out(self.log_belief(node), self.tree.nodes[node], attrs)
-            return np.exp(table - _lse(table, tuple(range(table.ndim))))
+            # From the node's cached belief (probabilities): one sum.
+            belief = self._belief(node)
+            nodes = self.tree.nodes[node]
+            table = belief.sum(axis=tuple(i for i, a in enumerate(nodes)
+                                          if a not in attrs))
+            return table / table.sum()
         table = self._spanning_marginal(attrs)
         return table / table.sum()
+
+    def _belief(self, node):
+        """A node's marginal as probabilities (cached until the next
+        update)."""
+        if node not in self._beliefs:
+            self._beliefs[node] = np.exp(self.log_belief(node))
+        return self._beliefs[node]
 
     def _conditionals(self):
         """Per node, its marginal and p(new attributes | separator with
@@ -357,7 +385,7 @@ class GraphicalModel:
             beliefs, tables = [], []
             for u in range(len(tree.nodes)):
                 log_p = self.log_belief(u)
-                beliefs.append(np.exp(log_p))
+                beliefs.append(self._belief(u))
                 if tree.parent[u] >= 0:
                     sep = tree.separator(u, tree.parent[u])
                     log_p = log_p - _expand(
@@ -390,32 +418,35 @@ class GraphicalModel:
             keep.add(tree.parent[deepest])
         (top,) = frontier
         wanted = set(attrs)
-        letters = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26)
-                   for i, a in enumerate(sorted(
-                       {a for u in keep for a in tree.nodes[u]}))}
         up = {}
         for u in reversed(tree.order):
             if u not in keep:
                 continue
-            # The top node's own marginal; below it, conditionals.
-            operands = [beliefs[u] if u == top else conditionals[u]]
-            subscripts = ["".join(letters[a] for a in tree.nodes[u])]
-            present = set(tree.nodes[u])
-            for child, (msg, msg_attrs) in list(up.items()):
-                if tree.parent[child] == u:
-                    operands.append(msg)
-                    subscripts.append("".join(letters[a] for a in msg_attrs))
-                    present |= set(msg_attrs)
-                    del up[child]
+            # The top node's own marginal; below it, conditionals, first
+            # summed over the columns that neither the answer nor a kept
+            # neighbour needs (they occur in no other operand).
+            children = [c for c in up if tree.parent[c] == u]
+            needed = set(attrs)
+            for c in children:
+                needed |= set(up[c][1])
+            if u != top:
+                needed |= set(tree.separator(u, tree.parent[u]))
+            table = beliefs[u] if u == top else conditionals[u]
+            table = table.sum(axis=tuple(i for i, a in enumerate(tree.nodes[u])
+                                         if a not in needed))
+            mine = tuple(a for a in tree.nodes[u] if a in needed)
+            operands, subscripts, present = [table], [mine], set(mine)
+            for child in children:
+                msg, msg_attrs = up.pop(child)
+                operands.append(msg)
+                subscripts.append(msg_attrs)
+                present |= set(msg_attrs)
             if u == top:
                 target = tuple(attrs)
             else:
                 target = tuple(sorted(
                     (set(tree.separator(u, tree.parent[u])) | wanted) & present))
-            out = "".join(letters[a] for a in target)
-            up[u] = (np.einsum(",".join(subscripts) + "->" + out, *operands,
-                               optimize=len(operands) > 2),
-                     target)
+            up[u] = (_contract(operands, subscripts, target), target)
         return up[top][0]
 
     def dense(self):
@@ -423,20 +454,30 @@ class GraphicalModel:
         only: it has as many cells as the domain)."""
         return self.marginal(tuple(range(len(self.shape)))).reshape(self.shape)
 
-    def sample(self, n_samples, rng):
-        """Exact i.i.d. draws: each node's new attributes given its
+    def sample(self, n_samples, rng, method="iid"):
+        """Draws from the model: each node's new attributes given its
         separator with its parent, down the tree.
 
         Parameters
         ----------
         n_samples : int
         rng : numpy.random.Generator
+        method : {"iid", "systematic"}, default="iid"
+            ``"iid"``: independent exact draws.  ``"systematic"``: the rows
+            sharing a separator value get the new attributes by systematic
+            sampling of their conditional (one uniform offset per group,
+            rows in random order within the group), so every count of a
+            node's table given its separator is its expectation rounded
+            up or down; each row is still distributed as the model, the
+            rows are not independent, and the counts vary less.
 
         Returns
         -------
         ndarray of shape (n_samples, n_columns), dtype intp
-            Codes per column.
+            Codes per column, rows in random order.
         """
+        if method not in ("iid", "systematic"):
+            raise ValueError(f"method must be 'iid' or 'systematic', got {method!r}.")
         tree = self.tree
         codes = np.zeros((n_samples, len(self.shape)), dtype=np.intp)
         for u in tree.order:
@@ -454,14 +495,36 @@ class GraphicalModel:
             table /= table.sum(axis=1, keepdims=True)
             row = (np.ravel_multi_index(codes[:, list(given)].T, self._dims(given))
                    if given else np.zeros(n_samples, dtype=np.intp))
+            if method == "iid":
+                position = rng.random(n_samples)
+            else:
+                position = _systematic_positions(row, table.shape[0], rng)
             # One search in the cumulated rows: row r spans (r, r + 1].
             cumulative = np.cumsum(table, axis=1)
             cumulative[:, -1] = 1.0
             flat = (cumulative + np.arange(table.shape[0])[:, None]).ravel()
-            pick = np.searchsorted(flat, row + rng.random(n_samples), side="right")
+            pick = np.searchsorted(flat, row + position, side="right")
             pick = np.minimum(pick, flat.size - 1) - row * table.shape[1]
             pick = np.clip(pick, 0, table.shape[1] - 1)
             values = np.unravel_index(pick, self._dims(new))
             for a, v in zip(new, values, strict=True):
                 codes[:, a] = v
+        if method == "systematic":
+            codes = codes[rng.permutation(n_samples)]
         return codes
+
+
+def _systematic_positions(group, n_groups, rng):
+    """Per row, a point in [0, 1) such that the m rows of each group get
+    ``(k + U) / m``, k = 0 .. m - 1 in random order, U uniform per group:
+    each point is uniform, and the group's draws from a cumulated
+    distribution hit every cell its expected number of times rounded."""
+    n = group.size
+    order = rng.permutation(n)
+    order = order[np.argsort(group[order], kind="stable")]
+    sizes = np.bincount(group, minlength=n_groups)
+    starts = np.cumsum(sizes) - sizes
+    rank = np.empty(n, dtype=np.float64)
+    rank[order] = np.arange(n) - starts[group[order]]
+    offset = rng.random(n_groups)
+    return (rank + offset[group]) / np.maximum(sizes[group], 1)

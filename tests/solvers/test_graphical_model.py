@@ -91,6 +91,45 @@ def test_samples_follow_the_distribution():
         np.sqrt(p.size / n) + np.sqrt(2 * np.log(1e6) / n))
 
 
+def test_systematic_samples_match_every_tree_table_up_to_rounding():
+    """Systematic sampling gives each group of rows sharing a node's
+    separator value the node's new columns in its expected counts, each
+    rounded up or down: every count is within 1 of m p(new | separator)
+    (so, unlike independent draws, within 1 of n p at the root)."""
+    model = random_model()
+    n = 10_007
+    codes = model.sample(n, np.random.default_rng(3), method="systematic")
+    tree = model.tree
+    for u in tree.order:
+        attrs = tree.nodes[u]
+        given = tree.separator(u, tree.parent[u]) if tree.parent[u] >= 0 else ()
+        belief = model.marginal(attrs)
+        dims = [SHAPE[a] for a in attrs]
+        counts = np.bincount(np.ravel_multi_index(codes[:, list(attrs)].T, dims),
+                             minlength=belief.size).reshape(dims)
+        axes = tuple(i for i, a in enumerate(attrs) if a not in given)
+        group = counts.sum(axis=axes, keepdims=True)
+        expected = group * belief / belief.sum(axis=axes, keepdims=True)
+        assert np.abs(counts - expected).max() < 1.0
+    # Rows come in random order: no column is sorted.
+    assert all(np.any(np.diff(codes[:, a]) < 0) for a in range(len(SHAPE)))
+
+
+def test_systematic_and_iid_samples_agree_in_distribution():
+    """Each systematic row is distributed as the model: the empirical L1
+    distance to p stays within the margin of independent draws (the
+    rounding only lowers the variance)."""
+    model = random_model()
+    p = dense_of(model).ravel()
+    n = 100_000
+    codes = model.sample(n, np.random.default_rng(4), method="systematic")
+    counts = np.bincount(np.ravel_multi_index(codes.T, SHAPE), minlength=p.size)
+    assert np.abs(counts / n - p).sum() <= np.sqrt(p.size / n) + np.sqrt(
+        2 * np.log(1e6) / n)
+    with pytest.raises(ValueError, match="method"):
+        model.sample(10, np.random.default_rng(0), method="rounded")
+
+
 def test_junction_tree_has_running_intersection_and_covers_cliques():
     tree = JunctionTree(CLIQUES, SHAPE)
     for clique in CLIQUES:
