@@ -7,7 +7,12 @@ spends with :func:`privacy_spent` of that tree.
 """
 
 from .accountant import Accountant, privacy_spent
-from .calibration import calibrate, calibrate_event, calibrate_noise_multiplier
+from .calibration import (
+    calibrate,
+    calibrate_event,
+    calibrate_noise_multiplier,
+    clt_noise_multiplier,
+)
 from .events import (
     Composed,
     EpsilonDeltaEvent,
@@ -37,6 +42,7 @@ __all__ = [
     "calibrate",
     "calibrate_event",
     "calibrate_noise_multiplier",
+    "clt_noise_multiplier",
     "compose",
     "leaves",
     "privacy_spent",

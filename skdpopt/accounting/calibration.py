@@ -273,7 +273,7 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
     # lands the default epsilon in tolerance.
     aim, tolerance = epsilon, rtol
     start_low, start_high = 0.8, 1.05
-    noise = _clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
+    noise = clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
     checked = []
     for _ in range(2):
         noise, coarse_eps = calibrate(
@@ -293,7 +293,7 @@ def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
                      increasing=False, rtol=rtol, slope=slope)
 
 
-def _clt_noise_multiplier(epsilon, delta, sampling_rate, steps):
+def clt_noise_multiplier(epsilon, delta, sampling_rate, steps):
     """Starting guess from the central limit theorem of Dong, Roth and Su (2022).
 
     Many subsampled steps behave like a Gaussian mechanism with

@@ -16,6 +16,7 @@ from ..accounting import (
     SubsampledGaussianMechanism,
     calibrate_event,
     calibrate_noise_multiplier,
+    clt_noise_multiplier,
     compose,
     repeat,
     zcdp,
@@ -190,13 +191,15 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
             return compose(bounds_event, steps_event) if n_auto else steps_event
 
         # The problems run one after another: calibrate their total.
-        noise_multiplier, _ = calibrate_noise_multiplier(
-            epsilon, delta, rate, steps * n_problems)
         if n_auto:
             # In zCDP terms the steps keep 1 - share of the budget.
+            guess = clt_noise_multiplier(epsilon, delta, rate, steps * n_problems)
             noise_multiplier, _ = calibrate_event(
                 make_event, epsilon, delta, parameter="noise_multiplier",
-                guess=noise_multiplier / np.sqrt(1.0 - share))
+                guess=guess / np.sqrt(1.0 - share))
+        else:
+            noise_multiplier, _ = calibrate_noise_multiplier(
+                epsilon, delta, rate, steps * n_problems)
         event = make_event(noise_multiplier)
     return DPSGDPlan(
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,

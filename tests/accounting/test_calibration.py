@@ -183,8 +183,8 @@ def test_calibration_at_huge_epsilon(epsilon, sampling_rate):
 
 
 def test_clt_guess_falls_back_when_no_root():
-    from skdpopt.accounting.calibration import _clt_noise_multiplier
+    from skdpopt.accounting.calibration import clt_noise_multiplier
 
     # delta >= 1 is met by any noise: no root, a safe finite guess instead.
-    assert _clt_noise_multiplier(1.0, 1.0, 0.1, 10) == 1.0
-    assert np.isfinite(_clt_noise_multiplier(1e6, 1e-5, 0.01, 100))
+    assert clt_noise_multiplier(1.0, 1.0, 0.1, 10) == 1.0
+    assert np.isfinite(clt_noise_multiplier(1e6, 1e-5, 0.01, 100))
