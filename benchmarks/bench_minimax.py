@@ -974,37 +974,17 @@ def main():
         "--only", default=None,
         help="comma-separated tables of the main run: " + ",".join(TABLES))
     args = parser.parse_args()
-    if args.tuning_passes:
-        warnings.filterwarnings("ignore", category=UserWarning)
-        tuning_passes()
-        return
-    if args.tuning_cap:
-        warnings.filterwarnings("ignore", category=UserWarning)
-        tuning_step_cap()
-        return
-    if args.tuning_auto:
-        warnings.filterwarnings("ignore", category=UserWarning)
-        tuning_auto()
-        return
-    if args.timing:
-        warnings.filterwarnings("ignore", category=UserWarning)
-        timing()
-        return
-    if args.sizes:
-        warnings.filterwarnings("ignore", category=UserWarning)
-        sample_sizes()
-        return
-    if args.screen:
-        warnings.filterwarnings("ignore", category=UserWarning)
-        screen()
-        return
-    if args.tuning:
-        warnings.filterwarnings("ignore", category=UserWarning)
-        tuning()
-        return
+    warnings.filterwarnings("ignore", category=UserWarning)
+    # The side runs: one function each, instead of the main tables.
+    modes = {"tuning_passes": tuning_passes, "tuning_cap": tuning_step_cap,
+             "tuning_auto": tuning_auto, "timing": timing,
+             "sizes": sample_sizes, "screen": screen, "tuning": tuning}
+    for flag, run in modes.items():
+        if getattr(args, flag):
+            run()
+            return
     seeds = [0, 1] if args.quick else [0, 1, 2, 3, 4]
     epsilons = [1.0, np.inf] if args.quick else [0.5, 1.0, 3.0, 10.0, np.inf]
-    warnings.filterwarnings("ignore", category=UserWarning)
 
     tables = set(args.only.split(",")) if args.only else set(TABLES)
     fl = not args.no_fairlearn

@@ -73,41 +73,26 @@ def _plant_free_bounds(module):
 
 # The released bound is a function of its two draws (median cell, upper
 # quantile), each 2D-DP: the claim is their sum.
-LASSO_BOUNDS = AuditCase(
-    name="DPLasso (auto target_bound)",
-    release="the released target bound (target_bound_)",
-    fit=_fit_lasso,
-    datasets=_pair,
-    statistic=lambda est: est.target_bound_,
-    claimed=lambda est: 2 * 2 * est.privacy_plan_.bounds_draws.score_sensitivity,
-    plant=_plant_free_bounds(skdpopt.lasso),
-    bug="bound draws' score sensitivity understated 16-fold (nearly free)",
-    fast_runs=2_000,
-)
+def _bound_case(name, attribute, fit, draws, module, what):
+    return AuditCase(
+        name=name,
+        release=f"the released {what} ({attribute})",
+        fit=fit,
+        datasets=_pair,
+        statistic=lambda est: getattr(est, attribute),
+        claimed=lambda est: 2 * 2 * getattr(est.privacy_plan_,
+                                            draws).score_sensitivity,
+        plant=_plant_free_bounds(module),
+        bug=f"{what} draws' score sensitivity understated 16-fold (nearly free)",
+        fast_runs=2_000,
+    )
 
-SGD_CLIP = AuditCase(
-    name="DPSGDRegressor (auto clip_norm)",
-    release="the released clip norm (clip_norm_)",
-    fit=_fit_sgd,
-    datasets=_pair,
-    statistic=lambda est: est.clip_norm_,
-    claimed=lambda est: 2 * 2 * est.privacy_plan_.clip_draws.score_sensitivity,
-    plant=_plant_free_bounds(skdpopt.sgd),
-    bug="clip draws' score sensitivity understated 16-fold (nearly free)",
-    fast_runs=2_000,
-)
 
-SGD_TARGET = AuditCase(
-    name="DPSGDRegressor (auto target_scale)",
-    release="the released target scale (target_scale_)",
-    fit=_fit_sgd_target,
-    datasets=_pair,
-    statistic=lambda est: est.target_scale_,
-    claimed=lambda est: 2 * 2 * est.privacy_plan_.target_draws.score_sensitivity,
-    plant=_plant_free_bounds(skdpopt.sgd),
-    bug="target-scale draws' score sensitivity understated 16-fold (nearly free)",
-    fast_runs=2_000,
-)
-
-CASES = [LASSO_BOUNDS, SGD_CLIP, SGD_TARGET]
-
+CASES = [
+    _bound_case("DPLasso (auto target_bound)", "target_bound_", _fit_lasso,
+                "bounds_draws", skdpopt.lasso, "target bound"),
+    _bound_case("DPSGDRegressor (auto clip_norm)", "clip_norm_", _fit_sgd,
+                "clip_draws", skdpopt.sgd, "clip norm"),
+    _bound_case("DPSGDRegressor (auto target_scale)", "target_scale_",
+                _fit_sgd_target, "target_draws", skdpopt.sgd, "target scale"),
+]
