@@ -264,12 +264,17 @@ class ExactMinimax:
     def __init__(self, radius=RADIUS):
         self.radius = radius
 
-    def fit(self, X, y, sensitive_features):
+    @staticmethod
+    def _problem(X, y, sensitive_features):
+        """Clipped features with the intercept column, labels as signs,
+        the number of coefficients and each group's rows."""
         _, codes = encode_groups(sensitive_features, len(y))
         Z = np.column_stack([np.clip(X, -1, 1), np.ones(len(y))])
-        s = np.where(y == 1, 1.0, -1.0)
-        d = Z.shape[1]
-        members = [codes == g for g in np.unique(codes)]
+        signs = np.where(y == 1, 1.0, -1.0)
+        return Z, signs, Z.shape[1], [codes == g for g in np.unique(codes)]
+
+    def fit(self, X, y, sensitive_features):
+        Z, s, d, members = self._problem(X, y, sensitive_features)
 
         def split(u):
             return u[:d] - u[d : 2 * d]
@@ -330,11 +335,7 @@ class ExactMinimaxL2(ExactMinimax):
     1), by SLSQP on ``(w, b, t)``."""
 
     def fit(self, X, y, sensitive_features):
-        _, codes = encode_groups(sensitive_features, len(y))
-        Z = np.column_stack([np.clip(X, -1, 1), np.ones(len(y))])
-        s = np.where(y == 1, 1.0, -1.0)
-        d = Z.shape[1]
-        members = [codes == g for g in np.unique(codes)]
+        Z, s, d, members = self._problem(X, y, sensitive_features)
 
         def group_losses(u):
             m = s * (Z @ u[:d])

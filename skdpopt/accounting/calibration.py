@@ -299,6 +299,21 @@ def clt_noise_multiplier(epsilon, delta, sampling_rate, steps):
     Many subsampled steps behave like a Gaussian mechanism with
     ``mu = q sqrt(T (exp(D^2 / s^2) - 1))``, D = 2 the replace-one distance
     in units of the clip norm; invert it at the mu that meets (eps, delta).
+    A guess for a calibration, not a guarantee.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target guarantee.
+    sampling_rate : float
+        Poisson sampling rate q in (0, 1].
+    steps : int
+        Number of steps T.
+
+    Returns
+    -------
+    float
+        Noise multiplier s (1.0 when the target is degenerate).
     """
     def excess(m):
         return pld.gaussian_curve_delta(m, epsilon) - delta
