@@ -247,7 +247,7 @@ def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
              if isinstance(leaf, ExponentialMechanism)]
     assert len(draws) == 1 and draws[0][1] == 2
     assert draws[0][0].score_sensitivity == pytest.approx(D)
-    assert auto.privacy_plan_.clip_share == AUTO_BOUNDS_SHARE
+    assert auto.privacy_plan_.bounds_share == AUTO_BOUNDS_SHARE
     # A number is free: no draw, and less noise for the same epsilon.
     assert public.privacy_plan_.clip_draws is None
     assert not any(isinstance(leaf, ExponentialMechanism)
@@ -307,7 +307,7 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     small = plan_dpsgd(n_samples=300, n_problems=1, epsilon=1.0, delta=1e-5,
                        sampling="poisson", batch_size="auto", max_iter=5,
                        average=True, auto_target=True)
-    assert AUTO_BOUNDS_SHARE < small.clip_share <= MAX_TARGET_SHARE
+    assert AUTO_BOUNDS_SHARE < small.bounds_share <= MAX_TARGET_SHARE
     assert _bounds.median_cell_is_reliable(
         300, small.target_draws.score_sensitivity * (1 + 1e-9))
     # The released scale is a grid candidate near the 0.9 quantile of |y|.

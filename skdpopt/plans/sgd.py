@@ -65,7 +65,7 @@ class DPSGDPlan(PrivacyPlan):
     target_draws : QuantileDraws or None
         The draws of the "auto" target scale (a private upper quantile of
         ``|y_i|``), released first; None for a public scale.
-    clip_share : float
+    bounds_share : float
         Share of ``rho_for(epsilon, delta)`` (zCDP units) given to all the
         "auto" draws together; the noise is calibrated for the rest.
     """
@@ -78,7 +78,7 @@ class DPSGDPlan(PrivacyPlan):
     average_start: float = None
     clip_draws: QuantileDraws = None
     target_draws: QuantileDraws = None
-    clip_share: float = 0.0
+    bounds_share: float = 0.0
 
 
 # batch_size="auto": at most MAX_AUTO_BATCH rows, and small enough that
@@ -205,4 +205,4 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
         noise_multiplier=noise_multiplier, average_start=average_start,
-        clip_draws=clip_draws, target_draws=target_draws, clip_share=share)
+        clip_draws=clip_draws, target_draws=target_draws, bounds_share=share)
