@@ -53,20 +53,21 @@ ESTIMATORS = {
 }
 
 
-def hwm_mb():
+def _status_mb(key):
+    """A memory figure of this process from /proc/self/status, in MB."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024.0
-    raise RuntimeError("no VmHWM")
+    raise RuntimeError(f"no {key}")
+
+
+def hwm_mb():
+    return _status_mb("VmHWM")
 
 
 def rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    raise RuntimeError("no VmRSS")
+    return _status_mb("VmRSS")
 
 
 def reset_peak():

@@ -211,9 +211,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         together).  A float is public and free.  "auto" first releases a
         private 0.9 quantile of the examples' gradient norms at the start
         (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
-        calibrated for the rest); see ``clip_norm_``.  It suits targets in
-        raw units; on scaled data it sets C from the start's large
-        gradients, so at small epsilon the default 1.0 is better.
+        calibrated for the rest); see ``clip_norm_``.  It sets C from the
+        start's gradients, larger than those near the optimum, so at small
+        epsilon the default 1.0 is better.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": each step includes each row with probability
         ``batch_size / n_samples``.  "full": every row in every step
@@ -479,9 +479,9 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         together).  A float is public and free.  "auto" first releases a
         private 0.9 quantile of the examples' gradient norms at the start
         (``w = 0``) for 5% of the budget (zCDP units; the steps' noise is
-        calibrated for the rest); see ``clip_norm_``.  It suits targets in
-        raw units; on scaled data it sets C from the start's large
-        gradients, so at small epsilon the default 1.0 is better.
+        calibrated for the rest); see ``clip_norm_``.  It sets C from the
+        start's gradients, larger than those near the optimum, so at small
+        epsilon the default 1.0 is better.
     sampling : {"poisson", "full", "single_pass"}, default="poisson"
         "poisson": Poisson-subsampled steps; "full": every row in every step
         (NoisyGD); "single_pass": each row's gradient counts only the first
