@@ -103,6 +103,10 @@ def make(name):
     return getattr(skdpopt, cls)(random_state=0, **params)
 
 
+def _import_package():
+    import skdpopt._data.dask_backend  # noqa: F401
+
+
 def run_dask(client, n, name, persist=False):
     X, y = lazy_data(n)
     if persist:
@@ -219,6 +223,8 @@ def main():
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
                       silence_logs=40) as cluster, Client(cluster) as client:
+        # Workers import the package once, before the first clock starts.
+        client.run(_import_package)
         for n in (int(s) for s in args.sizes):
             for name in args.estimators:
                 if args.lazy is None or name in args.lazy:

@@ -12,6 +12,8 @@ da = pytest.importorskip(
 dd = pytest.importorskip(
     "dask.dataframe",
     reason="the dask extra is not installed: pip install skdpopt[dask]")
+dask = pytest.importorskip(
+    "dask", reason="the dask extra is not installed: pip install skdpopt[dask]")
 distributed = pytest.importorskip(
     "distributed", reason="the dask extra is not installed: pip install skdpopt[dask]")
 
@@ -57,8 +59,8 @@ N_ROWS, RATE, N_STEPS = 600, 0.1, 2_000
 
 def inclusions(chunks, monkeypatch):
     """How often each row, and how many rows each step, a sampler drew."""
-    # Small passes, so that the steps span many passes (and pass seeds).
-    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_PASS",
+    # Small chunks, so that the steps span many chunks (and generators).
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
                         50 * RATE * N_ROWS * 3)
     X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(chunks, 1))
     y = da.zeros(N_ROWS, chunks=(chunks,))
@@ -72,7 +74,7 @@ def inclusions(chunks, monkeypatch):
         assert len(np.unique(ids)) == len(ids)  # a row at most once per step
         np.add.at(counts, ids, 1)
         sizes[t] = len(ids)
-    assert sampler.pass_steps == 50
+    assert sampler.chunk_steps == 50
     return counts, sizes
 
 
@@ -116,6 +118,57 @@ def test_poisson_check_catches_a_fixed_size_sample_per_block(monkeypatch):
 
     monkeypatch.setattr(dask_backend, "poisson_batches", fixed_size)
     assert not looks_poisson(*inclusions((100,) * 6, monkeypatch))
+
+
+def test_merge_groups_rows_by_step_in_block_order():
+    # Each block's piece is grouped by step; the merge must give step s the
+    # rows of block 0, then block 1, ..., i.e. a stable sort by step.
+    rng = np.random.default_rng(1)
+    n_steps, pieces, expected = 7, [], []
+    for block in range(5):
+        counts = rng.integers(0, 4, size=n_steps)
+        counts[block % n_steps] = 0  # empty steps too
+        steps = np.repeat(np.arange(n_steps), counts)
+        ids = block * 1000 + np.arange(len(steps), dtype=float)
+        pieces.append((np.c_[ids, -ids], ids + 0.5, ids + 0.25, counts))
+        expected.append((steps, ids))
+    steps = np.concatenate([e[0] for e in expected])
+    ids = np.concatenate([e[1] for e in expected])[np.argsort(steps, kind="stable")]
+    X_rows, y_rows, limits, offsets = dask_backend._merge_by_step(*pieces)
+    np.testing.assert_array_equal(X_rows, np.c_[ids, -ids])
+    np.testing.assert_array_equal(y_rows, ids + 0.5)
+    np.testing.assert_array_equal(limits, ids + 0.25)
+    np.testing.assert_array_equal(
+        offsets, np.searchsorted(np.sort(steps), np.arange(n_steps + 1)))
+
+
+def batches(sampler, n_steps):
+    return [source.X[rows, 0].copy() for source, rows in
+            (sampler.batch(t) for t in range(n_steps))]
+
+
+def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch):
+    # Chunks of 3 steps, windows of 4 chunks (1 / q = 10 steps): the
+    # distributed path draws windows in one pass and fetches ahead; the
+    # local scheduler draws chunk by chunk.  Same generator, same batches.
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
+                        3 * RATE * N_ROWS * 3)
+    X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(70, 1))
+    y = da.zeros(N_ROWS, chunks=(70,))
+    data = linear_rows(X, y, SquaredError(), clip_norm=1.0)
+    n_steps = 100
+    fetched = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
+    assert fetched.client is client
+    assert (fetched.chunk_steps, fetched.window_chunks) == (3, 4)
+    got = batches(fetched, n_steps)
+    assert fetched.windows == set(range(-(-34 // 4)))
+    with dask.config.set(scheduler="sync"):
+        local = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
+        assert local.client is None
+        want = batches(local, n_steps)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert sum(map(len, got)) > 0
 
 
 ESTIMATORS = [

@@ -5,10 +5,14 @@ Every aggregate is one pass over the row blocks of a ``dask.array.Array``
 it to a few numbers (a gradient, column sums, counts) or to the rows a
 Poisson sample drew from it, and only those travel to the client.  A
 worker holds one block at a time plus its sampled rows; the client holds
-the small results.  Clipping is the in-memory backend's, applied block by
-block, so it bounds the same sensitivities and stays finite on extreme
-records.
+the small results, or one chunk of sampled rows (and the next).
+Clipping is the in-memory backend's, applied block by block, so it
+bounds the same sensitivities and stays finite on extreme records.
 """
+
+import math
+import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import dask
 import dask.array as da
@@ -18,12 +22,11 @@ from .._clipping import clip_scalars, example_norms
 from ..mechanisms import poisson_batches
 from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
 
-# A Poisson pass draws batches for as many steps as keep the sampled rows
-# (held on the client until those steps have run) under this many values:
-# 2**25 float64 values, 256 MB.  The Dask configuration key
-# "skdpopt.sampled-values-per-pass" overrides it: an epoch costs
-# n_samples * (n_features + 2) / that many passes over the data.
-SAMPLED_VALUES_PER_PASS = 2**25
+# The client holds the sampled rows of a chunk of steps (and fetches the
+# next one meanwhile): as many steps as keep a chunk under this many
+# values, 2**25 float64 values, 256 MB.  The Dask configuration key
+# "skdpopt.sampled-values-per-chunk" overrides it.
+SAMPLED_VALUES_PER_CHUNK = 2**25
 
 
 def _blocks(X, y=None):
@@ -68,31 +71,77 @@ def _block_gradient(X_block, y_block, coef, intercept, loss, clip_norm, limit, o
 
 
 @np.errstate(over="ignore", invalid="ignore")
-def _block_sample(X_block, y_block, seed, sampling_rate, n_steps, clip_norm, limit,
-                  offset):
-    """The rows of ``n_steps`` Poisson batches drawn from one block.
+def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
+                  clip_norm, limit, offset):
+    """The rows that chunks of Poisson steps draw from one block.
 
-    Each (step, row) slot is included independently with probability q,
-    from a generator seeded by the pass's seed and the block's index: the
-    union over blocks is a Poisson sample of all rows whatever the
-    partitioning.
+    ``chunks`` lists ``(chunk_index, n_steps)``.  Each (step, row) slot is
+    included independently with probability q, from a generator seeded by
+    the fit's seed, the chunk's index and the block's index: the union over
+    blocks is a Poisson sample of all rows whatever the partitioning, and a
+    chunk's draw is the same whichever other chunks the task draws.
+
+    Returns, for each chunk, ``(X_rows, y_rows, limits, counts)``: the rows
+    grouped by step (ascending within a step) and each step's row count.
     """
-    rng = np.random.default_rng(seed)
-    rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate, n_steps)
-    X_rows = X_block[rows]
-    limits = _row_limits(X_rows, clip_norm, limit, offset)
-    if np.ndim(limits) == 0:
-        limits = np.full(len(rows), limits)
-    return X_rows, np.asarray(y_block)[rows], limits, np.diff(offsets)
+    y_block = np.asarray(y_block)
+    pieces = []
+    for chunk, n_steps in chunks:
+        rng = np.random.default_rng([*seed, chunk, block_index])
+        rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
+                                        n_steps)
+        X_rows = X_block[rows]
+        limits = _row_limits(X_rows, clip_norm, limit, offset)
+        if np.ndim(limits) == 0:
+            limits = np.full(len(rows), limits)
+        pieces.append((X_rows, y_block[rows], limits, np.diff(offsets)))
+    return pieces
+
+
+def _merge_by_step(*pieces):
+    """One chunk's pieces (one per block, in block order), grouped by step.
+
+    Step s's rows are block 0's rows of step s, then block 1's, and so on.
+    Each piece is scattered once into its final place: no sort, one copy.
+
+    Returns ``(X_rows, y_rows, limits, offsets)``; step s of the chunk is
+    ``offsets[s]:offsets[s + 1]``.
+    """
+    counts = np.array([p[3] for p in pieces], dtype=np.int64)  # (blocks, steps)
+    offsets = np.zeros(counts.shape[1] + 1, dtype=np.int64)
+    np.cumsum(counts.sum(axis=0), out=offsets[1:])
+    # Where block k's rows of step s start in the merged arrays.
+    starts = offsets[:-1] + np.cumsum(counts, axis=0) - counts
+    first = pieces[0]
+    X_rows = np.empty((offsets[-1], first[0].shape[1]), dtype=first[0].dtype)
+    y_rows = np.empty(offsets[-1], dtype=first[1].dtype)
+    limits = np.empty(offsets[-1])
+    for k, (X_k, y_k, limits_k, counts_k) in enumerate(pieces):
+        local = np.cumsum(counts_k) - counts_k  # where its steps start in the piece
+        where = np.repeat(starts[k] - local, counts_k) + np.arange(len(y_k))
+        X_rows[where] = X_k
+        y_rows[where] = y_k
+        limits[where] = limits_k
+    return X_rows, y_rows, limits, offsets
+
+
+def _distributed_client():
+    """The distributed Client that dask.compute would use, or None."""
+    if "distributed" not in sys.modules:
+        return None
+    from distributed import Client
+
+    owner = getattr(dask.base.get_scheduler(), "__self__", None)
+    return owner if isinstance(owner, Client) else None
 
 
 class DaskLinearRows:
     """Clipped gradient sums of a linear model over a Dask array's rows.
 
     The counterpart of :class:`InMemoryLinearRows`: ``gradient_sum`` over
-    all rows is one pass; ``poisson_sampler`` draws, in one pass, the
-    batches of a block of steps from every row block, and serves them from
-    the client's memory.
+    all rows is one pass; ``poisson_sampler`` draws the batches on the
+    workers, grouped by step, and serves them to the client chunk by chunk
+    (see :class:`_DaskPoissonSampler`).
     """
 
     in_memory = False
@@ -123,51 +172,111 @@ class DaskLinearRows:
 
 
 class _DaskPoissonSampler:
-    """Batches of a Dask array's rows, a pass over the data per block of steps.
+    """Batches of a Dask array's rows, served to the client chunk by chunk.
 
-    A pass covers as many steps as keep the expected sampled values under
-    ``SAMPLED_VALUES_PER_PASS``; its seed is drawn from the fit's
-    generator, and each row block derives its own generator from it and
-    its index.
+    The steps are cut into chunks of ``chunk_steps`` steps, whose sampled
+    rows stay under ``SAMPLED_VALUES_PER_CHUNK`` values in expectation.
+    Each block draws its rows of a chunk from its own generator, already
+    grouped by step (see :func:`_block_sample`); the client places each
+    block's rows in one scatter (:func:`_merge_by_step`), so that a step's
+    batch is a slice.
+
+    With a distributed client, one pass over the blocks draws a window of
+    chunks covering about one epoch (``1 / q`` steps): the blocks' pieces
+    stay on the workers (which spill them to disk under memory pressure)
+    and the client fetches them chunk by chunk, in order, the next chunk
+    in a background thread while it runs the steps of the current one; the
+    next window's pass is submitted when the client reaches its window's
+    last chunk.  An epoch then costs one pass over the data, whatever
+    ``n_samples``, and the client holds two chunks.  Without a distributed
+    client (Dask's local schedulers), each chunk is its own pass, computed
+    when its first step is reached.  Both ways draw the same batches from
+    the same generator.
     """
 
     def __init__(self, data, rng, sampling_rate, n_steps):
-        self.data, self.rng = data, rng
-        self.sampling_rate, self.n_steps = sampling_rate, n_steps
+        self.data, self.sampling_rate, self.n_steps = data, sampling_rate, n_steps
+        # Drawn now, so that the batches do not depend on when chunks are
+        # drawn or fetched.
+        self.seed = rng.integers(0, 2**63, size=2).tolist()
         per_step = sampling_rate * data.n_samples * (data.n_features + 2)
-        cap = dask.config.get("skdpopt.sampled-values-per-pass",
-                              SAMPLED_VALUES_PER_PASS)
-        self.pass_steps = int(max(1, cap // max(per_step, 1.0)))
-        self.start = None
+        cap = dask.config.get("skdpopt.sampled-values-per-chunk",
+                              SAMPLED_VALUES_PER_CHUNK)
+        self.chunk_steps = int(max(1, cap // max(per_step, 1.0)))
+        self.n_chunks = -(-n_steps // self.chunk_steps)
+        self.window_chunks = max(1, math.ceil(1.0 / sampling_rate / self.chunk_steps))
+        self.client = _distributed_client()
+        if self.client is not None:
+            self.executor = ThreadPoolExecutor(max_workers=1)
+        self.futures, self.windows, self.fetching = {}, set(), None
+        self.chunk, self.end = -1, 0
 
     def batch(self, t):
-        if self.start is None or t >= self.start + len(self.offsets) - 1:
-            self._sample(t, min(self.pass_steps, self.n_steps - t))
+        """``(source, rows)``: step t's rows, for ``source.gradient_sum``.
+
+        Steps are asked for in order.
+        """
+        while t >= self.end:
+            self._next_chunk()
         i = t - self.start
         return self.source, slice(self.offsets[i], self.offsets[i + 1])
 
-    def _sample(self, start, n_steps):
+    def _steps(self, chunk):
+        return min(self.chunk_steps, self.n_steps - chunk * self.chunk_steps)
+
+    def _graph(self, chunks):
+        """Each chunk's delayed pieces (one per block), drawn in one pass."""
         data = self.data
-        seed = self.rng.integers(0, 2**63, size=2).tolist()
         X_blocks, y_blocks = _blocks(data.X, data.y)
-        task = dask.delayed(_block_sample, pure=True)
-        parts = dask.compute(*[
-            task(xb, yb, seed + [k], self.sampling_rate, n_steps, data.clip_norm,
-                 data.limit, data.offset)
-            for k, (xb, yb) in enumerate(zip(X_blocks, y_blocks, strict=True))])
-        # Group the sampled rows by step (blocks in order within a step).
-        steps = np.concatenate([np.repeat(np.arange(n_steps), counts)
-                                for *_, counts in parts])
-        order = np.argsort(steps, kind="stable")
-        X_rows = np.concatenate([p[0] for p in parts])[order]
-        y_rows = np.concatenate([p[1] for p in parts])[order]
-        limits = np.concatenate([p[2] for p in parts])[order]
-        self.offsets = np.searchsorted(steps[order], np.arange(n_steps + 1))
+        task = dask.delayed(_block_sample, pure=True, nout=len(chunks))
+        per_block = [
+            task(xb, yb, self.seed, k, [(c, self._steps(c)) for c in chunks],
+                 self.sampling_rate, data.clip_norm, data.limit, data.offset)
+            for k, (xb, yb) in enumerate(zip(X_blocks, y_blocks, strict=True))]
+        return [[p[i] for p in per_block] for i in range(len(chunks))]
+
+    def _submit_window(self, window):
+        chunks = range(window * self.window_chunks,
+                       min((window + 1) * self.window_chunks, self.n_chunks))
+        if chunks and window not in self.windows:
+            self.windows.add(window)
+            # A future per piece: a list's future would gather its
+            # pieces on one worker before they reach the client.
+            pieces = self.client.compute([p for c in self._graph(chunks) for p in c])
+            n_blocks = len(pieces) // len(chunks)
+            for i, chunk in enumerate(chunks):
+                self.futures[chunk] = pieces[i * n_blocks:(i + 1) * n_blocks]
+
+    def _fetch(self, futures):
+        return _merge_by_step(*self.client.gather(futures))
+
+    def _next_chunk(self):
+        chunk = self.chunk = self.chunk + 1
+        if self.client is None:
+            merged = _merge_by_step(*dask.compute(*self._graph([chunk])[0]))
+        else:
+            window = chunk // self.window_chunks
+            self._submit_window(window)
+            if chunk % self.window_chunks == self.window_chunks - 1:
+                self._submit_window(window + 1)  # its pass runs meanwhile
+            if self.fetching is None:
+                merged = self._fetch(self.futures.pop(chunk))
+            else:
+                merged = self.fetching.result()
+            # Fetch and group the next chunk while this one's steps run.
+            following = self.futures.pop(chunk + 1, None)
+            self.fetching = (None if following is None
+                             else self.executor.submit(self._fetch, following))
+            if following is None:
+                self.executor.shutdown(wait=False)
+        X_rows, y_rows, limits, self.offsets = merged
         source = InMemoryLinearRows.__new__(InMemoryLinearRows)
         source.X, source.y, source.loss, source.limits = (
-            X_rows, y_rows, data.loss, limits)
+            X_rows, y_rows, self.data.loss, limits)
         source.n_samples, source.n_features = X_rows.shape
-        self.source, self.start = source, start
+        self.source = source
+        self.start = chunk * self.chunk_steps
+        self.end = self.start + self._steps(chunk)
 
 
 @np.errstate(over="ignore", invalid="ignore")
