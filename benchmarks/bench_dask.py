@@ -204,6 +204,9 @@ def main():
     parser.add_argument("--persist", nargs="*", default=[],
                         help="estimators also fitted on data persisted in the "
                         "workers' memory")
+    parser.add_argument("--memory-limit", default="auto",
+                        help="memory limit of each worker (LocalCluster's "
+                        "memory_limit; beyond it workers spill to disk)")
     parser.add_argument("--daskml-python", default=None,
                         help="python of an environment with dask-ml installed")
     parser.add_argument("--in-memory", nargs=2, help=argparse.SUPPRESS)
@@ -222,7 +225,8 @@ def main():
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
+                      silence_logs=40, memory_limit=args.memory_limit
+                      ) as cluster, Client(cluster) as client:
         # Workers import the package once, before the first clock starts.
         client.run(_import_package)
         for n in (int(s) for s in args.sizes):

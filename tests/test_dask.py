@@ -134,7 +134,7 @@ def test_merge_groups_rows_by_step_in_block_order():
         expected.append((steps, ids))
     steps = np.concatenate([e[0] for e in expected])
     ids = np.concatenate([e[1] for e in expected])[np.argsort(steps, kind="stable")]
-    X_rows, y_rows, limits, offsets = dask_backend._merge_by_step(*pieces)
+    X_rows, y_rows, limits, offsets = dask_backend._merge_by_step(pieces)
     np.testing.assert_array_equal(X_rows, np.c_[ids, -ids])
     np.testing.assert_array_equal(y_rows, ids + 0.5)
     np.testing.assert_array_equal(limits, ids + 0.25)
@@ -147,22 +147,28 @@ def batches(sampler, n_steps):
             (sampler.batch(t) for t in range(n_steps))]
 
 
-def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch):
-    # Chunks of 3 steps, windows of 4 chunks (1 / q = 10 steps): the
-    # distributed path draws windows in one pass and fetches ahead; the
-    # local scheduler draws chunk by chunk.  Same generator, same batches.
+@pytest.mark.parametrize("persisted", [False, True])
+def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
+                                                       persisted):
+    # Chunks of 3 steps.  Lazy blocks: windows of 4 chunks (1 / q = 10
+    # steps), each drawn in one pass; persisted blocks: a pass per chunk,
+    # two ahead.  Both fetch ahead; the local scheduler draws chunk by
+    # chunk.  Same generator, same batches.
     monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
                         3 * RATE * N_ROWS * 3)
     X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(70, 1))
     y = da.zeros(N_ROWS, chunks=(70,))
-    data = linear_rows(X, y, SquaredError(), clip_norm=1.0)
+    data = linear_rows(*(client.persist([X, y]) if persisted else (X, y)),
+                       SquaredError(), clip_norm=1.0)
     n_steps = 100
     fetched = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
     assert fetched.client is client
-    assert (fetched.chunk_steps, fetched.window_chunks) == (3, 4)
+    window = 1 if persisted else 4
+    assert (fetched.chunk_steps, fetched.window_chunks) == (3, window)
     got = batches(fetched, n_steps)
-    assert fetched.windows == set(range(-(-34 // 4)))
+    assert fetched.windows == set(range(-(-34 // window)))
     with dask.config.set(scheduler="sync"):
+        data = linear_rows(X, y, SquaredError(), clip_norm=1.0)
         local = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
         assert local.client is None
         want = batches(local, n_steps)

@@ -98,11 +98,13 @@ def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
     return pieces
 
 
-def _merge_by_step(*pieces):
+def _merge_by_step(pieces, buffers=None):
     """One chunk's pieces (one per block, in block order), grouped by step.
 
     Step s's rows are block 0's rows of step s, then block 1's, and so on.
     Each piece is scattered once into its final place: no sort, one copy.
+    ``buffers``, a dict, keeps the output arrays for the next call with the
+    same dict (fresh memory costs page faults), grown when too small.
 
     Returns ``(X_rows, y_rows, limits, offsets)``; step s of the chunk is
     ``offsets[s]:offsets[s + 1]``.
@@ -112,10 +114,15 @@ def _merge_by_step(*pieces):
     np.cumsum(counts.sum(axis=0), out=offsets[1:])
     # Where block k's rows of step s start in the merged arrays.
     starts = offsets[:-1] + np.cumsum(counts, axis=0) - counts
-    first = pieces[0]
-    X_rows = np.empty((offsets[-1], first[0].shape[1]), dtype=first[0].dtype)
-    y_rows = np.empty(offsets[-1], dtype=first[1].dtype)
-    limits = np.empty(offsets[-1])
+    first, m = pieces[0], int(offsets[-1])
+    shapes = {"X": first[0].shape[1:], "y": (), "limits": ()}
+    dtypes = {"X": first[0].dtype, "y": first[1].dtype, "limits": np.float64}
+    buffers = {} if buffers is None else buffers
+    for name, shape in shapes.items():
+        held = buffers.get(name)
+        if held is None or len(held) < m or held.dtype != dtypes[name]:
+            buffers[name] = np.empty((m + m // 16,) + shape, dtype=dtypes[name])
+    X_rows, y_rows, limits = (buffers[name][:m] for name in shapes)
     for k, (X_k, y_k, limits_k, counts_k) in enumerate(pieces):
         local = np.cumsum(counts_k) - counts_k  # where its steps start in the piece
         where = np.repeat(starts[k] - local, counts_k) + np.arange(len(y_k))
@@ -123,6 +130,15 @@ def _merge_by_step(*pieces):
         y_rows[where] = y_k
         limits[where] = limits_k
     return X_rows, y_rows, limits, offsets
+
+
+def _persisted(X):
+    """Whether every row block of X is held in a distributed cluster's memory."""
+    if "distributed" not in sys.modules:
+        return False
+    from distributed import futures_of
+
+    return len(futures_of(X)) >= X.numblocks[0]
 
 
 def _distributed_client():
@@ -148,6 +164,7 @@ class DaskLinearRows:
 
     def __init__(self, X, y, loss, *, clip_norm=None, limit=None,
                  fit_intercept=True):
+        self.blocks_in_memory = _persisted(X)
         self.X, self.y = _optimize(X, y)
         self.loss = loss
         self.n_samples, self.n_features = X.shape
@@ -204,11 +221,17 @@ class _DaskPoissonSampler:
                               SAMPLED_VALUES_PER_CHUNK)
         self.chunk_steps = int(max(1, cap // max(per_step, 1.0)))
         self.n_chunks = -(-n_steps // self.chunk_steps)
-        self.window_chunks = max(1, math.ceil(1.0 / sampling_rate / self.chunk_steps))
         self.client = _distributed_client()
+        # Blocks in the cluster's memory cost little to read again: a pass
+        # per chunk, two chunks ahead, keeps the workers' memory small and
+        # lets the first steps start after one chunk's pass.
+        self.window_chunks = (1 if data.blocks_in_memory else
+                              max(1, math.ceil(1.0 / sampling_rate / self.chunk_steps)))
+        self.lookahead = 2 if self.window_chunks == 1 else 1
         if self.client is not None:
             self.executor = ThreadPoolExecutor(max_workers=1)
         self.futures, self.windows, self.fetching = {}, set(), None
+        self.buffers = [{}, {}]  # the current chunk's and the next one's
         self.chunk, self.end = -1, 0
 
     def batch(self, t):
@@ -247,26 +270,26 @@ class _DaskPoissonSampler:
             for i, chunk in enumerate(chunks):
                 self.futures[chunk] = pieces[i * n_blocks:(i + 1) * n_blocks]
 
-    def _fetch(self, futures):
-        return _merge_by_step(*self.client.gather(futures))
+    def _fetch(self, futures, chunk):
+        return _merge_by_step(self.client.gather(futures), self.buffers[chunk % 2])
 
     def _next_chunk(self):
         chunk = self.chunk = self.chunk + 1
         if self.client is None:
-            merged = _merge_by_step(*dask.compute(*self._graph([chunk])[0]))
+            merged = _merge_by_step(dask.compute(*self._graph([chunk])[0]),
+                                    self.buffers[0])
         else:
-            window = chunk // self.window_chunks
-            self._submit_window(window)
-            if chunk % self.window_chunks == self.window_chunks - 1:
-                self._submit_window(window + 1)  # its pass runs meanwhile
+            # The passes of the next chunks run meanwhile.
+            for ahead in range(chunk, min(chunk + self.lookahead + 1, self.n_chunks)):
+                self._submit_window(ahead // self.window_chunks)
             if self.fetching is None:
-                merged = self._fetch(self.futures.pop(chunk))
+                merged = self._fetch(self.futures.pop(chunk), chunk)
             else:
                 merged = self.fetching.result()
             # Fetch and group the next chunk while this one's steps run.
             following = self.futures.pop(chunk + 1, None)
-            self.fetching = (None if following is None
-                             else self.executor.submit(self._fetch, following))
+            self.fetching = (None if following is None else
+                             self.executor.submit(self._fetch, following, chunk + 1))
             if following is None:
                 self.executor.shutdown(wait=False)
         X_rows, y_rows, limits, self.offsets = merged
