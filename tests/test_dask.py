@@ -158,8 +158,8 @@ def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
                         3 * RATE * N_ROWS * 3)
     X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(70, 1))
     y = da.zeros(N_ROWS, chunks=(70,))
-    data = linear_rows(*(client.persist([X, y]) if persisted else (X, y)),
-                       SquaredError(), clip_norm=1.0)
+    held = client.persist([X, y]) if persisted else (X, y)
+    data = linear_rows(*held, SquaredError(), clip_norm=1.0)
     n_steps = 100
     fetched = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
     assert fetched.client is client

@@ -164,7 +164,8 @@ class DaskLinearRows:
 
     def __init__(self, X, y, loss, *, clip_norm=None, limit=None,
                  fit_intercept=True):
-        self.blocks_in_memory = _persisted(X)
+        # Persisted blocks, as they are (their keys locate them).
+        self.X_held = X if _persisted(X) else None
         self.X, self.y = _optimize(X, y)
         self.loss = loss
         self.n_samples, self.n_features = X.shape
@@ -225,9 +226,24 @@ class _DaskPoissonSampler:
         # Blocks in the cluster's memory cost little to read again: a pass
         # per chunk, two chunks ahead, keeps the workers' memory small and
         # lets the first steps start after one chunk's pass.
-        self.window_chunks = (1 if data.blocks_in_memory else
+        held = self.client is not None and data.X_held is not None
+        self.window_chunks = (1 if held else
                               max(1, math.ceil(1.0 / sampling_rate / self.chunk_steps)))
-        self.lookahead = 2 if self.window_chunks == 1 else 1
+        self.lookahead = 2 if held else 1
+        self.homes = None
+        if held:
+            # Each block's draws run where the block is held (not where a
+            # work-stealing scheduler would copy 100 MB blocks to), and y's
+            # blocks, often derived (scaled), are computed once.
+            from distributed import futures_of
+
+            self.X_blocks = data.X_held.to_delayed(optimize_graph=False).ravel()
+            self.y_held = self.client.persist(data.y)  # held for the fit
+            self.y_blocks = self.y_held.to_delayed(optimize_graph=False).ravel()
+            where = self.client.who_has(futures_of(data.X_held))
+            self.homes = [tuple(where.get(b.key, ())) for b in self.X_blocks]
+        else:
+            self.X_blocks, self.y_blocks = _blocks(data.X, data.y)
         if self.client is not None:
             self.executor = ThreadPoolExecutor(max_workers=1)
         self.futures, self.windows, self.fetching = {}, set(), None
@@ -250,12 +266,12 @@ class _DaskPoissonSampler:
     def _graph(self, chunks):
         """Each chunk's delayed pieces (one per block), drawn in one pass."""
         data = self.data
-        X_blocks, y_blocks = _blocks(data.X, data.y)
         task = dask.delayed(_block_sample, pure=True, nout=len(chunks))
         per_block = [
             task(xb, yb, self.seed, k, [(c, self._steps(c)) for c in chunks],
                  self.sampling_rate, data.clip_norm, data.limit, data.offset)
-            for k, (xb, yb) in enumerate(zip(X_blocks, y_blocks, strict=True))]
+            for k, (xb, yb) in enumerate(zip(self.X_blocks, self.y_blocks,
+                                             strict=True))]
         return [[p[i] for p in per_block] for i in range(len(chunks))]
 
     def _submit_window(self, window):
@@ -265,10 +281,30 @@ class _DaskPoissonSampler:
             self.windows.add(window)
             # A future per piece: a list's future would gather its
             # pieces on one worker before they reach the client.
-            pieces = self.client.compute([p for c in self._graph(chunks) for p in c])
-            n_blocks = len(pieces) // len(chunks)
+            pieces = [p for c in self._graph(chunks) for p in c]
+            n_blocks = len(self.X_blocks)
+            # Earlier chunks first: they are needed first.
+            if self.homes is None:
+                pieces = self.client.compute(pieces, priority=-window)
+            else:
+                pieces = self._compute_at_homes(pieces, n_blocks, -window)
             for i, chunk in enumerate(chunks):
                 self.futures[chunk] = pieces[i * n_blocks:(i + 1) * n_blocks]
+
+    def _compute_at_homes(self, pieces, n_blocks, priority):
+        """Futures of the pieces, each computed where its block is held."""
+        futures = [None] * len(pieces)
+        by_home = {}
+        for i in range(len(pieces)):
+            by_home.setdefault(self.homes[i % n_blocks], []).append(i)
+        for home, indices in by_home.items():
+            computed = self.client.compute([pieces[i] for i in indices],
+                                           workers=list(home) or None,
+                                           allow_other_workers=True,
+                                           priority=priority)
+            for i, future in zip(indices, computed, strict=True):
+                futures[i] = future
+        return futures
 
     def _fetch(self, futures, chunk):
         return _merge_by_step(self.client.gather(futures), self.buffers[chunk % 2])
