@@ -98,6 +98,11 @@ def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
     return pieces
 
 
+def _block_sample_one(*args):
+    """:func:`_block_sample` of a single chunk: its piece, no list."""
+    return _block_sample(*args)[0]
+
+
 def _merge_by_step(pieces, buffers=None):
     """One chunk's pieces (one per block, in block order), grouped by step.
 
@@ -266,12 +271,16 @@ class _DaskPoissonSampler:
     def _graph(self, chunks):
         """Each chunk's delayed pieces (one per block), drawn in one pass."""
         data = self.data
-        task = dask.delayed(_block_sample, pure=True, nout=len(chunks))
+        # One chunk: no getitem tasks, a third of the scheduler's work.
+        task = (dask.delayed(_block_sample_one, pure=True) if len(chunks) == 1 else
+                dask.delayed(_block_sample, pure=True, nout=len(chunks)))
         per_block = [
             task(xb, yb, self.seed, k, [(c, self._steps(c)) for c in chunks],
                  self.sampling_rate, data.clip_norm, data.limit, data.offset)
             for k, (xb, yb) in enumerate(zip(self.X_blocks, self.y_blocks,
                                              strict=True))]
+        if len(chunks) == 1:
+            return [per_block]
         return [[p[i] for p in per_block] for i in range(len(chunks))]
 
     def _submit_window(self, window):
