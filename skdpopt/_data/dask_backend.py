@@ -90,12 +90,18 @@ def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
         rng = np.random.default_rng([*seed, chunk, block_index])
         rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
                                         n_steps)
-        X_rows = X_block[rows]
+        X_rows = np.take(X_block, rows, axis=0)  # several times X_block[rows]'s speed
         limits = _row_limits(X_rows, clip_norm, limit, offset)
         if np.ndim(limits) == 0:
             limits = np.full(len(rows), limits)
-        pieces.append((X_rows, y_block[rows], limits, np.diff(offsets)))
+        pieces.append((X_rows, np.take(y_block, rows), limits, np.diff(offsets)))
     return pieces
+
+
+def _as_records(a):
+    """A C-contiguous 2-d array as a 1-d array of its rows (one void each),
+    so that moving rows costs a memcpy each (twice as fast as 2-d indexing)."""
+    return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
 
 
 def _block_sample_one(*args):
@@ -131,9 +137,12 @@ def _merge_by_step(pieces, buffers=None):
     for k, (X_k, y_k, limits_k, counts_k) in enumerate(pieces):
         local = np.cumsum(counts_k) - counts_k  # where its steps start in the piece
         where = np.repeat(starts[k] - local, counts_k) + np.arange(len(y_k))
-        X_rows[where] = X_k
-        y_rows[where] = y_k
-        limits[where] = limits_k
+        if X_k.flags.c_contiguous:
+            np.put(_as_records(X_rows), where, _as_records(X_k))
+        else:
+            X_rows[where] = X_k
+        np.put(y_rows, where, y_k)
+        np.put(limits, where, limits_k)
     return X_rows, y_rows, limits, offsets
 
 
