@@ -40,6 +40,7 @@ estimator as it is):
 * ``iters``: steps of the final joint estimation (40 in the estimator).
 * ``penalty``: share of the expected L1 size of a measurement's noise
   subtracted in the selection score (0.5 in the estimator).
+* ``max_iter``: the estimator's number of rounds (its default if absent).
 
 Usage::
 
@@ -345,7 +346,8 @@ def main():
         skdpopt.synthetic.fit_synthetic = make_fit(variant, log)
         start = time.process_time()
         gen = DPSyntheticData(epsilon=args.epsilon, delta=bench.DELTA,
-                              domain=list(sizes), random_state=seed).fit(codes)
+                              domain=list(sizes), random_state=seed,
+                              max_iter=variant.get("max_iter")).fit(codes)
         cpu = time.process_time() - start
         errors = bench.summary(codes, gen.sample(random_state=seed + 1000).astype(int),
                                sizes)
