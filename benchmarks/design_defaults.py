@@ -28,6 +28,12 @@ benchmark (``bench_defaults.py``) uses other seeds.
   n * epsilon ~ 400, 20 to 50 at ~1,300, 100 and more beyond ~4,000 and
   without noise), hence ``batch_size="auto"``: n * epsilon / 50 steps
   within [10, 200].
+* ``scaler_cost``: what finding every column's scale costs, in zCDP
+  units and as a fraction of the whole budget ``rho_for(1, 1/n^2)``, on
+  the two small sets of the defaults benchmark (breast cancer: 426
+  training rows, 30 columns; diabetes: 331 rows, 10 columns), for
+  mechanisms that must tell the cell holding the data from the empty
+  ones with margin ``exp(-3)``.  Arithmetic on public quantities, no data.
 
 Usage::
 
@@ -35,9 +41,11 @@ Usage::
     python benchmarks/design_defaults.py --task sgd
     python benchmarks/design_defaults.py --task schedule
     python benchmarks/design_defaults.py --task target_scale
+    python benchmarks/design_defaults.py --task scaler_cost
 """
 
 import argparse
+import math
 import warnings
 
 import numpy as np
@@ -218,9 +226,43 @@ def task_schedule(epsilons=(0.5, 1.0, 3.0, 8.0, np.inf)):
                   + " ".join(cells), flush=True)
 
 
+def task_scaler_cost(margin=3.0, z=2.5):
+    """Each mechanism's zCDP cost for all columns over the whole budget.
+
+    Exponential mechanisms are bounded-range (``D^2 / 2`` for score
+    sensitivity D) and need ``D * gap >= log(cells - 1) + margin``;
+    Gaussian counts (sensitivity 1, histograms sqrt(2) under replace-one)
+    need the gap to exceed the largest noise over the empty cells
+    (``sigma * sqrt(2 log cells)``) plus ``z`` sigma.
+    """
+    from skdpopt.accounting import zcdp
+
+    def em(cells, gap):
+        return (math.log(cells - 1) + margin) ** 2 / (2 * gap**2)
+
+    def histogram(cells, gap):
+        sigma = gap / (math.sqrt(2 * math.log(cells)) + z)
+        return 1.0 / sigma**2
+
+    mechanisms = {
+        "EM median cell, 641 candidates": lambda n: em(641, n / 2),
+        "EM median cell, 63 candidates": lambda n: em(63, n / 2),
+        "binary search, 10 Gaussian counts": lambda n: 10 / (2 * (n / (2 * z))**2),
+        "Gaussian histogram, 162 cells, top n/2": lambda n: histogram(162, n / 2),
+        "Gaussian histogram, 162 cells, top n": lambda n: histogram(162, n),
+    }
+    for name, n, d in (("cancer", 426, 30), ("diabetes", 331, 10)):
+        total = zcdp.rho_for(1.0, 1.0 / n**2)
+        print(f"{name}: n={n} columns={d} rho(epsilon=1, delta=1/n^2)={total:.4f}")
+        for label, cost in mechanisms.items():
+            rho = d * cost(n)
+            print(f"  {label:42s} rho={rho:.4f}  fraction={rho / total:.2f}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--task", choices=["lasso", "sgd", "schedule", "target_scale"],
+    parser.add_argument("--task", choices=["lasso", "sgd", "schedule", "target_scale",
+                                           "scaler_cost"],
                         default="lasso")
     args = parser.parse_args()
     if args.task == "lasso":
@@ -229,5 +271,7 @@ if __name__ == "__main__":
         task_sgd()
     elif args.task == "target_scale":
         task_target_scale()
+    elif args.task == "scaler_cost":
+        task_scaler_cost()
     else:
         task_schedule()
