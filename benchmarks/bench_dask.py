@@ -20,6 +20,12 @@ Usage::
 
     python benchmarks/bench_dask.py --sizes 1e6 1e7
     python benchmarks/bench_dask.py --sizes 1e8 --estimators sgd_full
+    python benchmarks/bench_dask.py --sizes 1e7 3e7 --estimators sgd_poisson \
+        --lazy sgd_poisson --in-memory-max 0 --memory-limit 2GB
+
+``--memory-limit`` is each worker's ``memory_limit`` (beyond it a worker
+spills task results to its local disk): lazy Poisson fits keep an epoch's
+sampled rows on the workers until the client fetches them.
 """
 
 import argparse
