@@ -4,8 +4,10 @@ Every aggregate is one pass over the row blocks of a ``dask.array.Array``
 (rows chunked, columns in one chunk): each task reads one block, reduces
 it to a few numbers (a gradient, column sums, counts) or to the rows a
 Poisson sample drew from it, and only those travel to the client.  A
-worker holds one block at a time plus its sampled rows; the client holds
-the small results, or one chunk of sampled rows (and the next).
+worker holds one block at a time (plus, for Poisson samples, the sampled
+rows the client has not fetched yet, spilled to disk beyond its memory
+limit); the client holds the small results, or one chunk of sampled rows
+and the next.
 Clipping is the in-memory backend's, applied block by block, so it
 bounds the same sensitivities and stays finite on extreme records.
 """
@@ -213,17 +215,23 @@ class _DaskPoissonSampler:
     block's rows in one scatter (:func:`_merge_by_step`), so that a step's
     batch is a slice.
 
-    With a distributed client, one pass over the blocks draws a window of
-    chunks covering about one epoch (``1 / q`` steps): the blocks' pieces
-    stay on the workers (which spill them to disk under memory pressure)
-    and the client fetches them chunk by chunk, in order, the next chunk
-    in a background thread while it runs the steps of the current one; the
-    next window's pass is submitted when the client reaches its window's
-    last chunk.  An epoch then costs one pass over the data, whatever
-    ``n_samples``, and the client holds two chunks.  Without a distributed
-    client (Dask's local schedulers), each chunk is its own pass, computed
-    when its first step is reached.  Both ways draw the same batches from
-    the same generator.
+    With a distributed client the pieces are computed as futures ahead of
+    the client's steps, which fetches them chunk by chunk, in order, the
+    next chunk in a background thread while it runs the steps of the
+    current one:
+
+    * X persisted in the cluster's memory: a pass per chunk, each block's
+      draw on the worker holding it, two chunks ahead;
+    * otherwise (blocks read or computed at every pass): one pass draws a
+      window of chunks covering about one epoch (``1 / q`` steps), whose
+      pieces stay on the workers (spilled to disk beyond their memory
+      limit); the next window's pass is submitted when the client reaches
+      its window's last chunk.  An epoch costs one pass, whatever
+      ``n_samples``.
+
+    Without a distributed client (Dask's local schedulers), each chunk is
+    its own pass, computed when its first step is reached.  All ways draw
+    the same batches from the same generator.
     """
 
     def __init__(self, data, rng, sampling_rate, n_steps):
