@@ -13,6 +13,7 @@ bounds the same sensitivities and stays finite on extreme records.
 """
 
 import math
+import operator
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -146,6 +147,11 @@ def _merge_by_step(pieces, buffers=None):
         np.put(y_rows, where, y_k)
         np.put(limits, where, limits_k)
     return X_rows, y_rows, limits, offsets
+
+
+def _as_keys(X):
+    """The keys of X's row blocks (its columns are one chunk)."""
+    return [keys[0] for keys in X.__dask_keys__()]
 
 
 def _persisted(X):
@@ -307,15 +313,42 @@ class _DaskPoissonSampler:
             self.windows.add(window)
             # A future per piece: a list's future would gather its
             # pieces on one worker before they reach the client.
-            pieces = [p for c in self._graph(chunks) for p in c]
             n_blocks = len(self.X_blocks)
             # Earlier chunks first: they are needed first.
             if self.homes is None:
-                pieces = self.client.compute(pieces, priority=-window)
+                pieces = self._window_futures(chunks, -window)
             else:
+                pieces = [p for c in self._graph(chunks) for p in c]
                 pieces = self._compute_at_homes(pieces, n_blocks, -window)
             for i, chunk in enumerate(chunks):
                 self.futures[chunk] = pieces[i * n_blocks:(i + 1) * n_blocks]
+
+    def _window_futures(self, chunks, priority):
+        """Futures of a window's pieces, chunk by chunk, from one graph.
+
+        Built as one graph, not as a Delayed per piece: Dask would
+        optimise each of the n_blocks * n_chunks collections against the
+        whole graph, a time quadratic in the number of blocks.
+        """
+        from dask.highlevelgraph import HighLevelGraph
+
+        data = self.data
+        steps = [(c, self._steps(c)) for c in chunks]
+        name = "skdpopt-poisson-" + dask.base.tokenize(data.X, data.y, self.seed,
+                                                        steps)
+        X_keys, y_keys = _as_keys(data.X), list(data.y.__dask_keys__())
+        layer = {}
+        for k, (X_key, y_key) in enumerate(zip(X_keys, y_keys, strict=True)):
+            block_key = (name + "-block", k)
+            layer[block_key] = (_block_sample, X_key, y_key, self.seed, k, steps,
+                                self.sampling_rate, data.clip_norm, data.limit,
+                                data.offset)
+            for i in range(len(chunks)):
+                layer[(name, i, k)] = (operator.getitem, block_key, i)
+        graph = HighLevelGraph.from_collections(name, layer,
+                                                dependencies=[data.X, data.y])
+        keys = [(name, i, k) for i in range(len(chunks)) for k in range(len(X_keys))]
+        return self.client.get(graph, keys, sync=False, priority=priority)
 
     def _compute_at_homes(self, pieces, n_blocks, priority):
         """Futures of the pieces, each computed where its block is held."""
