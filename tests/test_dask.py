@@ -177,6 +177,37 @@ def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
     assert sum(map(len, got)) > 0
 
 
+READS = []  # block indices read (module level: the in-process workers share it)
+
+
+def read_block(block, block_info=None):
+    READS.append(block_info[0]["chunk-location"][0])
+    return block
+
+
+def test_lazy_blocks_are_read_once_per_window(client, monkeypatch):
+    # Data computed at every read: a window of chunks (about an epoch) must
+    # cost one read of each block, not one per chunk.
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
+                        3 * RATE * N_ROWS * 3)
+    READS.clear()
+    X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(100, 1))
+    X = X.map_blocks(read_block, dtype=float)
+    y = da.zeros(N_ROWS, chunks=(100,))
+    sampler = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
+        np.random.default_rng(5), RATE, 100, 256)
+    batches(sampler, 100)
+    n_windows = -(-34 // sampler.window_chunks)  # 34 chunks of 3 steps
+    assert n_windows == 9
+    assert np.bincount(READS).tolist() == [n_windows] * 6
+    # The local scheduler's path, a pass per chunk, reads each block 34 times.
+    READS.clear()
+    with dask.config.set(scheduler="sync"):
+        batches(linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
+            np.random.default_rng(5), RATE, 100, 256), 100)
+    assert np.bincount(READS).tolist() == [34] * 6
+
+
 ESTIMATORS = [
     ("sgd_full", lambda s: DPSGDRegressor(clip_norm=1.0,
         sampling="full", max_iter=10, eta0=1.0, delta=1e-7, random_state=s)),
