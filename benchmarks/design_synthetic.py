@@ -124,35 +124,27 @@ class GroupedMarginals(qr.MarginalWorkload):
         model.update(self.marginals[j], self.expand(j, ratio))
 
 
+class _Expanding:
+    """A model as the solver's joint estimation sees it: an update on a
+    grouped marginal's cells reaches every fine cell of its group."""
+
+    def __init__(self, model, workload):
+        self._model, self._workload = model, workload
+        self._index = {tuple(m): j for j, m in enumerate(workload.marginals)}
+
+    def update(self, clique, values):
+        j = self._index[tuple(clique)]
+        self._model.update(clique, self._workload.expand(j, values))
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+
 def joint_estimate(workload, model, measurements, n_iter):
     """The estimator's final joint estimation, for grouped measurements too."""
-    keys = list(measurements)
-    top = max(measurements[k][1] for k in keys)
-    weights = [measurements[k][1] / top for k in keys]
-    targets = [measurements[k][0] / measurements[k][1] for k in keys]
-    expand = getattr(workload, "expand", lambda k, g: g)
-
-    def loss_and_gradients():
-        gaps = [workload.answer(model, k) - y
-                for k, y in zip(keys, targets, strict=True)]
-        loss = 0.5 * sum(w * float(g @ g) for w, g in zip(weights, gaps, strict=True))
-        return loss, [w * g for w, g in zip(weights, gaps, strict=True)]
-
-    loss, grads = loss_and_gradients()
-    step = 1.0
-    for _ in range(n_iter):
-        saved = model.potentials_copy()
-        for k, grad in zip(keys, grads, strict=True):
-            model.update(workload.clique(k), -step * expand(k, grad))
-        new_loss, new_grads = loss_and_gradients()
-        if new_loss <= loss:
-            loss, grads = new_loss, new_grads
-            step *= 1.25
-        else:
-            model.set_potentials(saved)
-            step *= 0.5
-            if step < 1e-6:
-                break
+    if isinstance(workload, GroupedMarginals):
+        model = _Expanding(model, workload)
+    qr.joint_estimate(workload, model, measurements, n_iter=n_iter)
 
 
 def release_annealed(workload, real, n_samples, result, rng, max_model_cells, *,
