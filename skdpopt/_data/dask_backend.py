@@ -13,8 +13,9 @@ bounds the same sensitivities and stays finite on extreme records.
 """
 
 import math
-import operator
 import sys
+import uuid
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import dask
@@ -23,6 +24,7 @@ import numpy as np
 
 from .._clipping import clip_scalars, example_norms
 from ..mechanisms import poisson_batches
+from .dask_staging import read_staged, remove_staged, spans, stage_block, unpack
 from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
 
 # The client holds the sampled rows of a chunk of steps (and fetches the
@@ -110,6 +112,15 @@ def _as_records(a):
 def _block_sample_one(*args):
     """:func:`_block_sample` of a single chunk: its piece, no list."""
     return _block_sample(*args)[0]
+
+
+def _block_stage(X_block, y_block, seed, block_index, chunks, sampling_rate,
+                 clip_norm, limit, offset, directory):
+    """:func:`_block_sample`'s rows of every chunk, written to this worker's
+    disk (see :mod:`.dask_staging`); returns where they are."""
+    sample = _block_sample(X_block, y_block, seed, block_index, chunks,
+                           sampling_rate, clip_norm, limit, offset)
+    return stage_block(sample, directory, block_index)
 
 
 def _merge_by_step(pieces, buffers=None):
@@ -221,18 +232,18 @@ class _DaskPoissonSampler:
     block's rows in one scatter (:func:`_merge_by_step`), so that a step's
     batch is a slice.
 
-    With a distributed client the pieces are computed as futures ahead of
-    the client's steps, which fetches them chunk by chunk, in order, the
-    next chunk in a background thread while it runs the steps of the
-    current one:
+    With a distributed client the rows are drawn ahead of the client's
+    steps, which fetches them chunk by chunk, in order, the next chunk in a
+    background thread while it runs the steps of the current one:
 
     * X persisted in the cluster's memory: a pass per chunk, each block's
       draw on the worker holding it, two chunks ahead;
     * otherwise (blocks read or computed at every pass): one pass draws a
-      window of chunks covering about one epoch (``1 / q`` steps), whose
-      pieces stay on the workers (spilled to disk beyond their memory
-      limit); the next window's pass is submitted when the client reaches
-      its window's last chunk.  An epoch costs one pass, whatever
+      window of chunks covering about one epoch (``1 / q`` steps) and
+      stages the rows on the workers' local disks (see
+      :mod:`.dask_staging`), from which each chunk is read back with one
+      task per worker; the next window's pass is submitted when the client
+      reaches its window's last chunk.  An epoch costs one pass, whatever
       ``n_samples``.
 
     Without a distributed client (Dask's local schedulers), each chunk is
@@ -274,7 +285,16 @@ class _DaskPoissonSampler:
             self.X_blocks, self.y_blocks = _blocks(data.X, data.y)
         if self.client is not None:
             self.executor = ThreadPoolExecutor(max_workers=1)
+        # Persisted: each chunk's pieces; staged: each window's files, then
+        # each chunk's reads.
         self.futures, self.windows, self.fetching = {}, set(), None
+        self.staged, self.reads = {}, {}
+        self.name = "skdpopt-poisson-" + uuid.uuid4().hex  # the files' too
+        if self.client is not None and not held:
+            # Files of a fit stopped midway go when the sampler does.
+            self.staged_directories = []
+            weakref.finalize(self, _remove_directories, self.client,
+                             self.staged_directories)
         self.buffers = [{}, {}]  # the current chunk's and the next one's
         self.chunk, self.end = -1, 0
 
@@ -290,6 +310,10 @@ class _DaskPoissonSampler:
 
     def _steps(self, chunk):
         return min(self.chunk_steps, self.n_steps - chunk * self.chunk_steps)
+
+    def _chunks(self, window):
+        return range(window * self.window_chunks,
+                     min((window + 1) * self.window_chunks, self.n_chunks))
 
     def _graph(self, chunks):
         """Each chunk's delayed pieces (one per block), drawn in one pass."""
@@ -307,48 +331,44 @@ class _DaskPoissonSampler:
         return [[p[i] for p in per_block] for i in range(len(chunks))]
 
     def _submit_window(self, window):
-        chunks = range(window * self.window_chunks,
-                       min((window + 1) * self.window_chunks, self.n_chunks))
-        if chunks and window not in self.windows:
-            self.windows.add(window)
-            # A future per piece: a list's future would gather its
-            # pieces on one worker before they reach the client.
-            n_blocks = len(self.X_blocks)
-            # Earlier chunks first: they are needed first.
-            if self.homes is None:
-                pieces = self._window_futures(chunks, -window)
-            else:
-                pieces = [p for c in self._graph(chunks) for p in c]
-                pieces = self._compute_at_homes(pieces, n_blocks, -window)
-            for i, chunk in enumerate(chunks):
-                self.futures[chunk] = pieces[i * n_blocks:(i + 1) * n_blocks]
+        chunks = self._chunks(window)
+        if not chunks or window in self.windows:
+            return
+        self.windows.add(window)
+        # Earlier windows first: they are needed first.
+        if self.homes is None:
+            self.staged[window] = self._stage(window, chunks, -window)
+            return
+        # A future per piece: a list's future would gather its pieces on
+        # one worker before they reach the client.
+        n_blocks = len(self.X_blocks)
+        pieces = [p for c in self._graph(chunks) for p in c]
+        pieces = self._compute_at_homes(pieces, n_blocks, -window)
+        for i, chunk in enumerate(chunks):
+            self.futures[chunk] = pieces[i * n_blocks:(i + 1) * n_blocks]
 
-    def _window_futures(self, chunks, priority):
-        """Futures of a window's pieces, chunk by chunk, from one graph.
+    def _stage(self, window, chunks, priority):
+        """Futures of a window's staged blocks (where each wrote its rows).
 
-        Built as one graph, not as a Delayed per piece: Dask would
-        optimise each of the n_blocks * n_chunks collections against the
-        whole graph, a time quadratic in the number of blocks.
+        Built as one graph, not as a Delayed per block: Dask would
+        optimise each collection against the whole graph, a time quadratic
+        in the number of blocks.
         """
         from dask.highlevelgraph import HighLevelGraph
 
         data = self.data
         steps = [(c, self._steps(c)) for c in chunks]
-        name = "skdpopt-poisson-" + dask.base.tokenize(data.X, data.y, self.seed,
-                                                        steps)
+        directory = f"{self.name}-{window}"
+        self.staged_directories.append(directory)
         X_keys, y_keys = _as_keys(data.X), list(data.y.__dask_keys__())
-        layer = {}
-        for k, (X_key, y_key) in enumerate(zip(X_keys, y_keys, strict=True)):
-            block_key = (name + "-block", k)
-            layer[block_key] = (_block_sample, X_key, y_key, self.seed, k, steps,
-                                self.sampling_rate, data.clip_norm, data.limit,
-                                data.offset)
-            for i in range(len(chunks)):
-                layer[(name, i, k)] = (operator.getitem, block_key, i)
-        graph = HighLevelGraph.from_collections(name, layer,
+        layer = {
+            (directory, k): (_block_stage, X_key, y_key, self.seed, k, steps,
+                             self.sampling_rate, data.clip_norm, data.limit,
+                             data.offset, directory)
+            for k, (X_key, y_key) in enumerate(zip(X_keys, y_keys, strict=True))}
+        graph = HighLevelGraph.from_collections(directory, layer,
                                                 dependencies=[data.X, data.y])
-        keys = [(name, i, k) for i in range(len(chunks)) for k in range(len(X_keys))]
-        return self.client.get(graph, keys, sync=False, priority=priority)
+        return self.client.get(graph, list(layer), sync=False, priority=priority)
 
     def _compute_at_homes(self, pieces, n_blocks, priority):
         """Futures of the pieces, each computed where its block is held."""
@@ -365,8 +385,46 @@ class _DaskPoissonSampler:
                 futures[i] = future
         return futures
 
-    def _fetch(self, futures, chunk):
-        return _merge_by_step(self.client.gather(futures), self.buffers[chunk % 2])
+    def _submit_reads(self, chunk):
+        """Read a staged chunk's spans back: a task per worker, strictly on
+        the worker holding the files (submitted once)."""
+        if chunk in self.reads:
+            return
+        window, position = divmod(chunk, self.window_chunks)
+        held = self.staged[window]
+        if not isinstance(held, dict):
+            # Waits for the window's pass; then where each block's file is.
+            by_worker = {}
+            for k, where in enumerate(self.client.gather(held)):
+                by_worker.setdefault(where[0], []).append((k, where))
+            held = self.staged[window] = {
+                address: self.client.scatter([entries], workers=[address])[0]
+                for address, entries in by_worker.items()}
+        self.reads[chunk] = [
+            self.client.submit(read_staged, entries, position, pure=False,
+                               workers=[address], allow_other_workers=False,
+                               priority=1)
+            for address, entries in held.items()]
+
+    def _fetch(self, chunk):
+        """A chunk's rows, grouped by step (see :func:`_merge_by_step`)."""
+        if self.homes is not None:
+            return _merge_by_step(self.client.gather(self.futures.pop(chunk)),
+                                  self.buffers[chunk % 2])
+        window = chunk // self.window_chunks
+        self._submit_reads(chunk)
+        if chunk + 1 in self._chunks(window):
+            self._submit_reads(chunk + 1)  # read from disk while this one merges
+        staged = sorted((span for read in self.client.gather(self.reads.pop(chunk))
+                         for span in spans(read)), key=lambda span: span[0])
+        shape = (self._steps(chunk), self.data.n_features, self.data.X.dtype)
+        pieces = [unpack(span, n_rows, *shape) for _, n_rows, span in staged]
+        if chunk + 1 not in self._chunks(window):  # the window's files are read
+            del self.staged[window]
+            directory = f"{self.name}-{window}"
+            self.client.run(remove_staged, directory)
+            self.staged_directories.remove(directory)
+        return _merge_by_step(pieces, self.buffers[chunk % 2])
 
     def _next_chunk(self):
         chunk = self.chunk = self.chunk + 1
@@ -377,15 +435,13 @@ class _DaskPoissonSampler:
             # The passes of the next chunks run meanwhile.
             for ahead in range(chunk, min(chunk + self.lookahead + 1, self.n_chunks)):
                 self._submit_window(ahead // self.window_chunks)
-            if self.fetching is None:
-                merged = self._fetch(self.futures.pop(chunk), chunk)
-            else:
-                merged = self.fetching.result()
+            merged = (self._fetch(chunk) if self.fetching is None
+                      else self.fetching.result())
             # Fetch and group the next chunk while this one's steps run.
-            following = self.futures.pop(chunk + 1, None)
-            self.fetching = (None if following is None else
-                             self.executor.submit(self._fetch, following, chunk + 1))
-            if following is None:
+            following = chunk + 1 < self.n_chunks
+            self.fetching = (self.executor.submit(self._fetch, chunk + 1)
+                             if following else None)
+            if not following:
                 self.executor.shutdown(wait=False)
         X_rows, y_rows, limits, self.offsets = merged
         source = InMemoryLinearRows.__new__(InMemoryLinearRows)
@@ -395,6 +451,15 @@ class _DaskPoissonSampler:
         self.source = source
         self.start = chunk * self.chunk_steps
         self.end = self.start + self._steps(chunk)
+
+
+def _remove_directories(client, directories):
+    """Remove staged files left by a sampler (a fit stopped midway)."""
+    try:
+        for directory in directories:
+            client.run(remove_staged, directory)
+    except Exception:  # the cluster may be gone: its workers' directories too
+        pass
 
 
 @np.errstate(over="ignore", invalid="ignore")
