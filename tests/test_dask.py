@@ -177,6 +177,65 @@ def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
     assert sum(map(len, got)) > 0
 
 
+def staged_files(client):
+    """The staged-sample directories left in the workers' local directories."""
+    import os
+
+    def listing(dask_worker=None):
+        return [name for name in os.listdir(dask_worker.local_directory)
+                if name.startswith("skdpopt-poisson-")]
+
+    return sum(client.run(listing).values(), [])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_staged_rows_come_back_whole_and_their_files_go(client, monkeypatch,
+                                                        dtype):
+    # Lazy blocks stage their rows in files: every part of a row (its
+    # values in X's dtype, target, bound) must come back as drawn, and the
+    # files must be gone once the last batch is served.
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
+                        3 * RATE * N_ROWS * 5)
+    X_np, y_np = regression(N_ROWS, d=3, seed=2)
+    X_np = (X_np * [1.0, 10.0, 0.1]).astype(dtype)  # rows of unequal norms
+    X, y = as_dask(X_np, y_np, rows=70)
+
+    def served(sampler):
+        return [(source.X[rows].copy(), source.y[rows].copy(),
+                 np.broadcast_to(source.limits, len(source.y))[rows].copy())
+                for source, rows in (sampler.batch(t) for t in range(100))]
+
+    staged = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
+        np.random.default_rng(7), RATE, 100, 256)
+    got = served(staged)
+    assert staged.homes is None and staged.window_chunks > 1
+    assert staged_files(client) == []
+    with dask.config.set(scheduler="sync"):
+        want = served(linear_rows(X, y, SquaredError(), clip_norm=1.0)
+                      .poisson_sampler(np.random.default_rng(7), RATE, 100, 256))
+    for a, b in zip(got, want, strict=True):
+        assert a[0].dtype == dtype
+        for part_a, part_b in zip(a, b, strict=True):
+            np.testing.assert_array_equal(part_a, part_b)
+    assert sum(len(a[1]) for a in got) > 0
+
+
+def test_files_of_a_sampler_stopped_midway_are_removed(client, monkeypatch):
+    import gc
+
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
+                        3 * RATE * N_ROWS * 3)
+    X, y = as_dask(*regression(N_ROWS, d=1), rows=70)
+    sampler = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
+        np.random.default_rng(5), RATE, 100, 256)
+    sampler.batch(0)
+    assert staged_files(client) != []
+    sampler.fetching.result()  # the background fetch holds the sampler
+    del sampler
+    gc.collect()
+    assert staged_files(client) == []
+
+
 READS = []  # block indices read (module level: the in-process workers share it)
 
 
