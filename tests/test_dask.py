@@ -236,6 +236,30 @@ def test_files_of_a_sampler_stopped_midway_are_removed(client, monkeypatch):
     assert staged_files(client) == []
 
 
+def test_a_lost_worker_stops_a_staged_fit_with_an_error(monkeypatch):
+    # Its staged rows are gone with it: reads pinned to it could wait
+    # forever, so the sampler must say so instead.
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
+                        3 * RATE * N_ROWS * 3)
+    monkeypatch.setattr(dask_backend._DaskPoissonSampler, "check_workers_every", 0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False,
+            dashboard_address=None)
+    with cluster, distributed.Client(cluster) as own:
+        X, y = as_dask(*regression(N_ROWS, d=1), rows=70)
+        sampler = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
+            np.random.default_rng(5), RATE, 100, 256)
+        assert sampler.client is own
+        sampler.batch(0)
+        sampler.fetching.result()
+        own.retire_workers(workers=[sorted(sampler.staged_at)[0]])
+        with pytest.raises(RuntimeError, match="left the cluster"):
+            for t in range(100):
+                sampler.batch(t)
+
+
 READS = []  # block indices read (module level: the in-process workers share it)
 
 

@@ -4,10 +4,10 @@ Every aggregate is one pass over the row blocks of a ``dask.array.Array``
 (rows chunked, columns in one chunk): each task reads one block, reduces
 it to a few numbers (a gradient, column sums, counts) or to the rows a
 Poisson sample drew from it, and only those travel to the client.  A
-worker holds one block at a time (plus, for Poisson samples, the sampled
-rows the client has not fetched yet, spilled to disk beyond its memory
-limit); the client holds the small results, or one chunk of sampled rows
-and the next.
+worker holds one block at a time (for Poisson samples of data read at
+every pass, the sampled rows the client has not fetched yet wait in files
+on its local disk, see :mod:`.dask_staging`); the client holds the small
+results, or one chunk of sampled rows and the next.
 Clipping is the in-memory backend's, applied block by block, so it
 bounds the same sensitivities and stays finite on extreme records.
 """
@@ -251,6 +251,8 @@ class _DaskPoissonSampler:
     the same batches from the same generator.
     """
 
+    check_workers_every = 10.0  # seconds a read may wait before a look
+
     def __init__(self, data, rng, sampling_rate, n_steps):
         self.data, self.sampling_rate, self.n_steps = data, sampling_rate, n_steps
         # Drawn now, so that the batches do not depend on when chunks are
@@ -397,6 +399,7 @@ class _DaskPoissonSampler:
             by_worker = {}
             for k, where in enumerate(self.client.gather(held)):
                 by_worker.setdefault(where[0], []).append((k, where))
+            self.staged_at = set(by_worker)
             held = self.staged[window] = {
                 address: self.client.scatter([entries], workers=[address])[0]
                 for address, entries in by_worker.items()}
@@ -405,6 +408,22 @@ class _DaskPoissonSampler:
                                workers=[address], allow_other_workers=False,
                                priority=1)
             for address, entries in held.items()]
+
+    def _gather_reads(self, reads):
+        """The reads' results; an error, not a wait without end, if a worker
+        holding staged rows has left (its reads could run nowhere)."""
+        import distributed
+
+        while True:
+            try:
+                distributed.wait(reads, timeout=self.check_workers_every)
+                return self.client.gather(reads)
+            except distributed.TimeoutError:
+                present = self.client.nthreads()
+                if any(address not in present for address in self.staged_at):
+                    raise RuntimeError(
+                        "A Dask worker holding sampled rows staged for this fit "
+                        "left the cluster; its rows are lost. Fit again.") from None
 
     def _fetch(self, chunk):
         """A chunk's rows, grouped by step (see :func:`_merge_by_step`)."""
@@ -415,7 +434,7 @@ class _DaskPoissonSampler:
         self._submit_reads(chunk)
         if chunk + 1 in self._chunks(window):
             self._submit_reads(chunk + 1)  # read from disk while this one merges
-        staged = sorted((span for read in self.client.gather(self.reads.pop(chunk))
+        staged = sorted((span for read in self._gather_reads(self.reads.pop(chunk))
                          for span in spans(read)), key=lambda span: span[0])
         shape = (self._steps(chunk), self.data.n_features, self.data.X.dtype)
         pieces = [unpack(span, n_rows, *shape) for _, n_rows, span in staged]

@@ -20,6 +20,7 @@ import shutil
 
 import numpy as np
 
+
 def _span_bytes(n_steps, n_rows, n_features, itemsize):
     return 8 * n_steps + 16 * n_rows + n_rows * n_features * itemsize
 
