@@ -369,7 +369,8 @@ def main():
                              "baseline", args.baseline_path))
         peers = []
         for name in args.peers.split(","):
-            python = args.mbi_python if name.startswith("mbi-") else args.smartnoise_python
+            python = (args.mbi_python if name.startswith("mbi-")
+                      else args.smartnoise_python)
             if python:
                 label = ("Private-PGM " if name.startswith("mbi-") else "smartnoise ")
                 peers.append((label + name.removeprefix("mbi-").upper(), name, python))

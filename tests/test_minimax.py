@@ -14,11 +14,16 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
+from skdpopt.exceptions import PrivacyLeakWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.minimax import STEP_CAP_FACTOR, STEP_RATIO, private_steps
+from skdpopt.minimax import STEP_CAP_FACTOR, STEP_RATIO, choose_solver, private_steps
+from skdpopt.plans.minimax import gda_kappa, gda_stage, plan_minimax_gda
 
 pd = pytest.importorskip("pandas")
 dp_accounting = pytest.importorskip("dp_accounting")
+from dp_accounting import dp_event  # noqa: E402
+from dp_accounting import pld as dp_pld  # noqa: E402
+from dp_accounting import rdp as dp_rdp  # noqa: E402
 from dp_accounting.pld import common  # noqa: E402
 from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
 
@@ -466,17 +471,6 @@ def test_default_steps_follow_the_noisy_counts(data):
 
 
 # -- solver="gda" -------------------------------------------------------------
-
-from dp_accounting import dp_event, pld as dp_pld, rdp as dp_rdp  # noqa: E402
-
-from skdpopt.exceptions import PrivacyLeakWarning  # noqa: E402
-from skdpopt.minimax import choose_solver  # noqa: E402
-from skdpopt.plans.minimax import (  # noqa: E402
-    gda_kappa,
-    gda_stage,
-    plan_minimax_gda,
-)
-
 
 def _gda_plan(**overrides):
     kwargs = dict(n_samples=5000, n_features=6, n_groups=3, epsilon=1.0,

@@ -1,7 +1,5 @@
 """DPSyntheticData: fit, sample, errors, accounting and bad input."""
 
-import re
-
 import dp_accounting
 import numpy as np
 import pandas as pd

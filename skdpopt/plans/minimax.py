@@ -28,10 +28,10 @@ from ..accounting import (
     PureDPMechanism,
     calibrate_event,
     compose,
+    pld,
     privacy_spent,
     repeat,
 )
-from ..accounting import pld
 from ..accounting.zcdp import (
     exponential_score_sensitivity,
     gaussian_noise_multiplier,

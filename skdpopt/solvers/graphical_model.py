@@ -255,7 +255,8 @@ class GraphicalModel:
 
     def _add_to_node(self, node, clique, table):
         attrs = self.tree.nodes[node]
-        self._node_tables[node] = self._node_tables[node] + _expand(table, clique, attrs)
+        self._node_tables[node] = (self._node_tables[node]
+                                   + _expand(table, clique, attrs))
 
     @property
     def cliques(self):
@@ -339,14 +340,16 @@ class GraphicalModel:
                 table = self._gather(u, inputs)
                 attrs = self.tree.nodes[u]
                 message = _sum_out(table, attrs, self.tree.separator(u, v))
-                self._messages[(u, v)] = message - _lse(message, tuple(range(message.ndim)))
+                self._messages[(u, v)] = message - _lse(message,
+                                                        tuple(range(message.ndim)))
         return self._messages[key]
 
     def _gather(self, u, inputs):
         attrs = self.tree.nodes[u]
         table = self._node_tables[u]
         for k in inputs:
-            table = table + _expand(self._message(k, u), self.tree.separator(k, u), attrs)
+            table = table + _expand(self._message(k, u), self.tree.separator(k, u),
+                                    attrs)
         return table
 
     def log_belief(self, node):

@@ -35,7 +35,6 @@ import numpy as np
 from ..mechanisms import exponential_mechanism, gaussian_noise
 from .graphical_model import GraphicalModel, triangulate
 
-
 # Damping of the proportional-fitting step, in noise standard deviations
 # (chosen on development seeds of the benchmark tables: 1 and 10 were
 # worse than 3).
@@ -438,7 +437,8 @@ def joint_estimate(workload, model, measurements, n_iter=100):
     targets = [measurements[k][0] / measurements[k][1] for k in keys]
 
     def loss_and_gradients():
-        gaps = [workload.answer(model, k) - y for k, y in zip(keys, targets, strict=True)]
+        gaps = [workload.answer(model, k) - y
+                for k, y in zip(keys, targets, strict=True)]
         loss = 0.5 * sum(w * float(g @ g) for w, g in zip(weights, gaps, strict=True))
         return loss, [w * g for w, g in zip(weights, gaps, strict=True)]
 

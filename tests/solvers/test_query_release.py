@@ -126,7 +126,8 @@ def test_joint_estimate_lowers_the_weighted_loss_and_recovers_consistent_answers
     rng = np.random.default_rng(0)
     measurements = {}
     for j, std in enumerate([0.05, 0.01, 0.01]):
-        noisy = workload.answer_records(codes, j) + rng.normal(0, std, workload.sizes[j])
+        noisy = (workload.answer_records(codes, j)
+                 + rng.normal(0, std, workload.sizes[j]))
         measurements[j] = (noisy / std**2, 1 / std**2)
     model = GraphicalModel(shape)
     start = joint_estimate(workload, model, measurements, n_iter=0)
