@@ -24,7 +24,7 @@ import numpy as np
 
 from .._clipping import clip_scalars, example_norms
 from ..mechanisms import poisson_batches
-from .dask_staging import read_staged, remove_staged, spans, stage_block, unpack
+from .dask_staging import read_staged, remove_staged, stage_block, unpack
 from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
 
 # The client holds the sampled rows of a chunk of steps (and fetches the
@@ -434,10 +434,10 @@ class _DaskPoissonSampler:
         self._submit_reads(chunk)
         if chunk + 1 in self._chunks(window):
             self._submit_reads(chunk + 1)  # read from disk while this one merges
-        staged = sorted((span for read in self._gather_reads(self.reads.pop(chunk))
-                         for span in spans(read)), key=lambda span: span[0])
         shape = (self._steps(chunk), self.data.n_features, self.data.X.dtype)
-        pieces = [unpack(span, n_rows, *shape) for _, n_rows, span in staged]
+        staged = sorted((piece for read in self._gather_reads(self.reads.pop(chunk))
+                         for piece in unpack(read, *shape)), key=lambda p: p[0])
+        pieces = [piece for _, piece in staged]
         if chunk + 1 not in self._chunks(window):  # the window's files are read
             del self.staged[window]
             directory = f"{self.name}-{window}"

@@ -21,10 +21,6 @@ import shutil
 import numpy as np
 
 
-def _span_bytes(n_steps, n_rows, n_features, itemsize):
-    return 8 * n_steps + 16 * n_rows + n_rows * n_features * itemsize
-
-
 def stage_block(sample, directory, block_index):
     """Write one block's drawn rows, chunk by chunk, to this worker's disk.
 
@@ -50,9 +46,7 @@ def stage_block(sample, directory, block_index):
                          np.asarray(limits, dtype=np.float64),
                          np.ascontiguousarray(X_rows)):
                 part.tofile(f)
-            rows[i] = len(y_rows)
-            starts[i + 1] = starts[i] + _span_bytes(
-                len(counts), len(y_rows), X_rows.shape[1], X_rows.dtype.itemsize)
+            rows[i], starts[i + 1] = len(y_rows), f.tell()
     return worker.address, path, starts, rows
 
 
@@ -63,15 +57,9 @@ def read_staged(entries, chunk):
     Returns ``(blocks, rows, ends, data)``: the spans one after another in
     one byte array (one buffer crosses the network about three times as
     fast as a list of them), span i ending at ``ends[i]``, with
-    ``rows[i]`` rows of block ``blocks[i]`` (see :func:`unpack`).
+    ``rows[i]`` rows of block ``blocks[i]`` (see :func:`unpack`).  The
+    task runs only on the worker that wrote the files.
     """
-    from distributed import get_worker
-
-    address = get_worker().address
-    if any(where[0] != address for _, where in entries):
-        raise RuntimeError(
-            "Sampled rows staged on one Dask worker were asked of another: "
-            "the worker that staged them left the cluster. Fit again.")
     sizes = np.array([where[2][chunk + 1] - where[2][chunk] for _, where in entries],
                      dtype=np.int64)
     ends = np.cumsum(sizes)
@@ -86,24 +74,20 @@ def read_staged(entries, chunk):
     return blocks, rows, ends, data
 
 
-def spans(read):
-    """``(block_index, n_rows, span)`` of each span of a :func:`read_staged`
-    result, views of its bytes."""
+def unpack(read, n_steps, n_features, dtype):
+    """``[(block_index, (X_rows, y_rows, limits, counts)), ...]`` of a
+    :func:`read_staged` result, views of its bytes."""
     blocks, rows, ends, data = read
-    return [(int(block), int(n_rows), data[end - size:end])
-            for block, n_rows, end, size in zip(blocks, rows, ends,
-                                                np.diff(ends, prepend=0),
-                                                strict=True)]
-
-
-def unpack(span, n_rows, n_steps, n_features, dtype):
-    """``(X_rows, y_rows, limits, counts)``, views of one span's bytes."""
-    cut = np.cumsum([0, 8 * n_steps, 8 * n_rows, 8 * n_rows])
-    counts = span[cut[0]:cut[1]].view(np.int64)
-    y_rows = span[cut[1]:cut[2]].view(np.float64)
-    limits = span[cut[2]:cut[3]].view(np.float64)
-    X_rows = span[cut[3]:].view(dtype).reshape(n_rows, n_features)
-    return X_rows, y_rows, limits, counts
+    pieces = []
+    for block, n_rows, end in zip(blocks, rows, ends, strict=True):
+        cut = end - np.cumsum([n_rows * n_features * np.dtype(dtype).itemsize,
+                               8 * n_rows, 8 * n_rows, 8 * n_steps])[::-1]
+        pieces.append((int(block), (
+            data[cut[3]:end].view(dtype).reshape(n_rows, n_features),
+            data[cut[1]:cut[2]].view(np.float64),
+            data[cut[2]:cut[3]].view(np.float64),
+            data[cut[0]:cut[1]].view(np.int64))))
+    return pieces
 
 
 def remove_staged(directory, dask_worker=None):
