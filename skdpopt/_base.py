@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
@@ -165,6 +166,52 @@ class DPEstimatorMixin:
                 UserWarning,
                 stacklevel=3,
             )
+
+    def uses_privacy_budget(self):
+        """Whether a fit with these parameters releases anything.
+
+        A private pipeline gives a share of its budget only to the steps
+        that do (a scaler with public bounds that computes no statistic
+        releases nothing).
+
+        Returns
+        -------
+        bool
+        """
+        return True
+
+    def with_budget(self, epsilon, delta):
+        """An unfitted copy of this estimator that spends ``(epsilon, delta)``.
+
+        How :class:`~skdpopt.PrivatePipeline` hands each private step its
+        share: this estimator is left as it is.
+
+        Parameters
+        ----------
+        epsilon : float
+            The copy's ``epsilon``: its fit's privacy budget.
+        delta : float
+            The copy's ``delta``: its fit's failure probability.
+
+        Returns
+        -------
+        estimator
+            A clone with ``epsilon`` and ``delta`` set.
+        """
+        return clone(self).set_params(epsilon=epsilon, delta=delta)
+
+    @property
+    def privacy_event_(self):
+        """Event tree of everything the fitted model depends on.
+
+        The plan's event, composed with the fit it started from on a warm
+        start; what ``privacy_spent_`` is computed from, and what a
+        pipeline composes its steps' guarantees from.
+        """
+        if not hasattr(self, "_privacy_event"):
+            raise AttributeError(
+                f"{type(self).__name__} is not fitted: privacy_event_ is set by fit")
+        return self._privacy_event
 
     def _begin_release(self, plan):
         """Record the plan in any active :class:`~skdpopt.PrivacyLedger`.

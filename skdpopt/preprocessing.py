@@ -71,9 +71,17 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """Which clipped moments the fit releases: (sum, sum of squares)."""
         raise NotImplementedError
 
-    def _uses_privacy_budget(self):
-        """Whether a fit with these parameters releases anything (a private
-        pipeline gives budget only to steps that do)."""
+    def uses_privacy_budget(self):
+        """Whether a fit with these parameters releases anything.
+
+        With public ``bounds`` and no statistic to compute, nothing is
+        read from the data; a private pipeline gives budget only to the
+        steps that release something.
+
+        Returns
+        -------
+        bool
+        """
         return self.bounds is None or any(self._moments())
 
     def _fit_statistics(self, X):
@@ -423,7 +431,13 @@ class DPMinMaxScaler(_DPScaler):
     def _needs_bounds(self):
         return True
 
-    def _uses_privacy_budget(self):
+    def uses_privacy_budget(self):
+        """Whether a fit releases anything: only the private bounds.
+
+        Returns
+        -------
+        bool
+        """
         return self.bounds is None
 
     @keep_fit_on_error
