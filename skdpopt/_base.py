@@ -112,35 +112,59 @@ def validate_training_data(estimator, X, y, **kwargs):
 
 
 def make_generator(random_state):
-    """One ``numpy.random.Generator`` for a whole fit.
+    """The ``numpy.random.Generator`` of one fit's noise.
 
     Parameters
     ----------
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
-        ``None`` draws fresh entropy from the operating system, which is what
-        a real private release should do: a fixed seed lets anyone who knows
-        it reproduce (and so subtract) the noise.  A RandomState seeds the
-        generator with 256 bits drawn from it (it advances), which keep all
-        of its entropy (an unseeded RandomState holds 128 bits from the
-        operating system); a Generator is used as is.
+        An int seeds the generator, so that a fixed seed reproduces a fit
+        exactly: for tests and documentation only, since anyone who knows
+        the seed can reproduce (and so subtract) the noise.  Anything else
+        (``None``, a RandomState, a Generator) draws fresh entropy from the
+        operating system at every fit: scikit-learn's ``clone`` deep-copies
+        a RandomState, so the clones that ``GridSearchCV`` or
+        ``cross_validate`` fit would otherwise draw identical noise, and two
+        releases with the same noise on overlapping data reveal the exact
+        difference of their statistics.
 
     Returns
     -------
     numpy.random.Generator
     """
-    if random_state is None or isinstance(random_state, Integral):
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
         return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        # 256 bits from the RandomState (not one 31-bit integer, which would
-        # leave only 2**31 noise streams to enumerate).
-        words = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
-        return np.random.default_rng(np.random.SeedSequence(words.tolist()))
-    if isinstance(random_state, np.random.Generator):
-        return random_state
+    if random_state is None or isinstance(
+            random_state, (np.random.RandomState, np.random.Generator)):
+        return np.random.default_rng()
     raise ValueError(
         "random_state must be None, an int or a numpy RandomState, got "
         f"{random_state!r}"
     )
+
+
+def sampling_generator(random_state):
+    """A ``numpy.random.Generator`` for post-processing (drawing records
+    from a released model), where reproducibility costs no privacy.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        ``None``: fresh entropy; an int: a seed; a RandomState: seeds the
+        generator with 256 bits drawn from it (it advances), which keep all
+        of its entropy; a Generator: used as is.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    if isinstance(random_state, np.random.RandomState):
+        # 256 bits from the RandomState (not one 31-bit integer, which would
+        # leave only 2**31 streams).
+        words = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
+        return np.random.default_rng(np.random.SeedSequence(words.tolist()))
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return make_generator(random_state)
 
 
 class DPEstimatorMixin:

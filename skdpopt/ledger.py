@@ -22,10 +22,12 @@ import socket
 import tempfile
 import threading
 import uuid
+import warnings
 from dataclasses import dataclass
+from numbers import Integral
 
 from .accounting import Accountant, PrivacySpent, compose
-from .exceptions import BudgetExceededError, LedgerError
+from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
 
 try:  # POSIX; elsewhere the ledger only serialises within the process
     import fcntl
@@ -51,12 +53,16 @@ class LedgerRecord:
         The delta the fit was planned for.
     spent : PrivacySpent
         The fit's own guarantee.
+    fixed_seed : bool
+        Whether the fit's ``random_state`` was an int: its noise is then
+        the same as that of every other fit with the same seed.
     """
 
     estimator: str
     event: object
     delta: float
     spent: PrivacySpent
+    fixed_seed: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,10 +180,16 @@ def record_release(estimator, plan):
         # closed: there is nothing left to record into.
     if not channels:
         return
+    seed = getattr(estimator, "random_state", None)
+    fixed_seed = isinstance(seed, Integral) and not isinstance(seed, bool)
     record = LedgerRecord(type(estimator).__name__, plan.event, plan.delta,
-                          plan.spent())
+                          plan.spent(), fixed_seed)
     for channel in channels:
         _record_into(channel, record)
+    if fixed_seed:
+        for ledger in list(_ACTIVE):
+            if ledger._channel in channels:
+                ledger._warn_fixed_seed(record.estimator)
 
 
 class PrivacyLedger:
@@ -237,6 +249,7 @@ class PrivacyLedger:
         self.budget = budget
         self._channel = None
         self._closed_records = []
+        self._warned = False
 
     def __enter__(self):
         if self._channel is not None:
@@ -248,10 +261,29 @@ class PrivacyLedger:
 
     def __exit__(self, *exc):
         self._closed_records = self.records
+        # Fits in other processes record here but warn nowhere the user sees.
+        seeded = [r.estimator for r in self._closed_records if r.fixed_seed]
+        if seeded:
+            self._warn_fixed_seed(seeded[0])
         _ACTIVE.remove(self)
         shutil.rmtree(self._channel.path, ignore_errors=True)
         self._channel = None
         return False
+
+    def _warn_fixed_seed(self, estimator):
+        """Warn, once per ledger, that a recorded fit had a fixed seed."""
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(
+            f"a {estimator} fit recorded by this PrivacyLedger has an int "
+            "random_state. Fits that share a seed share their noise: two of "
+            "them on overlapping data (the folds of a cross-validation, the "
+            "candidates of a grid search) reveal the exact difference of "
+            "their statistics, which the ledger's composition does not "
+            "account for. Fixed seeds are for tests and documentation; "
+            "leave random_state=None for a release.",
+            PrivacyLeakWarning, stacklevel=4)
 
     @property
     def records(self):

@@ -114,10 +114,12 @@ class DPLogisticSimplex(
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------

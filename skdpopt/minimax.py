@@ -346,6 +346,9 @@ class DPMinimaxClassifier(
     random_state : int, RandomState instance or None, default=None
         Seeds the fit's one random generator.  A fixed seed lets anyone who
         knows it reproduce the draws: leave it ``None`` for a real release.
+        An int reproduces the fit (for tests and documentation); ``None``
+        and a RandomState draw fresh entropy from the operating system at
+        every fit (clones never share noise).
 
     Attributes
     ----------

@@ -193,7 +193,10 @@ class DPStandardScaler(_DPScaler):
     copy : bool, default=True
         Work on a copy of the input in ``transform``.
     random_state : None, int or numpy.random.RandomState, default=None
-        Source of the noise; ``None`` (fresh entropy) for a real release.
+        Source of the noise.  An int reproduces the fit (for tests and
+        documentation); ``None`` (use it for a real release) and a
+        RandomState draw fresh entropy from the operating system at every
+        fit, so clones never share noise.
 
     Attributes
     ----------
@@ -371,7 +374,10 @@ class DPMinMaxScaler(_DPScaler):
     copy : bool, default=True
         Work on a copy of the input in ``transform``.
     random_state : None, int or numpy.random.RandomState, default=None
-        Source of the noise; ``None`` for a real release.
+        Source of the noise.  An int reproduces the fit (for tests and
+        documentation); ``None`` (use it for a real release) and a
+        RandomState draw fresh entropy from the operating system at every
+        fit, so clones never share noise.
 
     Attributes
     ----------

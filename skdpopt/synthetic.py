@@ -19,6 +19,7 @@ from ._base import (
     DPEstimatorMixin,
     keep_fit_on_error,
     make_generator,
+    sampling_generator,
 )
 from .plans import synthetic as synthetic_plans
 from .solvers.query_release import (
@@ -103,7 +104,10 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         past it is not a candidate for selection (as in AIM); every
         column's 1-way table must fit.  Memory and time grow with it.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's noise.  Leave it ``None`` for a real release.
+        Seeds the fit's noise.  Leave it ``None`` for a real release.  An
+        int reproduces the fit (for tests and documentation); ``None`` and
+        a RandomState draw fresh entropy from the operating system at
+        every fit, so clones never share noise.
     verbose : int, default=0
         Print one line per round: the columns measured, the model's size
         and the time so far (selections are released values; no error
@@ -396,7 +400,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_samples : int, default=None
             Number of records; ``None`` draws as many as the training data.
         random_state : int, RandomState instance or None, default=None
-            Seeds the draw.
+            Seeds the draw (a RandomState advances); sampling releases
+            nothing new, so a seed here is safe.
         method : {"systematic", "iid"}, default="systematic"
             ``"systematic"``: down the model's junction tree, the records
             sharing the values of a node's separator get the node's other
@@ -426,7 +431,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"method must be 'systematic' or 'iid', got {method!r}."
             )
-        rng = make_generator(random_state)
+        rng = sampling_generator(random_state)
         codes = self.model_.sample(int(n_samples), rng, method=method)
         values = [_domain.decode_column(col, codes[:, i], rng)
                   for i, col in enumerate(self.domain_)]
