@@ -18,8 +18,8 @@ from skdpopt import (
     DPLasso,
     DPSGDRegressor,
     DPStandardScaler,
-    PrivacyLedger,
     PrivacyLeakWarning,
+    PrivacyLedger,
 )
 from skdpopt._base import make_generator, sampling_generator
 
