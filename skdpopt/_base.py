@@ -48,13 +48,35 @@ def keep_fit_on_error(fit):
     def wrapper(self, *args, **kwargs):
         before = dict(self.__dict__)
         try:
-            return fit(self, *args, **kwargs)
+            result = fit(self, *args, **kwargs)
         except BaseException:
+            _withdraw_if_nothing_drawn(self)
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
+        self.__dict__.pop("_open_release", None)
+        return result
 
     return wrapper
+
+
+def _withdraw_if_nothing_drawn(estimator):
+    """Take a failed fit's record out of the ledgers if it released nothing.
+
+    A fit records its plan before its solver reads the data, and its
+    generator makes every random number of the fit (noise, samples,
+    selections).  If the fit raised before that generator produced a single
+    number, everything it computed was a function of the data and public
+    quantities alone: no noisy quantity, hence nothing of the plan's
+    releases, existed to leave the process.  Otherwise the record stays:
+    the error (or a verbose line before it) may depend on noisy values.
+    """
+    opened = estimator.__dict__.get("_open_release")
+    if opened is None:
+        return
+    handle, rng, state = opened
+    if rng.bit_generator.state == state:
+        ledger.withdraw(handle)
 
 
 # Why an estimator, or one of its settings, reads rows otherwise than by
@@ -237,15 +259,23 @@ class DPEstimatorMixin:
                 f"{type(self).__name__} is not fitted: privacy_event_ is set by fit")
         return self._privacy_event
 
-    def _begin_release(self, plan):
-        """Record the plan in any active :class:`~skdpopt.PrivacyLedger`.
+    def _begin_release(self, plan, rng=None):
+        """Record the plan in any active :class:`~skdpopt.PrivacyLedger`, and
+        return the fit's generator (``rng``, or one made from
+        ``random_state``).
 
         Called once the plan is made and before the solver touches the
         data: a ledger whose budget the fit would exceed refuses it here
         (:class:`~skdpopt.exceptions.BudgetExceededError`), having released
-        nothing.
+        nothing.  A fit (wrapped in :func:`keep_fit_on_error`) that raises
+        before the generator has drawn anything is taken out of the ledgers
+        again: it released nothing.
         """
-        ledger.record_release(self, plan)
+        handle = ledger.record_release(self, plan)
+        if rng is None:
+            rng = make_generator(self.random_state)
+        self._open_release = (handle, rng, rng.bit_generator.state)
+        return rng
 
     def _finish_release(self, plan, previous_event=None):
         """Store the plan and the guarantee it gives as fitted attributes.

@@ -17,14 +17,17 @@ So every sum here
   never copied whole: a block holds at most ``VALUES_PER_BLOCK`` values);
 * adds at most ``ROWS_PER_BLOCK`` rows in one float64 pass (BLAS, a
   bincount, a pairwise numpy sum), so that a block's partial sum is within
-  about ``ROWS_PER_BLOCK^2 2^-53 C = 2^-21 C`` of exact;
+  about ``ROWS_PER_BLOCK^2 2^-53 C = 2^-29 C`` of exact;
 * adds the blocks' partial sums with compensated (Neumaier) summation,
-  within about ``2^-52`` of the total (CSC columns: a plain float64 sum of
-  their blocks' partials, within ``n / ROWS_PER_BLOCK`` roundings).
+  within about ``2^-52`` of the total (a CSC matrix's columns: a float64
+  sum of their blocks' partials, within ``n / ROWS_PER_BLOCK`` roundings).
 
 A record changes one block's partial sum and leaves the others as they
 were, so the computed sum moves by the record's exact effect plus a
-fraction ``2^-20`` of the sensitivity for up to ``2^32`` rows.
+fraction far below ``2^-20`` of the sensitivity for any realistic number
+of rows.  Blocks of 4,096 rows also keep BLAS single-threaded and in cache:
+on a float32 X of 10^6 x 50 the float64 sum costs about what the float32
+one did.
 """
 
 import math
@@ -33,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 # Rows added in one float64 pass, and float64 values converted at a time
-# (8 MB).
+# (2 MB).
 ROWS_PER_BLOCK = 2**12
 VALUES_PER_BLOCK = 2**18
 
@@ -360,10 +363,22 @@ def row_dots(X, coef):
         return np.asarray(X @ coef, dtype=np.float64).ravel()
     if sp.issparse(X):
         if X.format == "csc":
-            out = np.zeros(X.shape[0])
-            for first in range(0, X.shape[1], 256):
-                last = min(first + 256, X.shape[1])
-                out += np.asarray(X[:, first:last] @ coef[first:last]).ravel()
+            # Blocks of columns holding about max(VALUES_PER_BLOCK, n)
+            # values: each block's product costs O(n) to add, so the whole
+            # costs O(nnz + n), in about n float64 values at a time.
+            n_rows, n_columns = X.shape
+            per_block = max(VALUES_PER_BLOCK, n_rows)
+            out, first = np.zeros(n_rows), 0
+            while first < n_columns:
+                last = int(np.searchsorted(X.indptr, X.indptr[first] + per_block,
+                                           side="right")) - 1
+                last = min(max(last, first + 1), n_columns)
+                low, high = X.indptr[first], X.indptr[last]
+                block = sp.csc_matrix(
+                    (_as_float64(X.data[low:high]), X.indices[low:high],
+                     X.indptr[first:last + 1] - low), shape=(n_rows, last - first))
+                out += block @ coef[first:last]
+                first = last
             return out
         X = X.tocsr() if X.format != "csr" else X
         blocks = _sparserow_blocks(X.indptr)

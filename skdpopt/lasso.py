@@ -13,7 +13,6 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
     validate_training_data,
 )
 from ._clipping import clip_targets
@@ -304,8 +303,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             warn_if_noise_dominates(self, noisy_sum_ratio(
                 noise_multiplier=2.0 * plan.gradient_noise_multiplier,
                 n_steps=1, expected_batch=n_samples, n_params=1))
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
         if is_dask_collection(X):
             X = clip_rows(X, self.feature_bound_)

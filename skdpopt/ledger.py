@@ -125,6 +125,7 @@ def _write_record(path, record):
     with open(temporary, "wb") as f:
         pickle.dump((count, record), f)
     os.replace(temporary, os.path.join(path, name))  # atomic: never half-read
+    return name
 
 
 def _budget_delta(budget, records):
@@ -134,6 +135,7 @@ def _budget_delta(budget, records):
 
 
 def _record_into(channel, record):
+    """Write the record (under the budget check); return its file's name."""
     with _Lock(channel.path):
         if channel.budget is not None:
             epsilon, delta = channel.budget
@@ -146,7 +148,7 @@ def _record_into(channel, record):
                     f"budget of epsilon={epsilon:g}; nothing was released. Lower "
                     "the fit's epsilon or raise the budget."
                 )
-        _write_record(channel.path, record)
+        return _write_record(channel.path, record)
 
 
 def active_channels():
@@ -160,7 +162,8 @@ def record_release(estimator, plan):
     Called by every skdpopt fit after it has made its plan and before it
     releases anything.  Raises :class:`BudgetExceededError` if a ledger's
     budget would be exceeded, and :class:`LedgerError` if the estimator was
-    sent from a ledger this process cannot reach.
+    sent from a ledger this process cannot reach.  Returns where the record
+    went, for :func:`withdraw`.
     """
     channels = list(active_channels())
     for channel in getattr(estimator, "_ledger_channels", ()):
@@ -179,17 +182,36 @@ def record_release(estimator, plan):
         # On this host, a channel that is gone belongs to a ledger that has
         # closed: there is nothing left to record into.
     if not channels:
-        return
+        return []
     seed = getattr(estimator, "random_state", None)
     fixed_seed = isinstance(seed, Integral) and not isinstance(seed, bool)
     record = LedgerRecord(type(estimator).__name__, plan.event, plan.delta,
                           plan.spent(), fixed_seed)
-    for channel in channels:
-        _record_into(channel, record)
+    written = []
+    try:
+        for channel in channels:
+            written.append((channel, _record_into(channel, record)))
+    except BaseException:
+        withdraw(written)  # refused by one ledger: recorded in none
+        raise
     if fixed_seed:
         for ledger in list(_ACTIVE):
             if ledger._channel in channels:
                 ledger._warn_fixed_seed(record.estimator)
+    return written
+
+
+def withdraw(written):
+    """Remove the records :func:`record_release` wrote, for a fit that
+    failed having released nothing (see ``_base.keep_fit_on_error``)."""
+    for channel, name in written:
+        if not channel.reachable():
+            continue  # the ledger has closed
+        with _Lock(channel.path):
+            try:
+                os.remove(os.path.join(channel.path, name))
+            except FileNotFoundError:
+                pass
 
 
 class PrivacyLedger:

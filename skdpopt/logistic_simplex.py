@@ -13,7 +13,6 @@ from ._base import (
     DPEstimatorMixin,
     LinearClassifierMixin,
     keep_fit_on_error,
-    make_generator,
 )
 from ._clipping import clip_features
 from ._data import (
@@ -285,8 +284,7 @@ class DPLogisticSimplex(
             feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
             max_iter=self.max_iter, n_vertices=self.n_vertices,
             refresh_every=self.refresh_every)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         if self.solver == "mirror_descent":
             # Mirror descent clips each batch as it reads it (no copy of X).
             coefs, intercepts = self._fit_mirror_descent(X, targets, plan, rng)

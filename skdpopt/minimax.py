@@ -672,7 +672,7 @@ class DPMinimaxClassifier(
             counts_public=priors is not None or n_groups == 1,
             clip_norm=self.clip_norm, loss_bound=self.loss_bound,
             radius=self.radius, max_iter=self.max_iter)
-        self._begin_release(plan)
+        self._begin_release(plan, rng)
         counts = np.bincount(codes, minlength=n_groups).astype(float)
         if n_groups == 1:
             sizes, what = counts, "count"
@@ -741,7 +741,7 @@ class DPMinimaxClassifier(
             plan = plan_minimax_vertex_counts(
                 epsilon=self.epsilon, delta=self.delta,
                 count_budget_share=self.count_budget_share)
-            self._begin_release(plan)
+            self._begin_release(plan, rng)
             sizes = counts + laplace_noise(rng, plan.count_noise_scale, n_groups)
             what = "noisy count"
         else:
@@ -828,7 +828,7 @@ class DPMinimaxClassifier(
             plan = plan_minimax_vertex_public(
                 epsilon=self.epsilon, delta=self.delta, score=score,
                 n_draws=draws)
-            self._begin_release(plan)
+            self._begin_release(plan, rng)
         y_step = min(regret_y, 2.0 * score / y_range)
 
         def x_step(y_drawn):

@@ -18,8 +18,8 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
 )
+from ._data import refuse_dask
 from .exceptions import UtilityWarning
 from .plans.preprocessing import plan_scaler
 
@@ -90,6 +90,8 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         Returns the bounds and the noisy unit moments (see
         :func:`skdpopt._bounds.private_moments`).
         """
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(its statistics are computed in memory)")
         X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
         quantiles = _check_quantiles(self.quantiles)
         n_samples, n_features = X.shape
@@ -104,8 +106,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                            private_bounds=public is None and needs_bounds,
                            quantiles=quantiles, moments=moments)
         self._warn_if_bounds_are_coarse(plan, quantiles, n_samples)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         if public is not None:
             low, high = public
         elif plan.bounds is not None:

@@ -18,9 +18,9 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
     sampling_generator,
 )
+from ._data import refuse_dask
 from .plans import synthetic as synthetic_plans
 from .solvers.query_release import (
     MarginalWorkload,
@@ -224,6 +224,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             The fitted generator.
         """
         self._validate_params()
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(it reads every column's values in memory)")
         if self._is_private and self.delta == 0:
             raise ValueError(
                 "delta must be > 0 for a finite epsilon: DPSyntheticData "
@@ -266,8 +268,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             l2_sensitivity_times_n=queries.l2_sensitivity_times_n,
             epsilon=self.epsilon, delta=self.delta, max_iter=self.max_iter,
             preprocessor_epsilon=self.preprocessor_epsilon)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         for i in numeric_missing:
             values = _finite_numeric(names[i], columns[i])
             low, high = _domain.private_bounds(values, plan.bounds_epsilon, rng)

@@ -93,9 +93,13 @@ def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
     y_block = np.asarray(y_block)
     pieces = []
     for chunk, n_steps in chunks:
-        rng = np.random.default_rng([*seed, chunk, block_index])
-        rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
-                                        n_steps)
+        if X_block.shape[0] == 0:  # an empty block (a filtered DataFrame's)
+            rows, offsets = np.empty(0, dtype=np.int64), np.zeros(n_steps + 1,
+                                                                  dtype=np.int64)
+        else:
+            rng = np.random.default_rng([*seed, chunk, block_index])
+            rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
+                                            n_steps)
         X_rows = np.take(X_block, rows, axis=0)  # several times X_block[rows]'s speed
         limits = _row_limits(X_rows, clip_norm, limit, offset)
         if np.ndim(limits) == 0:
@@ -544,9 +548,23 @@ class DaskClippedLeastSquares:
         return float(self._column_squares[j])
 
 
+def _rows_of(function, n_columns, dtype):
+    """``function`` on a block of rows; an empty block (a filtered
+    DataFrame leaves them) gives an empty result without calling it."""
+
+    def apply(block):
+        if block.shape[0] == 0:
+            shape = (0,) if n_columns is None else (0, n_columns)
+            return np.empty(shape, dtype=dtype)
+        return function(block)
+
+    return apply
+
+
 def map_rows(function, X, n_columns, dtype):
     import dask.dataframe as dd
 
+    function = _rows_of(function, n_columns, dtype)
     if isinstance(X, dd.DataFrame):
         # Partition by partition, so that the function sees the column names.
         shape = (np.nan,) if n_columns is None else (np.nan, n_columns)
