@@ -10,7 +10,8 @@ from ..accounting import (
     ExponentialMechanism,
     GaussianMechanism,
     LaplaceMechanism,
-    calibrate_event,
+    ScaleBracket,
+    calibrate,
     compose,
     repeat,
 )
@@ -293,9 +294,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         # times as many draws.
         guess = draw_score_sensitivity(
             epsilon, delta, draws * n_problems / (1.0 - refit_share))
-        step_size, _ = calibrate_event(run_event, epsilon, delta,
-                                       parameter="step_size",
-                                       guess=guess / sensitivity(1.0))
+        step_size = calibrate(run_event, epsilon, delta,
+                              ScaleBracket(guess / sensitivity(1.0))).value
         multiplier, event = noise_multiplier(step_size), run_event(step_size)
     return MirrorDescentPlan(
         epsilon=epsilon, delta=delta, event=event, n_problems=n_problems,
@@ -343,9 +343,8 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
     def run_event(step_size):
         return repeat(ExponentialMechanism(sensitivity(step_size)), draws)
 
-    step_size, _ = calibrate_event(
-        run_event, epsilon, delta, parameter="step_size",
-        guess=draw_score_sensitivity(epsilon, delta, draws) / sensitivity(1.0))
+    step_size = calibrate(run_event, epsilon, delta, ScaleBracket(
+        draw_score_sensitivity(epsilon, delta, draws) / sensitivity(1.0))).value
     return SimplexFrankWolfePlan(
         epsilon=epsilon, delta=delta, event=run_event(step_size),
         n_problems=n_problems, n_steps=n_steps, step_size=step_size,
