@@ -25,7 +25,8 @@ from ._validation import (
 )
 from .plans.minimax import plan_minimax
 from .solvers.gda import noisy_gda
-from .solvers.groups import GroupProblem, release_group_sizes
+from .solvers.groups import release_group_sizes
+from .solvers.problems import GroupProblem
 from .solvers.saddle_point import vertex_sampling
 
 # The solver of each plan, by name.

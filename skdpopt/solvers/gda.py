@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..mechanisms import gaussian_noise
-from .groups import WorstGroupResult
+from .problems import WorstGroupResult
 
 
 def project_capped_simplex(weights, caps):
@@ -96,7 +96,7 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
 
     Parameters
     ----------
-    X, target, codes : as in :class:`~skdpopt.solvers.groups.GroupProblem`
+    X, target, codes : as in :class:`~skdpopt.solvers.problems.GroupProblem`
     w : ndarray of shape (n_features + has_intercept,)
         The current model (the intercept's coordinate last).
     group_weight : ndarray of shape (n_groups,)
@@ -148,7 +148,7 @@ def noisy_gda(problem, plan, rng):
 
     Parameters
     ----------
-    problem : GroupProblem
+    problem : skdpopt.solvers.problems.GroupProblem
         Features clipped to the public bound, +-1 targets, group codes and
         the intercept's constant feature b (or None).
     plan : GDAStage

@@ -25,8 +25,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..losses import LogLoss
-from .groups import WorstGroupResult
 from .mirror_descent import EntropicIterates, VertexSet, draw_vertices
+from .problems import WorstGroupResult
 
 
 @dataclass
@@ -142,7 +142,7 @@ def vertex_sampling(problem, plan, rng):
 
     Parameters
     ----------
-    problem : GroupProblem
+    problem : skdpopt.solvers.problems.GroupProblem
     plan : VertexStage
         Reads ``n_steps`` T, ``n_draws`` K, ``batches_per_pass``,
         ``radius`` R, ``proportions``, ``loss_center``, ``x_step`` (the

@@ -32,6 +32,7 @@ import skdpopt.lasso
 import skdpopt.plans.minimax
 import skdpopt.sgd
 import skdpopt.solvers.groups
+import skdpopt.solvers.mirror_descent
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
 from skdpopt import (
@@ -343,17 +344,18 @@ def _fit_md_keeping_draws(data, random_state):
     are accounted as if published (docs/privacy/dplogisticsimplex.md), so
     the audit may look at them directly.
     """
-    solver = logistic_simplex.vertex_sampling_mirror_descent  # maybe planted
+    solver = skdpopt.solvers.mirror_descent.vertex_sampling_mirror_descent
     drawn = []
 
     def keeping(*args, **kwargs):
-        result = solver(*args, **kwargs)
-        drawn.append(result.vertices)
-        return result
+        vertices = solver(*args, **kwargs)
+        drawn.append(vertices)
+        return vertices
 
     X, y = data
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(logistic_simplex, "vertex_sampling_mirror_descent", keeping)
+        patch.setattr(skdpopt.solvers.mirror_descent,
+                      "vertex_sampling_mirror_descent", keeping)
         estimator = _simplex_md(random_state).fit(X, y)
     estimator.audit_vertices_ = drawn[0]
     return estimator

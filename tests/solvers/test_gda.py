@@ -11,7 +11,7 @@ from skdpopt.solvers.gda import (
     project_capped_simplex,
     step_sums,
 )
-from skdpopt.solvers.groups import GroupProblem
+from skdpopt.solvers.problems import GroupProblem
 
 
 def _data(rng, n=60, d=4, n_groups=3):
