@@ -534,7 +534,8 @@ def test_a_filtered_dataframe_fits(client):
     frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
     frame["y"] = y
     # Three of the four partitions hold no row with x0 > 0.5.
-    kept = dd.from_pandas(frame.sort_values("x0"), npartitions=4, sort=False)
+    frame = frame.sort_values("x0")
+    kept = dd.from_pandas(frame, npartitions=4, sort=False)
     kept = kept[kept.x0 > 0.5]
     assert 0 in kept.map_partitions(len).compute().tolist()
 
@@ -548,6 +549,9 @@ def test_a_filtered_dataframe_fits(client):
     reference = make().fit(in_memory.drop(columns="y"), in_memory.y)
     assert model.privacy_plan_ == reference.privacy_plan_
     np.testing.assert_allclose(model.coef_, reference.coef_, rtol=1e-6)
+    # Predicted partition by partition, the empty ones included.
+    np.testing.assert_allclose(model.predict(kept.drop(columns="y")).compute(),
+                               model.predict(in_memory.drop(columns="y")))
 
 
 @pytest.mark.parametrize("fail_at, charged", [(1, 0), (4, 1)])  # 3 blocks a pass
