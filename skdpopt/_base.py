@@ -188,7 +188,33 @@ def sampling_generator(random_state):
     return make_generator(random_state)
 
 
-class DPEstimatorMixin:
+class BudgetMixin:
+    """How a private pipeline hands an estimator (or a nested pipeline)
+    its budget: a configured copy, never a change to the object itself."""
+
+    def with_budget(self, epsilon, delta):
+        """An unfitted copy of this estimator that spends ``(epsilon, delta)``.
+
+        How :class:`~skdpopt.PrivatePipeline` hands each private step (a
+        nested private pipeline included) its share: this object is left
+        as it is.
+
+        Parameters
+        ----------
+        epsilon : float
+            The copy's ``epsilon``: its fit's privacy budget.
+        delta : float
+            The copy's ``delta``: its fit's failure probability.
+
+        Returns
+        -------
+        estimator
+            A clone with ``epsilon`` and ``delta`` set.
+        """
+        return clone(self).set_params(epsilon=epsilon, delta=delta)
+
+
+class DPEstimatorMixin(BudgetMixin):
     """Mixin for estimators that take ``epsilon`` and ``delta``.
 
     Provides the checks and bookkeeping every private estimator needs; the
@@ -224,26 +250,6 @@ class DPEstimatorMixin:
         bool
         """
         return True
-
-    def with_budget(self, epsilon, delta):
-        """An unfitted copy of this estimator that spends ``(epsilon, delta)``.
-
-        How :class:`~skdpopt.PrivatePipeline` hands each private step its
-        share: this estimator is left as it is.
-
-        Parameters
-        ----------
-        epsilon : float
-            The copy's ``epsilon``: its fit's privacy budget.
-        delta : float
-            The copy's ``delta``: its fit's failure probability.
-
-        Returns
-        -------
-        estimator
-            A clone with ``epsilon`` and ``delta`` set.
-        """
-        return clone(self).set_params(epsilon=epsilon, delta=delta)
 
     @property
     def privacy_event_(self):

@@ -17,7 +17,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
 from sklearn.utils._param_validation import Interval, Options
 
-from ._base import MAX_EPSILON, DPEstimatorMixin
+from ._base import MAX_EPSILON, BudgetMixin, DPEstimatorMixin
 from .accounting import PrivacySpent, compose, privacy_spent
 from .exceptions import PrivacyLeakError
 
@@ -242,7 +242,7 @@ def _default(estimator, name):
     return inspect.signature(type(estimator).__init__).parameters[name].default
 
 
-class PrivatePipeline(Pipeline):
+class PrivatePipeline(BudgetMixin, Pipeline):
     """A Pipeline whose fit is differentially private as a whole.
 
     Every step must be one of:
@@ -395,26 +395,6 @@ class PrivatePipeline(Pipeline):
         bool
         """
         return any(step.uses_privacy_budget() for _, step in self._units())
-
-    def with_budget(self, epsilon, delta):
-        """An unfitted copy of this pipeline with a budget of its own.
-
-        How an outer private pipeline hands a nested one its share; this
-        pipeline is left as it is.
-
-        Parameters
-        ----------
-        epsilon : float
-            The copy's ``epsilon``: its fit's privacy budget.
-        delta : float
-            The copy's ``delta``: its fit's failure probability.
-
-        Returns
-        -------
-        PrivatePipeline
-            A clone with ``epsilon`` and ``delta`` set.
-        """
-        return clone(self).set_params(epsilon=epsilon, delta=delta)
 
     def __sklearn_clone__(self):
         copy = super().__sklearn_clone__()
