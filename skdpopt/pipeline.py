@@ -419,15 +419,8 @@ class PrivatePipeline(BudgetMixin, Pipeline):
             return value
         if isinstance(unit, PrivatePipeline) and unit.epsilon is None:
             # It keeps its steps' own budgets: their sum is its own.
-            return unit._total()[0 if name == "epsilon" else 1]
+            return _kept_budget(unit)[0 if name == "epsilon" else 1]
         return None if _same(value, _default(unit, name)) else value
-
-    def _total(self):
-        """(epsilon, delta) of a pipeline that keeps its steps' budgets."""
-        budgets = [(u._total() if isinstance(u, PrivatePipeline)
-                    and u.epsilon is None else (u.epsilon, u.delta))
-                   for _, u in self._units() if u.uses_privacy_budget()]
-        return (sum(b[0] for b in budgets), sum(b[1] for b in budgets))
 
     def _default_shares(self, paths):
         """Each budgeted step's default share of the pipeline's budget."""
@@ -464,9 +457,7 @@ class PrivatePipeline(BudgetMixin, Pipeline):
         paths whose budget the pipeline chose (not the step's own)."""
         paths = [p for p, _ in budgeted]
         if self.epsilon is None:
-            return {p: (u._total() if isinstance(u, PrivatePipeline)
-                        and u.epsilon is None else (u.epsilon, u.delta))
-                    for p, u in budgeted}, {}
+            return {p: _kept_budget(u) for p, u in budgeted}, {}
         own = {p: (self._own(p, u, "epsilon"), self._own(p, u, "delta"))
                for p, u in budgeted}
         free = {p for p in paths if None in own[p]}
@@ -594,6 +585,15 @@ class PrivatePipeline(BudgetMixin, Pipeline):
             return PrivacySpent(np.inf, 0.0)
         composed = privacy_spent(compose(*events), delta)
         return min(basic, composed, key=lambda s: s.epsilon)
+
+
+def _kept_budget(unit):
+    """``(epsilon, delta)`` a private step spends with the budget it has: a
+    pipeline with ``epsilon=None``, the sum of its steps'."""
+    if not (isinstance(unit, PrivatePipeline) and unit.epsilon is None):
+        return (unit.epsilon, unit.delta)
+    budgets = [_kept_budget(u) for _, u in unit._units() if u.uses_privacy_budget()]
+    return (sum(b[0] for b in budgets), sum(b[1] for b in budgets))
 
 
 def _same(a, b):

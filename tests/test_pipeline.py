@@ -345,7 +345,15 @@ def test_a_nested_private_pipeline_takes_its_share_of_the_outer_budget(data):
         spent.delta).epsilon)
     assert min(total.epsilon, scaler.privacy_spent_.epsilon
                + outer[-1].privacy_spent_.epsilon) == pytest.approx(spent.epsilon)
-    # An inner pipeline with a budget of its own keeps it within the total.
+    # An inner pipeline with a budget of its own keeps it within the total;
+    # one that keeps its steps' budgets (epsilon=None) has their sum.
+    kept = make_private_pipeline(
+        make_private_pipeline(DPStandardScaler(epsilon=0.1, delta=1e-7),
+                              epsilon=None),
+        DPSGDRegressor(), epsilon=0.5, delta=1e-6).fit(X, y)
+    assert kept.step_budgets_["privatepipeline"] == (0.1, 1e-7)
+    assert kept.step_budgets_["dpsgdregressor"] == pytest.approx((0.4, 9e-7))
+    assert kept.privacy_spent_.epsilon <= 0.5
     with pytest.raises(ValueError, match="'privatepipeline': 2"):
         make_private_pipeline(make_private_pipeline(DPStandardScaler(),
                                                     epsilon=2.0),
