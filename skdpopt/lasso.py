@@ -15,7 +15,8 @@ from ._base import (
     keep_fit_on_error,
     validate_training_data,
 )
-from ._clipping import clip_targets
+from ._clip_check import far_rows_share, warn_if_clipped
+from ._clipping import clip_features, clip_targets
 from ._data import (
     clip_rows,
     clip_values,
@@ -25,20 +26,10 @@ from ._data import (
     validate_dask_training_data,
 )
 from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
-from .plans.lasso import frank_wolfe_scale, plan_lasso
+from ._target_scaling import release_location_scale
+from .plans.lasso import ALPHA_RATIO, frank_wolfe_scale, plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import private_greedy_cd
-
-
-def _clip_features_if_needed(X, bound):
-    """X clipped to ``[-bound, bound]``; no copy when it already is inside."""
-    values = X.data if sp.issparse(X) else X
-    if values.size == 0 or np.abs(values).max() <= bound:
-        return X
-    X = X.copy()
-    values = X.data if sp.issparse(X) else X
-    np.clip(values, -bound, bound, out=values)
-    return X
 
 
 class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -204,7 +195,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "alpha": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
@@ -224,7 +215,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        alpha=1.0,
+        alpha="auto",
         *,
         epsilon=1.0,
         delta=1e-5,
@@ -305,11 +296,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 n_steps=1, expected_batch=n_samples, n_params=1))
         rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
+        y = y - self.target_location_
         if is_dask_collection(X):
             X = clip_rows(X, self.feature_bound_)
             y = clip_values(y, self.target_bound_)
         else:
-            X = _clip_features_if_needed(X, self.feature_bound_)
+            X = clip_features(X, self.feature_bound_)
             y = clip_targets(y, self.target_bound_)
         previous_event = self._warm_start_event() if self._warm_starts(
             n_features) else None
@@ -317,28 +309,40 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             self._fit_greedy_cd(X, y, plan, rng)
         else:
             self._fit_frank_wolfe(X, y, plan, rng)
+        # The model of the centred targets, moved back (post-processing).
+        if self.fit_intercept:
+            self.intercept_ += self.target_location_
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
         self._finish_release(plan, previous_event)
         return self
 
     def _set_bounds(self, X, y, plan, rng):
-        """``target_bound_`` and ``feature_bound_``: the public bounds, or
-        the private draws the plan budgeted for the "auto" ones."""
-        # Per-record statistics, computed block by block on Dask arrays.
-        auto = {"target_bound": (is_auto(self.target_bound), abs, y),
-                "feature_bound": (is_auto(self.feature_bound),
-                                  lambda data: map_rows(row_abs_max, data), X)}
-        wanted = [name for name, (flag, _, _) in auto.items() if flag]
-        released = iter(())
-        if wanted:
-            draws = plan.bounds_draws
-            warn_if_coarse(self, draws, X.shape[0], wanted, stacklevel=5)
-            released = iter(release_bounds(
-                [auto[name][1](auto[name][2]) for name in wanted], draws, rng))
-        self.target_bound_ = float(next(released) if auto["target_bound"][0]
-                                   else self.target_bound)
-        self.feature_bound_ = float(next(released) if auto["feature_bound"][0]
-                                    else self.feature_bound)
+        """``target_location_``, ``target_bound_`` and ``feature_bound_``:
+        the public bounds, or the private releases the plan budgeted for
+        the "auto" ones; with a public feature bound, the clip check."""
+        self.target_location_, self.target_bound_ = 0.0, self.target_bound
+        if plan.target_draws is not None:
+            warn_if_coarse(self, plan.target_draws, X.shape[0], ["target_bound"],
+                           stacklevel=5)
+            self.target_location_, self.target_bound_ = release_location_scale(
+                y, plan.target_draws, rng)
+        self.feature_bound_ = self.feature_bound
+        if plan.bounds_draws is not None:
+            warn_if_coarse(self, plan.bounds_draws, X.shape[0], ["feature_bound"],
+                           stacklevel=5)
+            # A per-record statistic, computed block by block on Dask arrays.
+            self.feature_bound_ = release_bounds(
+                [map_rows(row_abs_max, X)], plan.bounds_draws, rng)[0]
+        self.target_bound_ = float(self.target_bound_)
+        self.feature_bound_ = float(self.feature_bound_)
+        # Post-processing of public or released bounds: the largest
+        # coordinate gradient a record can give is B * target_bound.
+        self.alpha_ = (ALPHA_RATIO * self.feature_bound_ * self.target_bound_
+                       if is_auto(self.alpha) else float(self.alpha))
+        if plan.clip_check is not None:
+            warn_if_clipped(self, far_rows_share(X, self.feature_bound_,
+                                                 plan.clip_check, rng),
+                            stacklevel=5)
 
     def _warm_starts(self, n_features):
         return (self.warm_start and hasattr(self, "coef_")
@@ -358,7 +362,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         coef_init, intercept_init = self._warm_start_point(X.shape[1])
         problem = least_squares_problem(X, y, self.feature_bound_, residual_bound)
         result = private_greedy_cd(
-            problem, alpha=self.alpha, n_steps=plan.n_steps,
+            problem, alpha=self.alpha_, n_steps=plan.n_steps,
             fit_intercept=self.fit_intercept, selection=plan.selection,
             selection_epsilon=plan.selection_epsilon,
             gradient_noise=plan.gradient_noise,
@@ -377,7 +381,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         n_features = X.shape[1]
         bound = self.feature_bound_
         residual_bound, score_scale = plan.residual_bound, plan.score_scale
-        if plan.bounds_draws is not None:
+        if plan.score_scale is None:  # set by the released bounds
             residual_bound, score_scale = frank_wolfe_scale(
                 n_samples=X.shape[0], radius=self.radius, feature_bound=bound,
                 target_bound=self.target_bound_,
@@ -426,6 +430,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if is_dask_collection(X):
             return map_rows(self.predict, X)  # lazily, block by block
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        # The clip of fit: the model never saw a value beyond the bound.
+        X = clip_features(X, self.feature_bound_)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def __sklearn_tags__(self):

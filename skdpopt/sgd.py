@@ -29,6 +29,7 @@ from ._diagnostics import (
     noisy_sum_ratio,
     warn_if_noise_dominates,
 )
+from ._target_scaling import release_location_scale
 from ._targets import classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.sgd import plan_dpsgd
@@ -379,9 +380,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             )
             y = np.asarray(y, dtype=np.float64)
         coefs, intercepts = self._fit_problems(X, [y], self._loss(1.0))
-        # The model of the scaled targets, scaled back (post-processing).
+        # The model of the centred and scaled targets, moved back
+        # (post-processing).
         self.coef_ = coefs[0] * self.target_scale_
-        self.intercept_ = intercepts[:1] * self.target_scale_
+        self.intercept_ = intercepts[:1] * self.target_scale_ + self.target_location_
         return self
 
     def _auto_target_scale(self):
@@ -397,15 +399,16 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
 
     def _scaled_problem(self, targets, loss, plan, rng):
         if plan.target_draws is None:
+            self.target_location_ = 0.0
             self.target_scale_ = (1.0 if self.target_scale is None
                                   else float(self.target_scale))
         else:
             warn_if_coarse(self, plan.target_draws, targets[0].shape[0],
                            ["target_scale"], stacklevel=7)
-            self.target_scale_ = float(release_bounds(
-                [abs(targets[0])], plan.target_draws, rng)[0])
-        return ([target / self.target_scale_ for target in targets],
-                self._loss(self.target_scale_))
+            self.target_location_, self.target_scale_ = release_location_scale(
+                targets[0], plan.target_draws, rng)
+        return ([(target - self.target_location_) / self.target_scale_
+                 for target in targets], self._loss(self.target_scale_))
 
     def predict(self, X):
         """Predict with the fitted linear model.
