@@ -16,10 +16,12 @@ from .mechanisms import gaussian_noise, laplace_noise
 from .plans.preprocessing import QuantileDraws
 
 
-def _location_bounds(below, n_samples, draws, rng):
+def _first_bounds(y, draws, rng):
     """Step 1: ``[low, high]`` at the plan's ranks of y, from the counts of
     values below each candidate (three draws)."""
     grid = _bounds.DEFAULT_GRID
+    n_samples = y.shape[0]
+    below = counts_below(y)[None, :]
     sensitivity = draws.score_sensitivity
     cell = _bounds.median_cell_from_counts(below, n_samples, sensitivity, rng)[0]
     picks = [
@@ -32,6 +34,25 @@ def _location_bounds(below, n_samples, draws, rng):
         k = int(np.searchsorted(grid, low))
         low, high = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
     return float(low), float(high)
+
+
+def _noisy_mean(y, low, high, draws, rng):
+    """Steps 2 and 4: the mean of y clipped to ``[low, high]``, from the sum
+    with noise (one record moves the sum by at most ``high - low``), kept
+    inside the bounds."""
+    draw = gaussian_noise if draws.mechanism == "gaussian" else laplace_noise
+    noisy = clipped_total(y, low, high) + float(
+        draw(rng, draws.noise_multiplier * (high - low), ()))
+    return float(np.clip(noisy / max(y.shape[0], 1), low, high))
+
+
+def _spread(y, location, rank, draws, rng):
+    """Steps 3 and 5: the rank's quantile of ``|y_i - location|`` (two
+    draws), a positive candidate of the grid."""
+    with np.errstate(over="ignore"):  # |y - location| may be inf: counted so
+        deviations = abs(y - location)
+    spread_draws = QuantileDraws(1, (rank,), draws.score_sensitivity, 2)
+    return float(release_bounds([deviations], spread_draws, rng)[0])
 
 
 def release_location_scale(y, draws, rng):
@@ -48,21 +69,14 @@ def release_location_scale(y, draws, rng):
     Returns
     -------
     location : float
-        The noisy mean of y clipped to the released bounds, inside them.
+        The noisy mean of y clipped to a released window around a first
+        noisy location.
     scale : float
         The released rank of ``|y_i - location|``: a positive candidate of
         the public grid.
     """
-    n_samples = y.shape[0]
-    below = counts_below(y)[None, :]
-    low, high = _location_bounds(below, n_samples, draws, rng)
-    # One record moves the clipped sum by at most high - low.
-    draw = gaussian_noise if draws.mechanism == "gaussian" else laplace_noise
-    noisy = clipped_total(y, low, high) + float(
-        draw(rng, draws.noise_multiplier * (high - low), ()))
-    location = float(np.clip(noisy / max(n_samples, 1), low, high))
-    with np.errstate(over="ignore"):  # |y - location| may be inf: counted so
-        deviations = abs(y - location)
-    scale_draws = QuantileDraws(1, draws.quantiles, draws.score_sensitivity, 2)
-    scale = float(release_bounds([deviations], scale_draws, rng)[0])
-    return location, scale
+    low, high = _first_bounds(y, draws, rng)
+    first = _noisy_mean(y, low, high, draws, rng)
+    window = _spread(y, first, draws.window_rank, draws, rng)
+    location = _noisy_mean(y, first - window, first + window, draws, rng)
+    return location, _spread(y, location, draws.scale_rank, draws, rng)

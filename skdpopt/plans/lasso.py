@@ -43,7 +43,7 @@ TARGET_QUANTILE = 0.99
 MAX_BOUNDS_SHARE = 0.25
 # alpha="auto": this fraction of feature_bound * target_bound, the largest
 # coordinate gradient of the clipped problem at w = 0.
-ALPHA_RATIO = 0.01
+ALPHA_RATIO = 0.001
 
 
 @dataclass(frozen=True)
