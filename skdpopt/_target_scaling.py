@@ -7,28 +7,38 @@ by ``location`` afterwards, which is post-processing.  The derivation is in
 ``docs/privacy/targets.md``.
 """
 
+import warnings
+
 import numpy as np
 
 from . import _bounds
 from ._auto_bounds import release_bounds
 from ._data import clipped_total, counts_below
+from .exceptions import UtilityWarning
 from .mechanisms import gaussian_noise, laplace_noise
 from .plans.preprocessing import QuantileDraws
 
 
-def _first_bounds(y, draws, rng):
-    """Step 1: ``[low, high]`` at the plan's ranks of y, from the counts of
-    values below each candidate (three draws)."""
+def _anchored_ranks(values, ranks, draws, rng):
+    """The grid cell holding the median of ``values`` (a draw of
+    ``draws.anchor_sensitivity``), then each rank anchored at its lower end
+    (ranks below 1/2) or upper end (``draws.score_sensitivity``), from the
+    counts of values below each candidate."""
     grid = _bounds.DEFAULT_GRID
-    n_samples = y.shape[0]
-    below = counts_below(y)[None, :]
-    sensitivity = draws.score_sensitivity
-    cell = _bounds.median_cell_from_counts(below, n_samples, sensitivity, rng)[0]
-    picks = [
-        _bounds.quantiles_from_counts(below, n_samples, (q,), sensitivity, rng,
-                                      anchor=anchor)[0, 0]
-        for q, anchor in zip(draws.location_ranks, (grid[cell], grid[cell + 1]),
-                             strict=True)]
+    n_samples = values.shape[0]
+    below = counts_below(values)[None, :]
+    cell = _bounds.median_cell_from_counts(below, n_samples,
+                                           draws.anchor_sensitivity, rng)[0]
+    return [_bounds.quantiles_from_counts(
+                below, n_samples, (q,), draws.score_sensitivity, rng,
+                anchor=grid[cell] if q < 0.5 else grid[cell + 1])[0, 0]
+            for q in ranks]
+
+
+def _first_bounds(y, draws, rng):
+    """Step 1: ``[low, high]`` at the plan's ranks of y (three draws)."""
+    grid = _bounds.DEFAULT_GRID
+    picks = _anchored_ranks(y, draws.location_ranks, draws, rng)
     low, high = min(picks), max(picks)
     if low == high:  # post-processing: a pair on one candidate is widened
         k = int(np.searchsorted(grid, low))
@@ -46,13 +56,24 @@ def _noisy_mean(y, low, high, draws, rng):
     return float(np.clip(noisy / max(y.shape[0], 1), low, high))
 
 
-def _spread(y, location, rank, draws, rng):
-    """Steps 3 and 5: the rank's quantile of ``|y_i - location|`` (two
-    draws), a positive candidate of the grid."""
+def _deviations(y, location):
     with np.errstate(over="ignore"):  # |y - location| may be inf: counted so
-        deviations = abs(y - location)
+        return abs(y - location)
+
+
+def _window(y, location, draws, rng):
+    """Step 3: the window's rank of ``|y_i - location|`` (two draws, the
+    median cell's anchoring), a positive candidate of the grid."""
+    window = _anchored_ranks(_deviations(y, location), (draws.window_rank,),
+                             draws, rng)[0]
+    return float(max(window, _bounds.DEFAULT_GRID[_bounds.DEFAULT_GRID > 0][0]))
+
+
+def _spread(y, location, rank, draws, rng):
+    """Step 5: the rank's quantile of ``|y_i - location|`` (two draws), a
+    positive candidate of the grid."""
     spread_draws = QuantileDraws(1, (rank,), draws.score_sensitivity, 2)
-    return float(release_bounds([deviations], spread_draws, rng)[0])
+    return float(release_bounds([_deviations(y, location)], spread_draws, rng)[0])
 
 
 def release_location_scale(y, draws, rng):
@@ -70,13 +91,30 @@ def release_location_scale(y, draws, rng):
     -------
     location : float
         The noisy mean of y clipped to a released window around a first
-        noisy location.
+        noisy location (0 when the plan does not centre).
     scale : float
         The released rank of ``|y_i - location|``: a positive candidate of
         the public grid.
     """
+    if not draws.centre:
+        return 0.0, _spread(y, 0.0, draws.scale_rank, draws, rng)
     low, high = _first_bounds(y, draws, rng)
     first = _noisy_mean(y, low, high, draws, rng)
-    window = _spread(y, first, draws.window_rank, draws, rng)
+    window = _window(y, first, draws, rng)
     location = _noisy_mean(y, first - window, first + window, draws, rng)
     return location, _spread(y, location, draws.scale_rank, draws, rng)
+
+
+def warn_if_not_centred(estimator, draws, name, stacklevel=4):
+    """Warn with :class:`UtilityWarning` when the plan does not centre the
+    targets (public quantities only: the rows and the budget)."""
+    if draws is None or draws.centre:
+        return False
+    warnings.warn(
+        f"{type(estimator).__name__}: with {draws.n_samples} rows and "
+        f"epsilon={estimator.epsilon:g} the budget is too small to find the "
+        "targets' location privately, so they are not centred: targets far "
+        "from zero fit poorly. Levers: more epsilon, more rows, or centre "
+        f"and scale the targets by public constants and pass a public {name}.",
+        UtilityWarning, stacklevel=stacklevel)
+    return True

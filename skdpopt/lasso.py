@@ -26,7 +26,7 @@ from ._data import (
     validate_dask_training_data,
 )
 from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
-from ._target_scaling import release_location_scale
+from ._target_scaling import release_location_scale, warn_if_not_centred
 from .plans.lasso import ALPHA_RATIO, frank_wolfe_scale, plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import private_greedy_cd
@@ -50,21 +50,29 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
 
     Sensitivity is bounded by bounds fixed before the steps, never by the
-    data: features are clipped to ``[-feature_bound, feature_bound]``,
+    data: features are clipped to ``[-feature_bound, feature_bound]`` (in
+    ``fit`` and in ``predict``: the model never sees a value beyond it),
     targets to ``[-target_bound, target_bound]`` and residuals to
     ``[-residual_bound, residual_bound]`` (the loss is therefore Huber's,
     equal to the squared error wherever residuals stay within the bound).
-    By default the target and feature bounds are private quantiles
-    released for 5% of the budget; numbers are public bounds, at no cost.  By
-    default the residual bound starts at ``target_bound`` and then follows
-    the residuals' scale, privately estimated at every step: the noise
-    shrinks with it.
+    By default the targets are centred at a private location and clipped
+    to a private quantile of their distance from it, released for 5% of
+    the budget (more for fewer rows), and the intercept is moved back; a
+    number is a public bound around 0, at no cost.  A public feature bound
+    is checked by a private count of the rows far beyond it (1% of the
+    budget): a fit where most are warns.  By default the residual bound
+    starts at ``target_bound`` and then follows the residuals' scale,
+    privately estimated at every step: the noise shrinks with it.
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`.
-        Unused by ``solver="frank_wolfe"``.
+    alpha : "auto" or float, default="auto"
+        Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`
+        (in the targets' units).  "auto": 0.001 times ``feature_bound_ *
+        target_bound_``, the largest coordinate gradient of the clipped
+        problem at ``w = 0``, so that it follows the targets' scale
+        whatever their units (post-processing of the bounds, free); see
+        ``alpha_``.  Unused by ``solver="frank_wolfe"``.
     epsilon : float, default=1.0
         Privacy budget of the fit, in (0, 1e6]; ``np.inf`` runs without noise.
         Each call to ``fit`` spends it again.
@@ -86,15 +94,24 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         exceed ``epsilon``); a :class:`~skdpopt.PrivacyLedger` records only
         the new fit, the earlier one being recorded already.
     feature_bound : "auto" or float, default=1.0
-        Bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.  A
-        float is a public bound, free.  "auto" releases a private 0.99
-        quantile of ``max_j |x_ij|`` before the first step (with "auto"
-        ``target_bound``, the two share 5% of the budget, in zCDP units;
+        Bound B on ``|x_ij|``; features are clipped to ``[-B, B]`` in
+        ``fit`` and in ``predict``.  A float is a public bound: the fit
+        releases a noisy count of the rows with a value beyond ``4 B``
+        (1% of the budget, zCDP units) and warns with a
+        :class:`~skdpopt.exceptions.UtilityWarning` when they are most rows
+        (features in raw units: scale them with a DP scaler in a private
+        pipeline).  The default 1 suits standardised features.  "auto"
+        releases a private 0.99 quantile of ``max_j |x_ij|`` before the
+        first step (with the "auto" target's releases, 5% of the budget;
         the steps get the rest); see ``feature_bound_``.
     target_bound : "auto" or float, default="auto"
-        Bound on ``|y_i|``; targets are clipped to it.  A float is a
-        public bound, free; "auto" releases a private 0.99 quantile of
-        ``|y_i|`` as for ``feature_bound``; see ``target_bound_``.
+        Bound on ``|y_i - location|``; centred targets are clipped to it.
+        A float is a public bound around 0 (no centring), free.  "auto"
+        releases a private location (a noisy mean of the targets clipped to
+        a private window, in two rounds) and a private 0.99 quantile of
+        ``|y_i - location|`` before the first step; see
+        ``target_location_`` and ``target_bound_``
+        (``docs/privacy/targets.md``).
     residual_bound : "auto" or float, default="auto"
         Bound C on ``|x_i . w + b - y_i|`` used in the gradient; larger
         residuals are clipped, and the noise is proportional to C.  A float
@@ -112,8 +129,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         radius`` without penalty, selecting one of the l1 ball's vertices by
         the exponential mechanism at each step.
     radius : float, default=1.0
-        Radius of the l1 ball for ``solver="frank_wolfe"`` (the intercept,
-        divided by ``feature_bound``, counts as a coordinate).
+        Radius of the l1 ball for ``solver="frank_wolfe"`` (the intercept
+        of the centred targets, divided by ``feature_bound``, counts as a
+        coordinate).
     selection : {"exponential", "laplace"}, default="exponential"
         Private selection of the greedy solver: the exponential mechanism
         (Gumbel-max; bounded range, so it composes better) or
@@ -148,14 +166,24 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     sparse_coef_ : scipy.sparse.csr_matrix of shape (1, n_features)
         ``coef_`` as a sparse row, as in :class:`sklearn.linear_model.Lasso`.
     intercept_ : float
-        Intercept of the released model (0 if ``fit_intercept=False``).
+        Intercept of the released model, ``target_location_`` included (0
+        if ``fit_intercept=False``).
     n_iter_ : int
         Steps run.
+    alpha_ : float
+        The penalty used: ``alpha``, or the "auto" one.
+    target_location_ : float
+        Where the targets were centred: the privately released location
+        with ``target_bound="auto"``, else 0.
     target_bound_ : float
         The target bound used: ``target_bound``, or the privately released
         one (a candidate of a public grid).
     feature_bound_ : float
         The feature bound used, likewise.
+    far_rows_share_ : float or None
+        The released (noisy) share of the training rows with a value beyond
+        ``4 * feature_bound_``: above 1/2 the fit warns.  None for
+        ``feature_bound="auto"``.
     selected_ : ndarray of int
         Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
         the vertex index).
@@ -186,7 +214,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(20000, 50))
     >>> y = 0.5 * X[:, 0] - 0.3 * X[:, 1] + 0.05 * rng.normal(size=20000)
-    >>> model = DPLasso(alpha=0.01, epsilon=1.0, delta=1e-8, random_state=0)
+    >>> model = DPLasso(epsilon=1.0, delta=1e-8, random_state=0)
     >>> model.fit(X, y).privacy_spent_.epsilon <= 1.0
     True
     >>> sorted(np.argsort(-np.abs(model.coef_))[:2].tolist())
@@ -324,6 +352,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if plan.target_draws is not None:
             warn_if_coarse(self, plan.target_draws, X.shape[0], ["target_bound"],
                            stacklevel=5)
+            warn_if_not_centred(self, plan.target_draws, "target_bound",
+                                stacklevel=5)
             self.target_location_, self.target_bound_ = release_location_scale(
                 y, plan.target_draws, rng)
         self.feature_bound_ = self.feature_bound
@@ -339,10 +369,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # coordinate gradient a record can give is B * target_bound.
         self.alpha_ = (ALPHA_RATIO * self.feature_bound_ * self.target_bound_
                        if is_auto(self.alpha) else float(self.alpha))
+        self.far_rows_share_ = None
         if plan.clip_check is not None:
-            warn_if_clipped(self, far_rows_share(X, self.feature_bound_,
-                                                 plan.clip_check, rng),
-                            stacklevel=5)
+            self.far_rows_share_ = far_rows_share(X, self.feature_bound_,
+                                                  plan.clip_check, rng)
+            warn_if_clipped(self, self.far_rows_share_, stacklevel=5)
 
     def _warm_starts(self, n_features):
         return (self.warm_start and hasattr(self, "coef_")
@@ -438,8 +469,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         # At the default epsilon=1 the noise dominates on the check suite's
-        # datasets of a few hundred rows (and alpha=1 zeroes every
-        # coefficient of targets bounded by 1, as in scikit-learn).
+        # datasets of a few hundred rows.
         tags.regressor_tags.poor_score = True
         return tags
 

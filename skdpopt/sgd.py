@@ -29,7 +29,7 @@ from ._diagnostics import (
     noisy_sum_ratio,
     warn_if_noise_dominates,
 )
-from ._target_scaling import release_location_scale
+from ._target_scaling import release_location_scale, warn_if_not_centred
 from ._targets import classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.sgd import plan_dpsgd
@@ -224,12 +224,17 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         The targets are divided by it before the fit, and the model is
         scaled back, so that ``clip_norm`` and ``eta0`` act on targets
         of about unit size whatever their units (dollars, years).
-        "auto" first releases a private 0.9 quantile of ``|y|`` (a
-        candidate of a public grid) for 5% of the budget in zCDP units (up
-        to 25% when the rows are too few for 5% to find it); see
-        ``target_scale_``.  ``loss_epsilon`` stays in the targets' units.
-        A float is public and free (targets already scaled by a public
-        constant: pass 1.0).  None is the same as 1.0.
+        "auto" also centres them: it first releases a private location
+        (a noisy mean of the targets clipped to a privately released
+        window, in two rounds) and a private 0.9 quantile of
+        ``|y - location|`` (a candidate of a public grid), nine releases
+        for 5% of the budget in zCDP units (up to 25% when the rows are
+        too few for 5% to find the targets), and fits ``(y - location) /
+        scale``; see ``target_location_`` and ``target_scale_``
+        (``docs/privacy/targets.md``).  ``loss_epsilon`` stays in the
+        targets' units.  A float is public and free, and does not centre
+        (targets already centred and scaled by public constants: pass
+        1.0).  None is the same as 1.0.
     loss_epsilon : float, default=0.1
         Width of the "huber" and "epsilon_insensitive" losses (called
         ``epsilon`` in scikit-learn, a name taken here by the budget).
@@ -266,6 +271,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     clip_norm_ : float
         The clip norm used (in units of the scaled targets): ``clip_norm``,
         or the privately released one (a candidate of a public grid).
+    target_location_ : float
+        What was subtracted from the targets before they were scaled: the
+        privately released location with ``target_scale="auto"``, else 0.
+        ``intercept_`` includes it.
     target_scale_ : float
         What the targets were divided by: ``target_scale`` (1.0 for None),
         or the privately released one (a candidate of a public grid).
@@ -405,6 +414,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         else:
             warn_if_coarse(self, plan.target_draws, targets[0].shape[0],
                            ["target_scale"], stacklevel=7)
+            warn_if_not_centred(self, plan.target_draws, "target_scale",
+                                stacklevel=7)
             self.target_location_, self.target_scale_ = release_location_scale(
                 targets[0], plan.target_draws, rng)
         return ([(target - self.target_location_) / self.target_scale_

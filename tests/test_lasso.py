@@ -162,17 +162,19 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
     assert sum(count for m, count in events
                if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 29
     plan = model.privacy_plan_
-    draw = ExponentialMechanism(plan.target_draws.score_sensitivity)
-    total = GaussianMechanism(plan.target_draws.noise_multiplier)
+    targets = plan.target_draws
+    anchor = ExponentialMechanism(targets.anchor_sensitivity)
+    draw = ExponentialMechanism(targets.score_sensitivity)
+    total = GaussianMechanism(targets.noise_multiplier)
     feature = ExponentialMechanism(plan.bounds_draws.score_sensitivity)
-    assert events[:6] == [(draw, 3), (total, 1), (draw, 2), (total, 1),
-                          (draw, 2), (feature, 2)]
+    assert events[:8] == [(anchor, 1), (draw, 2), (total, 1), (anchor, 1),
+                          (draw, 1), (total, 1), (draw, 2), (feature, 2)]
     if not params:
         # Residual scale, selection, gradient and curvature on every step
         # (the curvature is skipped on intercept steps, but which those are
         # depends on the data: the plan counts the most there can be).
-        assert len(events) == 10
-        assert [count for _, count in events[6:]] == [20] * 4
+        assert len(events) == 12
+        assert [count for _, count in events[8:]] == [20] * 4
     recomputed = independent_epsilon(events, DELTA)
     assert claimed >= recomputed * (1 - 1e-3)
     # Calibration spends the budget, within its 2% tolerance.
@@ -184,12 +186,14 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
 def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     """The "auto" bounds cost AUTO_BOUNDS_SHARE of the budget in zCDP units
     when that is enough for their draws to find the data (6,000 rows): the
-    target's nine releases and the feature bound's two draws, each costing
-    the same (a draw of score sensitivity D costs D^2 / 2, a Gaussian sum
-    of noise multiplier z = 1 / D as much).  Public numbers plan no draw; a
+    target's releases and the feature bound's two draws, which cost
+    N_RELEASES + 2 times an ordinary draw's D^2 / 2 (a Gaussian sum of
+    noise multiplier z = 1 / D as much, an anchoring draw ANCHOR_FACTOR^2
+    times more).  Public numbers plan no draw; a
     public feature bound is checked by one noisy count of CLIP_CHECK_SHARE."""
     from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.plans.clipping import CLIP_CHECK_SHARE
+    from skdpopt.plans.targets import ANCHOR_FACTOR, N_RELEASES
 
     X, y, _ = data
     auto = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound="auto",
@@ -204,11 +208,12 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     z = public.privacy_plan_.clip_check.noise_multiplier
     D = plan.target_draws.score_sensitivity
     assert plan.target_draws.noise_multiplier == pytest.approx(1 / D)
+    assert plan.target_draws.anchor_sensitivity == pytest.approx(ANCHOR_FACTOR * D)
     assert plan.bounds_draws.score_sensitivity == pytest.approx(D)
     # Per-step rho of the gradient release, recovered from each plan.
     step_rho = [1.0 / (2.0 * m.privacy_plan_.gradient_noise_multiplier**2)
                 for m in (auto, public)]
-    bounds_rho = 11 * D**2 / 2  # eleven releases of D^2 / 2
+    bounds_rho = (N_RELEASES + 2) * D**2 / 2
     check_rho = 1 / (2 * z**2)
     # The steps of each fit get the rest of the budget (both calibrated to
     # epsilon, within its 2% tolerance) ...
@@ -541,10 +546,11 @@ def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
     events = flatten(model.privacy_plan_.event)
     total = sum(count * m.pure_epsilon for m, count in events)
     draws = model.privacy_plan_.target_draws
+    anchor = ExponentialMechanism(draws.anchor_sensitivity)
     draw = ExponentialMechanism(draws.score_sensitivity)
     laplace = LaplaceMechanism(1 / draws.noise_multiplier)
-    assert events[:6] == [(draw, 3), (laplace, 1), (draw, 2), (laplace, 1),
-                          (draw, 2), (draw, 2)]
+    assert events[:8] == [(anchor, 1), (draw, 2), (laplace, 1), (anchor, 1),
+                          (draw, 1), (laplace, 1), (draw, 2), (draw, 2)]
     assert model.privacy_spent_.epsilon >= total * (1 - 1e-9)
     assert 0.98 * (1 - 1e-3) <= model.privacy_spent_.epsilon <= 1.0
     assert np.isfinite(model.coef_).all()

@@ -278,45 +278,81 @@ def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
 
 def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
         regression_data):
-    """target_scale="auto" (the default) spends two draws (the median cell
-    and the 0.9 quantile of |y_i|) of AUTO_BOUNDS_SHARE of rho_for(epsilon,
-    delta) when that is enough for them to find the data, more for fewer
-    rows (at most MAX_TARGET_SHARE).  The targets in dollars (times 3,000)
-    then fit about as well as in their own units with a public scale of 1,
-    which leaves the dollar model far off."""
+    """target_scale="auto" (the default) spends nine releases on the
+    target's location and scale (two anchoring draws of score sensitivity
+    ANCHOR_FACTOR D and five of D on the grid of private bounds, two noisy
+    clipped sums of noise multiplier 1 / D): AUTO_BOUNDS_SHARE of
+    rho_for(epsilon, delta) when that is enough for the draws to centre the
+    target, more for fewer rows (at most MAX_TARGET_SHARE).  The targets in dollars (times 3,000, shifted by
+    50,000) then fit about as well as in their own units with a public
+    scale of 1, which leaves the dollar model far off."""
     from skdpopt import _bounds
     from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
-    from skdpopt.accounting import ExponentialMechanism, leaves
+    from skdpopt.accounting import ExponentialMechanism, GaussianMechanism, leaves
     from skdpopt.accounting.zcdp import rho_for
     from skdpopt.plans.sgd import MAX_TARGET_SHARE, plan_dpsgd
+    from skdpopt.plans.targets import ANCHOR_FACTOR, N_RELEASES
 
     X, y, _ = regression_data
+    dollars = 50_000 + 3000 * y
     kwargs = dict(epsilon=1.0, delta=1e-5, random_state=0)
-    model = DPSGDRegressor(**kwargs).fit(X, 3000 * y)
+    model = DPSGDRegressor(**kwargs).fit(X, dollars)
     rho = rho_for(1.0, 1e-5)
-    draws = [(leaf, count) for leaf, count in leaves(model.privacy_plan_.event)
-             if isinstance(leaf, ExponentialMechanism)]
-    assert len(draws) == 1 and draws[0][1] == 2
-    D = draws[0][0].score_sensitivity
-    assert D == pytest.approx(np.sqrt(2 * AUTO_BOUNDS_SHARE * rho / 2))
+    released = [(leaf, count) for leaf, count in leaves(model.privacy_plan_.event)
+                if not leaf.__class__.__name__.startswith("Subsampled")]
+    D = model.privacy_plan_.target_draws.score_sensitivity
+    anchor = ExponentialMechanism(ANCHOR_FACTOR * D)
+    draw, total = ExponentialMechanism(D), GaussianMechanism(1 / D)
+    # leaves() merges the runs of one mechanism that follow each other.
+    assert [(type(m).__name__, c) for m, c in released] == [
+        ("ExponentialMechanism", 1), ("ExponentialMechanism", 2),
+        ("GaussianMechanism", 1), ("ExponentialMechanism", 1),
+        ("ExponentialMechanism", 1), ("GaussianMechanism", 1),
+        ("ExponentialMechanism", 2)]
+    assert [m for m, _ in released] == [anchor, draw, total, anchor, draw, total,
+                                        draw]
+    # Units of D^2 / 2: 2 ANCHOR_FACTOR^2 + 5 draws + 2 sums = N_RELEASES.
+    assert D == pytest.approx(np.sqrt(2 * AUTO_BOUNDS_SHARE * rho / N_RELEASES))
     assert _bounds.median_cell_is_reliable(len(y), D)
     assert model.privacy_plan_.clip_draws is None
     assert 0.95 <= model.privacy_spent_.epsilon <= 1.0
-    # With 300 rows 5% is not enough: the share grows until the draws are
-    # reliable, or stops at MAX_TARGET_SHARE.
-    small = plan_dpsgd(n_samples=300, n_problems=1, epsilon=1.0, delta=1e-5,
-                       sampling="poisson", batch_size="auto", max_iter=5,
-                       average=True, auto_target=True)
-    assert AUTO_BOUNDS_SHARE < small.bounds_share <= MAX_TARGET_SHARE
+    # With 1,000 rows 5% is not enough: the share grows until the draws are
+    # reliable; with 300 it stops at MAX_TARGET_SHARE, and the target is not
+    # centred (two draws of the scale of |y|).
+    def plan(n):
+        return plan_dpsgd(n_samples=n, n_problems=1, epsilon=1.0, delta=1e-5,
+                          sampling="poisson", batch_size="auto", max_iter=5,
+                          average=True, auto_target=True)
+
+    small = plan(1000)
+    assert AUTO_BOUNDS_SHARE < small.bounds_share < MAX_TARGET_SHARE
     assert _bounds.median_cell_is_reliable(
-        300, small.target_draws.score_sensitivity * (1 + 1e-9))
-    # The released scale is a grid candidate near the 0.9 quantile of |y|.
-    top = np.quantile(np.abs(3000 * y), 0.9)
+        1000, small.target_draws.score_sensitivity * (1 + 1e-9))
+    assert plan(300).bounds_share == MAX_TARGET_SHARE
+    assert not plan(300).target_draws.centre
+    assert small.target_draws.centre
+    # The location is near the targets' mean (the noise of the second sum is
+    # 2 r z / n, r the window: about 0.01 standard deviations here), the
+    # scale a grid candidate near the 0.9 quantile of |y - location|.
+    assert abs(model.target_location_ - dollars.mean()) < 0.1 * dollars.std()
+    top = np.quantile(np.abs(dollars - dollars.mean()), 0.9)
     assert top / 2 <= model.target_scale_ <= 2 * top
     unit = DPSGDRegressor(target_scale=1.0, **kwargs)
-    r2_dollars = model.score(X, 3000 * y)
+    r2_dollars = model.score(X, dollars)
     assert r2_dollars > unit.fit(X, y).score(X, y) - 0.05
-    assert unit.fit(X, 3000 * y).score(X, 3000 * y) < r2_dollars - 0.3
+    assert unit.fit(X, dollars).score(X, dollars) < r2_dollars - 0.3
+
+
+def test_a_shifted_target_fits_as_well_as_the_original(regression_data):
+    """Centring: the model of y + 100 is the model of y with its intercept
+    moved by 100, up to the noise, at epsilon = inf (where scaling without
+    centring lost 0.13 of R^2) and at epsilon = 1."""
+    X, y, _ = regression_data
+    for epsilon in (np.inf, 1.0):
+        kwargs = dict(epsilon=epsilon, delta=1e-5, random_state=0)
+        base = DPSGDRegressor(**kwargs).fit(X, y).score(X, y)
+        shifted = DPSGDRegressor(**kwargs).fit(X, y + 100).score(X, y + 100)
+        assert shifted > base - 0.02
 
 
 def test_huber_width_stays_in_the_targets_units(regression_data):

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, is_auto, reliable_share
+from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, is_auto
 from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -27,7 +27,7 @@ from ..solvers.greedy_cd import ACTIVATION_MARGIN
 from .base import PrivacyPlan
 from .clipping import CLIP_CHECK_SHARE, ClipCheck, clip_check
 from .preprocessing import QuantileDraws
-from .targets import N_RELEASES, TargetDraws, target_draws
+from .targets import N_RELEASES, TargetDraws, centring_share, target_draws
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
 # selection, the coordinate gradient and, with curvature="private", the
@@ -196,9 +196,10 @@ def greedy_cd_step_event(*, selection, gradient_noise, selection_epsilon,
 def bounds_budget(*, n_samples, epsilon, delta, target_bound, feature_bound):
     """Shares of the fit's budget (zCDP units) of the releases before the
     steps: the "auto" bounds' (``AUTO_BOUNDS_SHARE``, or more, up to
-    ``MAX_BOUNDS_SHARE``, where the rows are too few for it to find the
-    target's scale), and the clip check's (``CLIP_CHECK_SHARE``, with a
-    public ``feature_bound``).  Public quantities only.
+    ``MAX_BOUNDS_SHARE``, where the rows are too few for it to centre the
+    target, :func:`~skdpopt.plans.targets.centring_share`), and the clip
+    check's (``CLIP_CHECK_SHARE``, with a public ``feature_bound``).
+    Public quantities only.
 
     Returns
     -------
@@ -211,7 +212,7 @@ def bounds_budget(*, n_samples, epsilon, delta, target_bound, feature_bound):
     else:
         guess = (rho_for(epsilon, delta) if delta > 0
                  else (epsilon / 2.0) ** 2)  # pure DP: about (eps/2)^2
-        bounds_share = reliable_share(n_samples, guess, n_draws=n_releases,
+        bounds_share = centring_share(n_samples, guess, n_releases=n_releases,
                                       low=AUTO_BOUNDS_SHARE, high=MAX_BOUNDS_SHARE)
     check_share = 0.0 if is_auto(feature_bound) else CLIP_CHECK_SHARE
     return bounds_share, check_share

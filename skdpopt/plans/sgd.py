@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, reliable_share
+from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws
 from ..accounting import (
     EpsilonDeltaEvent,
     NoiseBracket,
@@ -18,7 +18,7 @@ from ..accounting import (
 )
 from .base import PrivacyPlan
 from .preprocessing import QuantileDraws
-from .targets import N_RELEASES, TargetDraws, target_draws
+from .targets import TargetDraws, centring_share, target_draws
 
 # Rank of the "auto" clip norm among the per-example gradient norms at the
 # starting point (chosen on development data, benchmarks/design_defaults.py).
@@ -138,7 +138,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         (``target_scale="auto"``, :func:`~skdpopt.plans.targets.target_draws`).
         The clip norm's draws cost ``AUTO_BOUNDS_SHARE`` of
         ``rho_for(epsilon, delta)``, the target's releases the share that
-        makes them reliable for ``n_samples`` rows, within
+        makes them centre it for ``n_samples`` rows
+        (:func:`~skdpopt.plans.targets.centring_share`), within
         ``[AUTO_BOUNDS_SHARE, MAX_TARGET_SHARE]``; the steps' noise is then
         calibrated so that the whole event spends ``epsilon``.
 
@@ -163,8 +164,7 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     clip_share = AUTO_BOUNDS_SHARE if auto_clip else 0.0
     target_share = 0.0
     if auto_target and epsilon != np.inf:
-        target_share = reliable_share(n_samples, rho, n_draws=N_RELEASES,
-                                      low=AUTO_BOUNDS_SHARE,
+        target_share = centring_share(n_samples, rho, low=AUTO_BOUNDS_SHARE,
                                       high=MAX_TARGET_SHARE)
     clip_draws = targets = None
     if auto_clip:

@@ -26,10 +26,25 @@ away), and the noise of step 2 is proportional to their width.  Step 3
 measures the window around that first location, at the target's own
 scale plus that location's error, and step 4's noise is proportional to
 the window: a target a thousand times further from zero than its spread
-is centred as well as one at zero.  The nine releases cost the same in
-zCDP units.  The derivation is in ``docs/privacy/targets.md``.
+is centred as well as one at zero.
+
+The median cells of steps 1 and 3 anchor everything after them: a wrong
+cell, which the grid's bounds allow with probability up to
+``exp(-TIE_MARGIN)`` at the rows and budget that
+:func:`skdpopt._bounds.median_cell_is_reliable` accepts, would put the
+location anywhere on the grid, up to 2^60.  So these two draws get the
+score sensitivity at which all wrong cells together weigh at most
+``exp(-CENTRE_MARGIN)`` (5e-5) of the right one, and the other releases
+the one at which their draws are reliable; all costs are in zCDP units
+(a draw of score sensitivity D costs ``D^2 / 2``, a sum of noise
+multiplier ``1 / D`` as much).  Where the rows and the budget are too few
+for that (public quantities only), the target is not centred, and the
+budget buys only the scale's two draws, of ``|y_i|``, whose errors cost
+accuracy, never the output's range (the estimators warn).  The
+derivation is in ``docs/privacy/targets.md``.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +58,7 @@ from ..accounting import (
     compose,
     repeat,
 )
-from ..accounting.zcdp import exponential_score_sensitivity, gaussian_noise_multiplier
+from ..accounting.zcdp import exponential_score_sensitivity
 
 # Ranks of the bounds the first location's mean is clipped to, and of the
 # window of the second among the |y_i - first location|: wide enough that
@@ -51,30 +66,54 @@ from ..accounting.zcdp import exponential_score_sensitivity, gaussian_noise_mult
 # that the bounds (hence the noise) do not follow its tails.
 LOCATION_RANKS = (0.05, 0.95)
 WINDOW_RANK = 0.9
-# Exponential-mechanism draws (3 for the bounds, 2 for the window, 2 for
-# the scale) and all the releases (with the two noisy sums), each costing
-# rho / N_RELEASES.
-N_DRAWS = 7
-N_RELEASES = 9
+# Margins, in log-weight, of the median-cell draws that anchor the
+# location (CENTRE_MARGIN) and of the others (the grid's TIE_MARGIN).
+CENTRE_MARGIN = 10.0
+_CELLS = math.log(len(_bounds.DEFAULT_GRID) - 1)
+ANCHOR_FACTOR = (_CELLS + CENTRE_MARGIN) / (_CELLS + _bounds.TIE_MARGIN)
+# Cost of all the releases in units of one ordinary draw's: the two
+# anchoring draws (ANCHOR_FACTOR^2 each), five ordinary draws and two sums.
+N_RELEASES = 2 * ANCHOR_FACTOR**2 + 7
+
+
+def centres(n_samples, score_sensitivity):
+    """Whether ordinary draws of this score sensitivity find the median
+    cell of ``n_samples`` values (:func:`skdpopt._bounds.median_cell_is_reliable`),
+    so that the anchoring ones, ``ANCHOR_FACTOR`` times sharper, find it
+    with the margin ``CENTRE_MARGIN``."""
+    return _bounds.median_cell_is_reliable(n_samples, score_sensitivity)
+
+
+def centring_share(n_samples, rho, *, n_releases=N_RELEASES, low, high):
+    """Share of ``rho`` that lets :func:`target_draws` centre the target
+    (releases of ``n_releases`` ordinary draws' cost together, each draw
+    at the reliable score sensitivity), within ``[low, high]``: public
+    quantities only."""
+    sensitivity = 2.0 * (_CELLS + _bounds.TIE_MARGIN) / max(n_samples, 1)
+    return float(np.clip(n_releases * sensitivity**2 / 2.0 / rho, low, high))
 
 
 @dataclass(frozen=True)
 class TargetDraws:
     """What a private target location and scale releases.
 
-    A part of a plan, with its own event: seven exponential-mechanism
-    draws of score sensitivity ``score_sensitivity`` and two noisy sums
-    with noise multiplier ``noise_multiplier``, in the order ``3 draws,
-    sum, 2 draws, sum, 2 draws``.
+    A part of a plan, with its own event, in the order the releases run:
+    the median cell of y (score sensitivity ``anchor_sensitivity``), two
+    ranks (``score_sensitivity``), a noisy sum (``noise_multiplier``), the
+    median cell of ``|y - first location|`` (``anchor_sensitivity``), a
+    rank, a noisy sum, and the scale's median cell and rank.
 
     Attributes
     ----------
     n_samples : int
     score_sensitivity : float
-        Of each draw; ``inf`` without privacy.
+        Of each ordinary draw; ``inf`` without privacy.
+    anchor_sensitivity : float
+        Of the two median-cell draws that anchor the location.
     noise_multiplier : float
         Noise std (Gaussian) or scale (Laplace) of each clipped sum over its
-        sensitivity (the width it is clipped to); 0 without privacy.
+        sensitivity (the width it is clipped to): ``1 / score_sensitivity``;
+        0 without privacy.
     location_ranks : (float, float)
         Effective ranks of the first bounds (moved inwards where the draws
         could not find them, see :func:`skdpopt._bounds.effective_quantiles`).
@@ -86,16 +125,22 @@ class TargetDraws:
         The rank asked for.
     mechanism : {"gaussian", "laplace"}
         The sums' noise ("laplace" for pure differential privacy).
+    centre : bool
+        False where the budget could not centre the target
+        (:func:`centres`): then only the scale's two draws run, on
+        ``|y_i|`` (location 0).
     """
 
     n_samples: int
     score_sensitivity: float
+    anchor_sensitivity: float
     noise_multiplier: float
     location_ranks: tuple
     window_rank: float
     scale_rank: float
     requested_scale_rank: float
     mechanism: str = "gaussian"
+    centre: bool = True
 
     @property
     def event(self):
@@ -103,10 +148,13 @@ class TargetDraws:
         if not np.isfinite(self.score_sensitivity):
             return EpsilonDeltaEvent(np.inf, 0.0)
         draw = ExponentialMechanism(self.score_sensitivity)
+        if not self.centre:
+            return repeat(draw, 2)
+        anchor = ExponentialMechanism(self.anchor_sensitivity)
         total = (GaussianMechanism(self.noise_multiplier)
                  if self.mechanism == "gaussian"
                  else LaplaceMechanism(1.0 / self.noise_multiplier))
-        return compose(repeat(draw, 3), total, repeat(draw, 2), total,
+        return compose(anchor, repeat(draw, 2), total, anchor, draw, total,
                        repeat(draw, 2))
 
     @property
@@ -116,8 +164,8 @@ class TargetDraws:
 
     @property
     def lost(self):
-        """Whether the rows and the budget are too few for the median-cell
-        draws to find the target (public quantities only)."""
+        """Whether the rows and the budget are too few for the scale's
+        median-cell draw to find the target (public quantities only)."""
         return not _bounds.median_cell_is_reliable(self.n_samples,
                                                    self.score_sensitivity)
 
@@ -126,7 +174,8 @@ class TargetDraws:
         """Whether a rank had to move inwards to the limit of
         :data:`skdpopt._bounds.MAX_TAIL` (public quantities only)."""
         return (self.scale_rank <= 1.0 - _bounds.MAX_TAIL < self.requested_scale_rank
-                or self.location_ranks[0] >= _bounds.MAX_TAIL > LOCATION_RANKS[0])
+                or (self.centre
+                    and self.location_ranks[0] >= _bounds.MAX_TAIL > LOCATION_RANKS[0]))
 
 
 def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
@@ -135,9 +184,8 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
     Parameters
     ----------
     rho : float
-        zCDP cost of all nine releases together (each costs ``rho / 9``:
-        a draw of score sensitivity D costs ``D^2 / 2``, a Gaussian sum of
-        noise multiplier z ``1 / (2 z^2)``).
+        zCDP cost of all the releases together: ``N_RELEASES`` units of
+        ``D^2 / 2``, D the ordinary draws' score sensitivity.
     n_samples : int
     epsilon : float
         The fit's budget (only whether it is infinite matters: then the
@@ -145,23 +193,33 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
     scale_quantile : float
         Rank of the scale among the ``|y_i - location|``.
     pure : bool, default=False
-        Laplace noise on the sums (pure DP: each then costs the pure
-        epsilon ``1 / z = sqrt(2 rho / 9)``, as each draw does), instead of
+        Laplace noise on the sums (pure DP: a Laplace of scale ``1 / D``
+        sensitivities is D-DP, ``D^2 / 2`` in zCDP units), instead of
         Gaussian.
 
     Returns
     -------
     TargetDraws
+        With ``centre=False`` where the ordinary draws would not be
+        reliable (:func:`centres`): then the scale's two draws cost
+        ``rho / 2`` each.
     """
     if epsilon == np.inf:
-        return TargetDraws(n_samples, np.inf, 0.0, LOCATION_RANKS, WINDOW_RANK,
-                           float(scale_quantile), float(scale_quantile))
-    share = rho / N_RELEASES
-    sensitivity = exponential_score_sensitivity(share)
+        return TargetDraws(n_samples, np.inf, np.inf, 0.0, LOCATION_RANKS,
+                           WINDOW_RANK, float(scale_quantile), float(scale_quantile))
+    sensitivity = exponential_score_sensitivity(rho / N_RELEASES)
+    if not centres(n_samples, sensitivity):
+        # Not centred: the scale's two draws get the whole rho.
+        sensitivity = exponential_score_sensitivity(rho / 2)
+        scale = _bounds.effective_quantiles((scale_quantile,), n_samples,
+                                            sensitivity)[0]
+        return TargetDraws(n_samples, sensitivity, sensitivity, 0.0,
+                           LOCATION_RANKS, WINDOW_RANK, scale,
+                           float(scale_quantile), centre=False)
     ranks = _bounds.effective_quantiles(
         (*LOCATION_RANKS, WINDOW_RANK, scale_quantile), n_samples, sensitivity)
     # A Gaussian of std z and a Laplace of scale z (sensitivities) both
     # cost 1 / (2 z^2) in zCDP units, the Laplace as a pure 1/z-DP release.
-    return TargetDraws(n_samples, sensitivity, gaussian_noise_multiplier(share),
-                       ranks[:2], ranks[2], ranks[3], float(scale_quantile),
-                       "laplace" if pure else "gaussian")
+    return TargetDraws(n_samples, sensitivity, ANCHOR_FACTOR * sensitivity,
+                       1.0 / sensitivity, ranks[:2], ranks[2], ranks[3],
+                       float(scale_quantile), "laplace" if pure else "gaussian")
