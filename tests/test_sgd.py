@@ -343,6 +343,52 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     assert unit.fit(X, dollars).score(X, dollars) < r2_dollars - 0.3
 
 
+def test_auto_target_spend_is_recomputed_by_a_peer(regression_data):
+    """The target's nine releases and the steps, recomputed with
+    dp-accounting: the steps alone (optimistic PLD) below the claim; the
+    steps with the draws as randomised response of pure epsilon 2 D (their
+    worst case) and the Gaussian sums (pessimistic PLDs) not far above."""
+    from skdpopt.accounting import (
+        ExponentialMechanism,
+        GaussianMechanism,
+        SubsampledGaussianMechanism,
+        leaves,
+    )
+
+    X, y, _ = regression_data
+    model = DPSGDRegressor(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
+                           random_state=0).fit(X, 50 + 10 * y)
+    claimed = model.privacy_spent_.epsilon
+    rate = 200 / len(X)
+    total = None
+    for leaf, count in leaves(model.privacy_plan_.event):
+        if isinstance(leaf, SubsampledGaussianMechanism):
+            pld = pld_lib.from_gaussian_mechanism(
+                leaf.noise_multiplier, sampling_prob=rate,
+                neighboring_relation=REPLACE_ONE,
+                value_discretization_interval=1e-4, pessimistic_estimate=True,
+                use_connect_dots=True)
+        elif isinstance(leaf, GaussianMechanism):
+            # Sensitivity 1 in units of the noise multiplier.
+            pld = pld_lib.from_gaussian_mechanism(
+                leaf.noise_multiplier, value_discretization_interval=1e-4,
+                pessimistic_estimate=True)
+        else:
+            assert isinstance(leaf, ExponentialMechanism)
+            e = 2 * leaf.score_sensitivity
+            log_p, log_q = -np.logaddexp(0, -e), -np.logaddexp(0, e)
+            pld = pld_lib.from_two_probability_mass_functions(
+                {0: log_p, 1: log_q}, {0: log_q, 1: log_p},
+                pessimistic_estimate=True)
+        pld = pld.self_compose(count)
+        total = pld if total is None else total.compose(pld)
+    upper = total.get_epsilon_for_delta(1e-5)
+    lower = peer_epsilon(model.noise_multiplier_, rate, model.t_, 1e-5,
+                         pessimistic=False)
+    assert lower <= claimed <= 1.15 * upper
+    assert 0.95 <= claimed <= 1.0
+
+
 def test_a_shifted_target_fits_as_well_as_the_original(regression_data):
     """Centring: the model of y + 100 is the model of y with its intercept
     moved by 100, up to the noise, at epsilon = inf (where scaling without

@@ -44,8 +44,12 @@ class InMemoryLinearRows:
         with each ``r_i`` clipped (NaN -> 0)."""
         # take: the same rows as fancy indexing, several times faster on
         # the small batches of DP-SGD.
-        X_batch = (self.X if rows is None else self.X.take(rows, axis=0)
-                   if type(self.X) is np.ndarray else self.X[rows])
+        if rows is None:
+            X_batch = self.X
+        elif type(self.X) is np.ndarray and type(rows) is np.ndarray:
+            X_batch = self.X.take(rows, axis=0)
+        else:  # a sparse matrix, or a slice of rows (Dask's staged batches)
+            X_batch = self.X[rows]
         y_batch = self.y if rows is None else self.y[rows]
         limits = self.limits
         if rows is not None and np.ndim(limits):
