@@ -46,13 +46,13 @@ def _first_bounds(y, draws, rng):
     return float(low), float(high)
 
 
-def _noisy_mean(y, low, high, draws, rng):
+def _noisy_mean(y, low, high, noise_multiplier, draws, rng):
     """Steps 2 and 4: the mean of y clipped to ``[low, high]``, from the sum
     with noise (one record moves the sum by at most ``high - low``), kept
     inside the bounds."""
     draw = gaussian_noise if draws.mechanism == "gaussian" else laplace_noise
     noisy = clipped_total(y, low, high) + float(
-        draw(rng, draws.noise_multiplier * (high - low), ()))
+        draw(rng, noise_multiplier * (high - low), ()))
     return float(np.clip(noisy / max(y.shape[0], 1), low, high))
 
 
@@ -99,9 +99,10 @@ def release_location_scale(y, draws, rng):
     if not draws.centre:
         return 0.0, _spread(y, 0.0, draws.scale_rank, draws, rng)
     low, high = _first_bounds(y, draws, rng)
-    first = _noisy_mean(y, low, high, draws, rng)
+    first = _noisy_mean(y, low, high, draws.noise_multiplier, draws, rng)
     window = _window(y, first, draws, rng)
-    location = _noisy_mean(y, first - window, first + window, draws, rng)
+    location = _noisy_mean(y, first - window, first + window,
+                           draws.location_noise_multiplier, draws, rng)
     return location, _spread(y, location, draws.scale_rank, draws, rng)
 
 

@@ -160,21 +160,22 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
     # (a median cell and an upper quantile), then one selection per step,
     # and so on.
     assert sum(count for m, count in events
-               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 29
+               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 9 + 30
     plan = model.privacy_plan_
     targets = plan.target_draws
     anchor = ExponentialMechanism(targets.anchor_sensitivity)
     draw = ExponentialMechanism(targets.score_sensitivity)
-    total = GaussianMechanism(targets.noise_multiplier)
+    first = GaussianMechanism(targets.noise_multiplier)
+    second = GaussianMechanism(targets.location_noise_multiplier)
     feature = ExponentialMechanism(plan.bounds_draws.score_sensitivity)
-    assert events[:8] == [(anchor, 1), (draw, 2), (total, 1), (anchor, 1),
-                          (draw, 1), (total, 1), (draw, 2), (feature, 2)]
+    assert events[:8] == [(anchor, 1), (draw, 2), (first, 1), (anchor, 1),
+                          (draw, 1), (second, 1), (draw, 2), (feature, 2)]
     if not params:
         # Residual scale, selection, gradient and curvature on every step
         # (the curvature is skipped on intercept steps, but which those are
         # depends on the data: the plan counts the most there can be).
         assert len(events) == 12
-        assert [count for _, count in events[8:]] == [20] * 4
+        assert [count for _, count in events[8:]] == [30] * 4
     recomputed = independent_epsilon(events, DELTA)
     assert claimed >= recomputed * (1 - 1e-3)
     # Calibration spends the budget, within its 2% tolerance.
@@ -221,7 +222,7 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
         (1 - AUTO_BOUNDS_SHARE) / (1 - CLIP_CHECK_SHARE), rel=0.05)
     # ... and the releases before them their share: over the steps' rho,
     # share / (1 - share).
-    steps = [20 * r / (1 - 0.5 - 0.05 - 0.05) for r in step_rho]
+    steps = [30 * r / (1 - 0.5 - 0.05 - 0.05) for r in step_rho]
     assert bounds_rho / steps[0] == pytest.approx(
         AUTO_BOUNDS_SHARE / (1 - AUTO_BOUNDS_SHARE))
     assert check_rho / steps[1] == pytest.approx(
@@ -317,7 +318,7 @@ def test_calibrated_laplace_noise_is_below_the_seeds_closed_form(data):
     (laplace,) = [m for m in events if isinstance(m, LaplaceMechanism)]
     (noisy_max,) = [m for m in events if isinstance(m, PureDPMechanism)]
     lipschitz = 1.0 * 1.0  # feature_bound * residual_bound
-    seed_scale = (8 * lipschitz * np.sqrt(20 * np.log(1 / DELTA))
+    seed_scale = (8 * lipschitz * np.sqrt(30 * np.log(1 / DELTA))
                   / (N_SAMPLES * 1.0))
     gradient_scale = (2 * lipschitz / N_SAMPLES) / laplace.epsilon0
     # Report-noisy-max: Laplace of scale 2 * sensitivity / eps0 on scores
@@ -360,8 +361,8 @@ def test_private_fit_finds_the_support_and_nears_the_optimum(data):
     assert gap / (start - best) < 0.05
     assert set(np.flatnonzero(model.coef_)) >= set(np.flatnonzero(coef))
     assert abs(model.intercept_ - 0.1) < 0.05
-    assert model.n_iter_ == 20 and len(model.selected_) == 20
-    assert np.count_nonzero(model.coef_) <= 20
+    assert model.n_iter_ == 30 and len(model.selected_) == 30
+    assert np.count_nonzero(model.coef_) <= 30
 
 
 def test_no_privacy_solves_the_lasso(data):
@@ -548,9 +549,10 @@ def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
     draws = model.privacy_plan_.target_draws
     anchor = ExponentialMechanism(draws.anchor_sensitivity)
     draw = ExponentialMechanism(draws.score_sensitivity)
-    laplace = LaplaceMechanism(1 / draws.noise_multiplier)
-    assert events[:8] == [(anchor, 1), (draw, 2), (laplace, 1), (anchor, 1),
-                          (draw, 1), (laplace, 1), (draw, 2), (draw, 2)]
+    first = LaplaceMechanism(1 / draws.noise_multiplier)
+    second = LaplaceMechanism(1 / draws.location_noise_multiplier)
+    assert events[:8] == [(anchor, 1), (draw, 2), (first, 1), (anchor, 1),
+                          (draw, 1), (second, 1), (draw, 2), (draw, 2)]
     assert model.privacy_spent_.epsilon >= total * (1 - 1e-9)
     assert 0.98 * (1 - 1e-3) <= model.privacy_spent_.epsilon <= 1.0
     assert np.isfinite(model.coef_).all()

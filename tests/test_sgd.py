@@ -281,9 +281,10 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     """target_scale="auto" (the default) spends nine releases on the
     target's location and scale (two anchoring draws of score sensitivity
     ANCHOR_FACTOR D and five of D on the grid of private bounds, two noisy
-    clipped sums of noise multiplier 1 / D): AUTO_BOUNDS_SHARE of
-    rho_for(epsilon, delta) when that is enough for the draws to centre the
-    target, more for fewer rows (at most MAX_TARGET_SHARE).  The targets in dollars (times 3,000, shifted by
+    clipped sums of noise multipliers 1 / D and 1 / (2 D)):
+    AUTO_BOUNDS_SHARE of rho_for(epsilon, delta) when that is enough for
+    the draws to centre the target, more for fewer rows (at most
+    MAX_TARGET_SHARE).  The targets in dollars (times 3,000, shifted by
     50,000) then fit about as well as in their own units with a public
     scale of 1, which leaves the dollar model far off."""
     from skdpopt import _bounds
@@ -302,16 +303,19 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
                 if not leaf.__class__.__name__.startswith("Subsampled")]
     D = model.privacy_plan_.target_draws.score_sensitivity
     anchor = ExponentialMechanism(ANCHOR_FACTOR * D)
-    draw, total = ExponentialMechanism(D), GaussianMechanism(1 / D)
+    draw = ExponentialMechanism(D)
+    first, second = GaussianMechanism(1 / D), GaussianMechanism(1 / (2 * D))
     # leaves() merges the runs of one mechanism that follow each other.
     assert [(type(m).__name__, c) for m, c in released] == [
         ("ExponentialMechanism", 1), ("ExponentialMechanism", 2),
         ("GaussianMechanism", 1), ("ExponentialMechanism", 1),
         ("ExponentialMechanism", 1), ("GaussianMechanism", 1),
         ("ExponentialMechanism", 2)]
-    assert [m for m, _ in released] == [anchor, draw, total, anchor, draw, total,
-                                        draw]
-    # Units of D^2 / 2: 2 ANCHOR_FACTOR^2 + 5 draws + 2 sums = N_RELEASES.
+    assert released[0][0] == anchor and released[3][0] == anchor
+    assert [released[k][0] for k in (1, 4, 6)] == [draw] * 3
+    assert released[2][0] == first
+    assert released[5][0].noise_multiplier == pytest.approx(second.noise_multiplier)
+    # Units of D^2 / 2: 2 ANCHOR_FACTOR^2 + 5 draws + 1 + 4 for the sums.
     assert D == pytest.approx(np.sqrt(2 * AUTO_BOUNDS_SHARE * rho / N_RELEASES))
     assert _bounds.median_cell_is_reliable(len(y), D)
     assert model.privacy_plan_.clip_draws is None

@@ -71,9 +71,15 @@ WINDOW_RANK = 0.9
 CENTRE_MARGIN = 10.0
 _CELLS = math.log(len(_bounds.DEFAULT_GRID) - 1)
 ANCHOR_FACTOR = (_CELLS + CENTRE_MARGIN) / (_CELLS + _bounds.TIE_MARGIN)
+# The second sum's noise is the location's error: it gets LOCATION_WEIGHT
+# times an ordinary draw's budget (half the noise of the first sum), so
+# that where the draws are just reliable the location's noise is about 5%
+# of the window (``2 r z / n`` with ``z D n / 2`` = 9.5).
+LOCATION_WEIGHT = 4.0
 # Cost of all the releases in units of one ordinary draw's: the two
-# anchoring draws (ANCHOR_FACTOR^2 each), five ordinary draws and two sums.
-N_RELEASES = 2 * ANCHOR_FACTOR**2 + 7
+# anchoring draws (ANCHOR_FACTOR^2 each), five ordinary draws, the first
+# sum and the second.
+N_RELEASES = 2 * ANCHOR_FACTOR**2 + 6 + LOCATION_WEIGHT
 
 
 def centres(n_samples, score_sensitivity):
@@ -101,7 +107,8 @@ class TargetDraws:
     the median cell of y (score sensitivity ``anchor_sensitivity``), two
     ranks (``score_sensitivity``), a noisy sum (``noise_multiplier``), the
     median cell of ``|y - first location|`` (``anchor_sensitivity``), a
-    rank, a noisy sum, and the scale's median cell and rank.
+    rank, a noisy sum (``location_noise_multiplier``), and the scale's
+    median cell and rank.
 
     Attributes
     ----------
@@ -111,9 +118,12 @@ class TargetDraws:
     anchor_sensitivity : float
         Of the two median-cell draws that anchor the location.
     noise_multiplier : float
-        Noise std (Gaussian) or scale (Laplace) of each clipped sum over its
-        sensitivity (the width it is clipped to): ``1 / score_sensitivity``;
-        0 without privacy.
+        Noise std (Gaussian) or scale (Laplace) of the first clipped sum
+        over its sensitivity (the width it is clipped to):
+        ``1 / score_sensitivity``; 0 without privacy.
+    location_noise_multiplier : float
+        The same for the second sum, whose noise is the location's error:
+        ``noise_multiplier / sqrt(LOCATION_WEIGHT)``.
     location_ranks : (float, float)
         Effective ranks of the first bounds (moved inwards where the draws
         could not find them, see :func:`skdpopt._bounds.effective_quantiles`).
@@ -135,6 +145,7 @@ class TargetDraws:
     score_sensitivity: float
     anchor_sensitivity: float
     noise_multiplier: float
+    location_noise_multiplier: float
     location_ranks: tuple
     window_rank: float
     scale_rank: float
@@ -151,10 +162,11 @@ class TargetDraws:
         if not self.centre:
             return repeat(draw, 2)
         anchor = ExponentialMechanism(self.anchor_sensitivity)
-        total = (GaussianMechanism(self.noise_multiplier)
-                 if self.mechanism == "gaussian"
-                 else LaplaceMechanism(1.0 / self.noise_multiplier))
-        return compose(anchor, repeat(draw, 2), total, anchor, draw, total,
+        first, second = (
+            GaussianMechanism(z) if self.mechanism == "gaussian"
+            else LaplaceMechanism(1.0 / z)
+            for z in (self.noise_multiplier, self.location_noise_multiplier))
+        return compose(anchor, repeat(draw, 2), first, anchor, draw, second,
                        repeat(draw, 2))
 
     @property
@@ -205,7 +217,7 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
         ``rho / 2`` each.
     """
     if epsilon == np.inf:
-        return TargetDraws(n_samples, np.inf, np.inf, 0.0, LOCATION_RANKS,
+        return TargetDraws(n_samples, np.inf, np.inf, 0.0, 0.0, LOCATION_RANKS,
                            WINDOW_RANK, float(scale_quantile), float(scale_quantile))
     sensitivity = exponential_score_sensitivity(rho / N_RELEASES)
     if not centres(n_samples, sensitivity):
@@ -213,7 +225,7 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
         sensitivity = exponential_score_sensitivity(rho / 2)
         scale = _bounds.effective_quantiles((scale_quantile,), n_samples,
                                             sensitivity)[0]
-        return TargetDraws(n_samples, sensitivity, sensitivity, 0.0,
+        return TargetDraws(n_samples, sensitivity, sensitivity, 0.0, 0.0,
                            LOCATION_RANKS, WINDOW_RANK, scale,
                            float(scale_quantile), centre=False)
     ranks = _bounds.effective_quantiles(
@@ -221,5 +233,7 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
     # A Gaussian of std z and a Laplace of scale z (sensitivities) both
     # cost 1 / (2 z^2) in zCDP units, the Laplace as a pure 1/z-DP release.
     return TargetDraws(n_samples, sensitivity, ANCHOR_FACTOR * sensitivity,
-                       1.0 / sensitivity, ranks[:2], ranks[2], ranks[3],
-                       float(scale_quantile), "laplace" if pure else "gaussian")
+                       1.0 / sensitivity,
+                       1.0 / (np.sqrt(LOCATION_WEIGHT) * sensitivity),
+                       ranks[:2], ranks[2], ranks[3], float(scale_quantile),
+                       "laplace" if pure else "gaussian")

@@ -117,8 +117,8 @@ def _plant_quiet_sums(monkeypatch):
     original = skdpopt._target_scaling._noisy_mean
     monkeypatch.setattr(
         skdpopt._target_scaling, "_noisy_mean",
-        lambda y, low, high, draws, rng: original(
-            y, low, high, dataclasses.replace(draws, noise_multiplier=0.0), rng))
+        lambda y, low, high, noise_multiplier, draws, rng: original(
+            y, low, high, 0.0, draws, rng))
 
 
 def _plant_free_spreads(monkeypatch):
