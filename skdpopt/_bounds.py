@@ -422,6 +422,20 @@ def moments_event(noise_multipliers, n_columns, mechanism="gaussian"):
     return compose(*events)
 
 
+def moment_sums(X, low, high):
+    """``S1 = sum_i u_i`` and ``S2 = sum_i (u_i^2 - 1/2)`` per column, u the
+    values clipped to ``[low, high]`` and mapped to ``[-1, 1]``: what
+    :func:`private_moments` releases, before noise (replace-one
+    sensitivities 2 and 1 per column).
+
+    Returns
+    -------
+    S1, S2 : ndarray of shape (n_columns,)
+    """
+    u = clip_to_unit(X, low, high)
+    return u.sum(axis=0), (u * u - 0.5).sum(axis=0)
+
+
 def private_moments(X, low, high, noise_multipliers, rng, mechanism="gaussian"):
     """Private mean and second moment of each column clipped to bounds.
 
@@ -456,10 +470,9 @@ def private_moments(X, low, high, noise_multipliers, rng, mechanism="gaussian"):
     noise_std : (float or None, float or None)
         Standard deviation of the noise on each mean (public).
     """
-    u = clip_to_unit(X, low, high)
-    n_samples, d = u.shape
+    n_samples, d = np.shape(X)
     n = max(n_samples, 1)
-    stats = (u.sum(axis=0), (u * u - 0.5).sum(axis=0))
+    stats = moment_sums(X, low, high)
     sensitivity = (2.0, 1.0)
     means, stds = [], []
     for stat, z, sens in zip(stats, noise_multipliers, sensitivity, strict=True):
