@@ -610,10 +610,9 @@ class DPMinimaxClassifier(
                 f"the labels in y cannot be compared with classes={list(classes)!r}"
             ) from exc
         if np.any(outside):
-            # Which label is outside is private: say how many rows, not which.
+            # Which label is outside, and in how many rows, is private.
             raise ValueError(
-                f"{int(np.count_nonzero(outside))} row(s) of y have a label "
-                f"outside classes={list(classes)!r}.")
+                f"some rows of y have a label outside classes={list(classes)!r}.")
         return classes, encoded
 
     def _resolve_groups(self, labels, codes):
@@ -635,9 +634,10 @@ class DPMinimaxClassifier(
         mapping = np.array([index.get(label, -1) for label in labels])
         outside = mapping[codes] < 0
         if np.any(outside):
+            # Which group is outside, and in how many rows, is private.
             raise ValueError(
-                f"{int(np.count_nonzero(outside))} row(s) of sensitive_features "
-                f"have a group outside groups={declared!r}.")
+                "some rows of sensitive_features have a group outside "
+                f"groups={declared!r}.")
         public = np.empty(len(declared), dtype=object)
         public[:] = [tuple(g) if isinstance(g, (list, np.ndarray)) else g
                      for g in declared]
@@ -716,8 +716,12 @@ class DPMinimaxClassifier(
         small = np.flatnonzero(sizes < self.min_group_size)
         if len(small):
             g = small[np.argmin(sizes[small])]
+            # A group read from the data is named only once the fit releases
+            # it (groups_), which this one will not.
+            name = (f"group {labels[g]!r}" if self.groups is not None
+                    else "a group read from the data")
             raise ValueError(
-                f"group {labels[g]!r} is too small: its {what} is "
+                f"{name} is too small: its {what} is "
                 f"{sizes[g]:.1f} < min_group_size={self.min_group_size}. "
                 "Merge it with another group or lower min_group_size."
             )
@@ -725,6 +729,13 @@ class DPMinimaxClassifier(
     def _fit_vertex_sampling(self, X, target, codes, labels, rng):
         """Vertex sampling: public proportions, or noisy counts first."""
         n_samples, n_groups = X.shape[0], len(labels)
+        # Checked before the counts are released (and charged).
+        if self.max_iter is not None and self._is_private and self.max_iter > n_samples:
+            raise ValueError(
+                f"max_iter={self.max_iter} must be at most n_samples="
+                f"{n_samples}: with privacy each step uses a fresh batch "
+                "of rows."
+            )
         counts = np.bincount(codes, minlength=n_groups).astype(float)
         plan = None
         if n_groups == 1:
@@ -751,18 +762,24 @@ class DPMinimaxClassifier(
 
     def _prior_proportions(self, labels):
         priors = self.group_priors
+        # Groups read from the data are private until the fit releases them:
+        # only declared ones are named.
+        declared = self.groups is not None
         if isinstance(priors, dict):
             missing = [g for g in labels if g not in priors]
             if missing:
-                raise ValueError(f"group_priors has no entry for group {missing[0]!r}")
+                which = f"group {missing[0]!r}" if declared else (
+                    "a group of the data (declare groups=... to name them)")
+                raise ValueError(f"group_priors has no entry for {which}.")
             values = np.array([priors[g] for g in labels], dtype=float)
         else:
             values = np.asarray(priors, dtype=float).ravel()
             if len(values) != len(labels):
+                found = (f"groups={list(labels)}" if declared else
+                         "the groups of the data (declare groups=...)")
                 raise ValueError(
-                    f"group_priors has {len(values)} entries but fit found "
-                    f"{len(labels)} groups {list(labels)}."
-                )
+                    f"group_priors has {len(values)} entries, not one per group "
+                    f"of {found}.")
         if np.any(~np.isfinite(values)) or np.any(values <= 0):
             raise ValueError("group_priors must be positive and finite.")
         return values / values.sum()
@@ -781,12 +798,6 @@ class DPMinimaxClassifier(
             vertex_set.n_vertices, proportions, R, b,
         )
         if self.max_iter is not None:
-            if self._is_private and self.max_iter > n_samples:
-                raise ValueError(
-                    f"max_iter={self.max_iter} must be at most n_samples="
-                    f"{n_samples}: with privacy each step uses a fresh batch "
-                    "of rows."
-                )
             n_steps = self.max_iter
             n_draws = draws_per_step(n_samples, n_steps, self._is_private)
         if self.n_vertices is not None:

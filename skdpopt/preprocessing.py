@@ -11,12 +11,13 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
+from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted
 
 from . import _bounds
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    check_features,
     keep_fit_on_error,
     make_generator,
 )
@@ -82,7 +83,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         Returns the bounds and the noisy unit moments (see
         :func:`skdpopt._bounds.private_moments`).
         """
-        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
+        X = check_features(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
         quantiles = _check_quantiles(self.quantiles)
         n_samples, n_features = X.shape
         public = None
@@ -139,7 +140,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     def _validate_for_transform(self, X):
         check_is_fitted(self)
         copy = self.copy
-        return validate_data(self, X, dtype=FLOAT_DTYPES, reset=False,
+        return check_features(self, X, dtype=FLOAT_DTYPES, reset=False,
                              copy=copy, ensure_all_finite=True)
 
     def __sklearn_tags__(self):
