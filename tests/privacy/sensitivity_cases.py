@@ -614,12 +614,12 @@ def _synthetic_bounds_observe(side, rng):
             for i, call in enumerate(draws.calls)}
 
 
-def _synthetic_measurements_observe(side, rng):
-    """Every round selects a marginal by its error (sensitivity: the
+def _synthetic_measurements_observe(side, rng, workload=2):
+    """Every round selects a query by its error (sensitivity: the
     workload's l1 sensitivity) and measures it (its l2 sensitivity): the
     answers the solver reads, from the codes and queries it is handed."""
     est = DPSyntheticData(domain=side.meta["domain"], bounds=side.meta["bounds"],
-                          max_iter=1, workload=2, random_state=0)
+                          max_iter=1, workload=workload, random_state=0)
     with observing() as patch:
         fits = spy(patch, skdpopt.synthetic, "fit_synthetic")
         est.fit(side.X)
@@ -635,6 +635,15 @@ def _synthetic_measurements_observe(side, rng):
     return stats
 
 
+# An explicit query matrix over the 9 cells of two columns of cardinality 3
+# (public): each answer moves by at most 2 max|q| / n.
+_QUERIES = np.random.default_rng(0).uniform(-0.8, 0.8, size=(5, 9))
+
+
+def _synthetic_matrix_observe(side, rng):
+    return _synthetic_measurements_observe(side, rng, workload=_QUERIES)
+
+
 SYNTHETIC_CASES = [
     Case("DPSyntheticData: private bounds of numeric columns",
          _synthetic_bounds_observe,
@@ -642,6 +651,9 @@ SYNTHETIC_CASES = [
     Case("DPSyntheticData: marginal measurements and selections",
          _synthetic_measurements_observe,
          tables(kinds=("categories", "cardinality", "bounded"))),
+    Case("DPSyntheticData: an explicit query matrix",
+         _synthetic_matrix_observe,
+         tables(kinds=("cardinality",), max_columns=2)),
 ]
 
 
