@@ -217,13 +217,20 @@ def spy(patch, owner, name, then=None):
 def zero_noise(patch, module, plan_function, **fields):
     """Make ``module.plan_function`` return its plan with ``fields``
     replaced (noise scales set to 0): the plan is replaced, the solver
-    is not touched, and the event (so the claim) stays as planned."""
+    is not touched, and the event (so the claim) stays as planned.
+
+    Returns the list of the plans as they were made (their noise scales
+    say what sensitivity the noise was calibrated for)."""
     original = getattr(module, plan_function)
+    made = []
 
     def planned(**kwargs):
-        return dataclasses.replace(original(**kwargs), **fields)
+        plan = original(**kwargs)
+        made.append(plan)
+        return dataclasses.replace(plan, **fields)
 
     patch.setattr(module, plan_function, planned)
+    return made
 
 
 @contextlib.contextmanager

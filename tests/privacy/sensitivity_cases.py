@@ -37,7 +37,10 @@ import skdpopt.minimax
 import skdpopt.plans.synthetic
 import skdpopt.preprocessing
 import skdpopt.sgd
+import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
+import skdpopt.solvers.mirror_descent
+import skdpopt.solvers.saddle_point
 import skdpopt.synthetic
 from skdpopt import (
     DPLasso,
@@ -50,11 +53,9 @@ from skdpopt import (
     DPSyntheticData,
     make_private_pipeline,
 )
+from skdpopt.plans.logistic_simplex import refit_sensitivities
 from skdpopt.solvers.greedy_cd import selection_scores
-from skdpopt.solvers.noisy_newton import (
-    hessian_sensitivity_bounds,
-    logistic_statistics,
-)
+from skdpopt.solvers.noisy_newton import logistic_statistics
 
 
 @dataclass
@@ -388,11 +389,13 @@ def _simplex_md_observe(classes, fit_intercept, constraint):
             solver="mirror_descent", radius=RADIUS, feature_bound=FEATURE_BOUND,
             constraint=constraint, fit_intercept=fit_intercept, classes=classes,
             max_iter=min(3, n), n_vertices=3, refresh_every=1, random_state=0)
-        module = skdpopt.logistic_simplex
+        solver = skdpopt.solvers.mirror_descent
         with observing() as patch:
-            zero_noise(patch, module, "plan_logistic_simplex", noise_multiplier=0.0)
-            oracles = spy(patch, module, "linear_model_gradient")
-            newtons = spy(patch, module, "noisy_newton_logistic")
+            zero_noise(patch, skdpopt.logistic_simplex, "plan_logistic_simplex",
+                       noise_multiplier=0.0, offset_noise_scale=0.0,
+                       refit_gradient_noise=0.0, refit_hessian_noise=0.0)
+            oracles = spy(patch, solver, "linear_model_gradient")
+            newtons = spy(patch, solver, "noisy_newton_logistic")
             est.fit(side.X, side.y)
         plan = est.privacy_plan_
         per_coordinate = plan.score_sensitivity / plan.step_size
@@ -414,13 +417,13 @@ def _simplex_md_observe(classes, fit_intercept, constraint):
         for p, call in enumerate(newtons.calls):
             Z, y = call.args[0], call.args[1]
             n_params = Z.shape[1]
-            hessian_bound = np.sqrt(np.sum(
-                hessian_sensitivity_bounds(n_params, FEATURE_BOUND) ** 2)) / n
+            gradient_bound, hessian_bound = refit_sensitivities(
+                n, n_params, FEATURE_BOUND, pure=False)
             upper = np.triu_indices(n_params)
             for i, theta in enumerate(probe_vectors(rng, n_params)):
                 grad, hessian = logistic_statistics(Z, y, theta)
                 stats[f"problem {p} Newton gradient at probe {i}"] = Statistic(
-                    grad, 2.0 * FEATURE_BOUND * np.sqrt(n_params) / n)
+                    grad, gradient_bound)
                 stats[f"problem {p} Newton Hessian at probe {i}"] = Statistic(
                     hessian[upper], hessian_bound)
         return stats
@@ -452,7 +455,7 @@ def _simplex_frank_wolfe_observe(classes, fit_intercept, constraint):
             constraint=constraint, fit_intercept=fit_intercept, classes=classes,
             max_iter=2, random_state=0)
         with observing() as patch:
-            runs = spy(patch, skdpopt.logistic_simplex, "private_frank_wolfe")
+            runs = spy(patch, skdpopt.solvers.frank_wolfe, "private_frank_wolfe")
             est.fit(side.X, side.y)
         plan = est.privacy_plan_
         return _frank_wolfe_scores(runs, RADIUS, constraint,
@@ -508,9 +511,9 @@ def _minimax_gda_observe(fit_intercept):
                                      **call.kwargs))
 
         with observing() as patch:
-            zero_noise(patch, skdpopt.minimax, "plan_minimax_gda",
+            zero_noise(patch, skdpopt.minimax, "plan_minimax",
                        noise_multiplier=0.0, loss_noise_multiplier=0.0,
-                       count_noise_std=0.0)
+                       count_noise_scale=0.0)
             spy(patch, skdpopt.solvers.gda, "step_sums", then=evaluate)
             est.fit(side.X, side.y, sensitive_features=side.groups)
         plan = est.privacy_plan_
@@ -532,13 +535,13 @@ def _minimax_vertex_counts_observe(side, rng):
         solver="vertex_sampling", classes=[0.0, 1.0], groups=GROUPS, max_iter=2,
         min_group_size=1, random_state=0)
     with observing() as patch:
-        zero_noise(patch, skdpopt.minimax, "plan_minimax_vertex_counts",
-                   count_noise_scale=0.0)
+        plans = zero_noise(patch, skdpopt.minimax, "plan_minimax",
+                           count_noise_scale=0.0)
         est.fit(side.X, side.y, sensitive_features=side.groups)
-    plan = est.privacy_plan_
+    plan = plans[0]  # as planned: Laplace scale s on each count, pure eps_c
     return {"group counts": Statistic(
         est.group_proportions_ * side.n_samples,
-        plan.count_epsilon * (2.0 / plan.count_epsilon), "l1")}
+        plan.count_epsilon * plan.count_noise_scale, "l1")}
 
 
 def _minimax_vertex_observe(fit_intercept):
@@ -556,7 +559,8 @@ def _minimax_vertex_observe(fit_intercept):
             radius=RADIUS, feature_bound=FEATURE_BOUND,
             fit_intercept=fit_intercept, min_group_size=1, random_state=0)
         with observing() as patch:
-            oracles = spy(patch, skdpopt.minimax, "group_linear_model_oracle")
+            oracles = spy(patch, skdpopt.solvers.saddle_point,
+                          "group_linear_model_oracle")
             est.fit(side.X, side.y, sensitive_features=side.groups)
         call = oracles.first
         oracle, proportions = call.result, call.args[3]
