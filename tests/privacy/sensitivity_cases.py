@@ -34,8 +34,6 @@ import skdpopt._domain
 import skdpopt.lasso
 import skdpopt.logistic_simplex
 import skdpopt.minimax
-import skdpopt.plans.synthetic
-import skdpopt.preprocessing
 import skdpopt.sgd
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
@@ -69,6 +67,9 @@ class Case:
         ``observe(side, rng)`` -> dict of str to Statistic.
     data : harness.Datasets
         The neighbouring pairs: a hypothesis strategy and fixed examples.
+    marks : tuple
+        pytest marks of the case (a strict xfail while a known finding is
+        open).
     """
 
     name: str
@@ -81,8 +82,6 @@ class Case:
 
     def param(self):
         """The case as a pytest parameter (with its marks)."""
-        import pytest
-
         return pytest.param(self, id=self.name, marks=self.marks)
 
 
@@ -220,7 +219,7 @@ AUTO_BOUND_CASES = [
          _counts_observe(lambda: DPSGDClassifier(
              clip_norm="auto", classes=[0.0, 1.0], max_iter=1, random_state=0)),
          features(dtypes=FLOATS, formats=("dense", "csr"),
-                       targets=[0.0, 1.0])),
+                  targets=[0.0, 1.0])),
     Case("DPLasso: auto target and feature bounds (counts of |y|, max |x|)",
          _counts_observe(lambda: DPLasso(max_iter=1, random_state=0)),
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
@@ -356,7 +355,7 @@ for _dtype, _marks in ((np.float64, ()), (np.float32, (FLOAT32_SUMS,))):
              "bound)",
              _lasso_observe(RESIDUAL, "bound"),
              features(formats=("dense", "csr"), dtypes=(_dtype,),
-                           targets="real"),
+                      targets="real"),
              _marks),
         Case(f"DPLasso(frank_wolfe, {_name}): vertex scores",
              _lasso_frank_wolfe_observe,
@@ -467,18 +466,18 @@ SIMPLEX_CASES = [
     Case("DPLogisticSimplex(mirror_descent): count, vertex gradients, Newton",
          _simplex_md_observe([-1.0, 1.0], True, "l1_ball"),
          features(formats=("dense", "csr"), dtypes=FLOATS,
-                       targets=[-1.0, 1.0])),
+                  targets=[-1.0, 1.0])),
     Case("DPLogisticSimplex(mirror_descent, simplex, 3 classes, no intercept)",
          _simplex_md_observe(["a", "b", "c"], False, "simplex"),
          features(formats=("dense", "csr"), dtypes=FLOATS,
-                       targets=["a", "b", "c"])),
+                  targets=["a", "b", "c"])),
     Case("DPLogisticSimplex(frank_wolfe): vertex scores",
          _simplex_frank_wolfe_observe([0.0, 1.0], True, "l1_ball"),
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets=[0.0, 1.0])),
     Case("DPLogisticSimplex(frank_wolfe, simplex, 3 classes): vertex scores",
          _simplex_frank_wolfe_observe(["a", "b", "c"], True, "simplex"),
          features(formats=("dense", "csr"), dtypes=FLOATS,
-                       targets=["a", "b", "c"])),
+                  targets=["a", "b", "c"])),
 ]
 
 
@@ -589,7 +588,7 @@ def _minimax_vertex_observe(fit_intercept):
 
 
 _GROUP_PAIRS = features(formats=("dense", "csr"), dtypes=FLOATS,
-                             targets=[0.0, 1.0], groups=GROUPS, min_rows=10)
+                        targets=[0.0, 1.0], groups=GROUPS, min_rows=10)
 MINIMAX_CASES = [
     Case("DPMinimaxClassifier(gda): counts, gradient and loss sums",
          _minimax_gda_observe(True), _GROUP_PAIRS),
