@@ -376,7 +376,7 @@ def _dense_vertex_gradient(result, n_vertices):
     return dense
 
 
-def _simplex_md_observe(classes, fit_intercept, constraint):
+def _simplex_md_observe(classes, fit_intercept, constraint, delta=1e-5):
     """Mirror descent releases, per binary problem: the noisy count of
     positive labels (sensitivity 1), vertex draws whose log weights move
     by the plan's score sensitivity over its step size per coordinate of a
@@ -387,7 +387,10 @@ def _simplex_md_observe(classes, fit_intercept, constraint):
         est = DPLogisticSimplex(
             solver="mirror_descent", radius=RADIUS, feature_bound=FEATURE_BOUND,
             constraint=constraint, fit_intercept=fit_intercept, classes=classes,
-            max_iter=min(3, n), n_vertices=3, refresh_every=1, random_state=0)
+            max_iter=min(3, n), n_vertices=3, refresh_every=1, delta=delta,
+            random_state=0)
+        pure = delta == 0  # Laplace noise, calibrated for l1 sensitivities
+        norm = "l1" if pure else "l2"
         solver = skdpopt.solvers.mirror_descent
         with observing() as patch:
             zero_noise(patch, skdpopt.logistic_simplex, "plan_logistic_simplex",
@@ -417,14 +420,14 @@ def _simplex_md_observe(classes, fit_intercept, constraint):
             Z, y = call.args[0], call.args[1]
             n_params = Z.shape[1]
             gradient_bound, hessian_bound = refit_sensitivities(
-                n, n_params, FEATURE_BOUND, pure=False)
+                n, n_params, FEATURE_BOUND, pure=pure)
             upper = np.triu_indices(n_params)
             for i, theta in enumerate(probe_vectors(rng, n_params)):
                 grad, hessian = logistic_statistics(Z, y, theta)
                 stats[f"problem {p} Newton gradient at probe {i}"] = Statistic(
-                    grad, gradient_bound)
+                    grad, gradient_bound, norm)
                 stats[f"problem {p} Newton Hessian at probe {i}"] = Statistic(
-                    hessian[upper], hessian_bound)
+                    hessian[upper], hessian_bound, norm)
         return stats
     return observe
 
@@ -463,6 +466,9 @@ def _simplex_frank_wolfe_observe(classes, fit_intercept, constraint):
 
 
 SIMPLEX_CASES = [
+    Case("DPLogisticSimplex(mirror_descent, delta=0): Laplace, l1 Newton",
+         _simplex_md_observe([-1.0, 1.0], True, "l1_ball", delta=0.0),
+         features(formats=("dense",), dtypes=FLOATS, targets=[-1.0, 1.0])),
     Case("DPLogisticSimplex(mirror_descent): count, vertex gradients, Newton",
          _simplex_md_observe([-1.0, 1.0], True, "l1_ball"),
          features(formats=("dense", "csr"), dtypes=FLOATS,
@@ -682,23 +688,30 @@ def _moment_sums(patch):
     return spy(patch, skdpopt._bounds, "moment_sums")
 
 
-def _moments_statistics(sums, d):
+def _moments_statistics(sums, d, pure=False):
+    """Gaussian noise (delta > 0) is calibrated for the l2 sensitivities
+    2 sqrt(d) and sqrt(d), Laplace noise (delta = 0) for the l1 ones, 2 d
+    and d."""
     S1, S2 = sums.first.result
+    if pure:
+        return {"sum S1": Statistic(S1, 2.0 * d, "l1"),
+                "sum of squares S2": Statistic(S2, float(d), "l1")}
     return {"sum S1": Statistic(S1, 2.0 * np.sqrt(d)),
             "sum of squares S2": Statistic(S2, np.sqrt(d))}
 
 
-def _scaler_moments_observe(side, rng):
-    """Noisy clipped moments: ``S1 = sum u_i`` (2 sqrt(d) in l2) and
-    ``S2 = sum (u_i^2 - 1/2)`` (sqrt(d)), u the values clipped to the
-    public bounds and mapped to [-1, 1]: the sums ``private_moments`` adds
-    its noise to (its released means are clipped to [-1, 1] afterwards,
-    which would hide a missing clip)."""
-    est = DPStandardScaler(bounds=PUBLIC_BOUNDS, random_state=0)
-    with observing() as patch:
-        sums = _moment_sums(patch)
-        est.fit(side.X)
-    return _moments_statistics(sums, side.X.shape[1])
+def _scaler_moments_observe(delta):
+    """Noisy clipped moments: ``S1 = sum u_i`` and ``S2 = sum (u_i^2 -
+    1/2)``, u the values clipped to the public bounds and mapped to [-1,
+    1]: the sums ``private_moments`` adds its noise to (its released means
+    are clipped to [-1, 1] afterwards, which would hide a missing clip)."""
+    def observe(side, rng):
+        est = DPStandardScaler(bounds=PUBLIC_BOUNDS, delta=delta, random_state=0)
+        with observing() as patch:
+            sums = _moment_sums(patch)
+            est.fit(side.X)
+        return _moments_statistics(sums, side.X.shape[1], pure=delta == 0)
+    return observe
 
 
 SCALER_CASES = [
@@ -709,7 +722,9 @@ SCALER_CASES = [
          _scaler_bounds_observe(lambda: DPMinMaxScaler(random_state=0)),
          features(dtypes=FLOATS)),
     Case("DPStandardScaler: clipped moments",
-         _scaler_moments_observe, features(dtypes=FLOATS)),
+         _scaler_moments_observe(1e-5), features(dtypes=FLOATS)),
+    Case("DPStandardScaler(delta=0): clipped moments, Laplace (l1)",
+         _scaler_moments_observe(0.0), features(dtypes=FLOATS)),
 ]
 
 
