@@ -18,9 +18,10 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
+    sampling_generator,
     withhold_values,
 )
+from ._data import refuse_dask
 from .plans import synthetic as synthetic_plans
 from .solvers.query_release import (
     MarginalWorkload,
@@ -104,7 +105,10 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         past it is not a candidate for selection (as in AIM); every
         column's 1-way table must fit.  Memory and time grow with it.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's noise.  Leave it ``None`` for a real release.
+        Seeds the fit's noise.  Leave it ``None`` for a real release.  An
+        int reproduces the fit (for tests and documentation); ``None`` and
+        a RandomState draw fresh entropy from the operating system at
+        every fit, so clones never share noise.
     verbose : int, default=0
         Print one line per round: the columns measured, the model's size
         and the time so far (selections are released values; no error
@@ -221,6 +225,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             The fitted generator.
         """
         self._validate_params()
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(it reads every column's values in memory)")
         if self._is_private and self.delta == 0:
             raise ValueError(
                 "delta must be > 0 for a finite epsilon: DPSyntheticData "
@@ -269,8 +275,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         codes = [None if col is None else _domain.encode_column(col, values)
                  for col, values in zip(domain, columns, strict=True)]
         numeric = {i: _finite_numeric(names[i], columns[i]) for i in numeric_missing}
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         for i in numeric_missing:
             low, high = _domain.private_bounds(numeric[i], plan.bounds_epsilon, rng)
             domain[i] = _domain.numeric_column(names[i], low, high, self.n_bins)
@@ -400,7 +405,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_samples : int, default=None
             Number of records; ``None`` draws as many as the training data.
         random_state : int, RandomState instance or None, default=None
-            Seeds the draw.
+            Seeds the draw (a RandomState advances); sampling releases
+            nothing new, so a seed here is safe.
         method : {"systematic", "iid"}, default="systematic"
             ``"systematic"``: down the model's junction tree, the records
             sharing the values of a node's separator get the node's other
@@ -430,7 +436,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"method must be 'systematic' or 'iid', got {method!r}."
             )
-        rng = make_generator(random_state)
+        rng = sampling_generator(random_state)
         codes = self.model_.sample(int(n_samples), rng, method=method)
         values = [_domain.decode_column(col, codes[:, i], rng)
                   for i, col in enumerate(self.domain_)]

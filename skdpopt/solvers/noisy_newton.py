@@ -32,6 +32,7 @@ docs/privacy/dplogisticsimplex.md).
 import numpy as np
 from scipy.special import expit
 
+from .._sums import column_sums, gram
 from ..geometry import project_l1_ball
 from ..mechanisms import gaussian_noise, laplace_noise
 
@@ -68,9 +69,10 @@ def logistic_statistics(Z, y, theta):
     """
     n_samples = Z.shape[0]
     margin = y * (Z @ theta)
-    gradient = Z.T @ (-y * expit(-margin)) / n_samples
+    # Sums over rows in float64 blocks (see skdpopt._sums).
+    gradient = column_sums(Z, -y * expit(-margin)) / n_samples
     weights = expit(margin) * expit(-margin)
-    hessian = (Z.T * weights) @ Z / n_samples
+    hessian = gram(Z, weights) / n_samples
     return gradient, hessian
 
 

@@ -336,32 +336,17 @@ SGD_FIRST_STEP = Case(
     _sgd_observe(_sgd_regressor, "full", False, clip=1.0), None)
 
 
-# Until the data-access layer accumulates in float64 whatever X's dtype,
-# float32 sums round in a data-dependent order: the gradient of a float32
-# fit moves by more than 2 B C / n (the harness's first finding).
-FLOAT32_SUMS = pytest.mark.xfail(
-    strict=True, reason="float32 sums in the least-squares data access")
-
-LASSO_CASES = []
-for _dtype, _marks in ((np.float64, ()), (np.float32, (FLOAT32_SUMS,))):
-    _name = np.dtype(_dtype).name
-    LASSO_CASES += [
-        Case(f"DPLasso(greedy_cd, {_name}): gradient, selection, curvature, "
-             "residual scale",
-             _lasso_observe("auto", "private"),
-             features(formats=ALL_FORMATS, dtypes=(_dtype,), targets="real"),
-             _marks),
-        Case(f"DPLasso(greedy_cd, {_name}, public residual bound, curvature "
-             "bound)",
-             _lasso_observe(RESIDUAL, "bound"),
-             features(formats=("dense", "csr"), dtypes=(_dtype,),
-                      targets="real"),
-             _marks),
-        Case(f"DPLasso(frank_wolfe, {_name}): vertex scores",
-             _lasso_frank_wolfe_observe,
-             features(formats=ALL_FORMATS, dtypes=(_dtype,), targets="real"),
-             _marks),
-    ]
+LASSO_CASES = [
+    Case("DPLasso(greedy_cd): gradient, selection, curvature, residual scale",
+         _lasso_observe("auto", "private"),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+    Case("DPLasso(greedy_cd, public residual bound, curvature bound)",
+         _lasso_observe(RESIDUAL, "bound"),
+         features(formats=("dense", "csr"), dtypes=FLOATS, targets="real")),
+    Case("DPLasso(frank_wolfe): vertex scores",
+         _lasso_frank_wolfe_observe,
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+]
 
 
 # -- DPLogisticSimplex --------------------------------------------------------
@@ -685,7 +670,7 @@ def _scaler_bounds_observe(make):
 
 def _moment_sums(patch):
     """Spy on the clipped sums the scaler's release adds its noise to."""
-    return spy(patch, skdpopt._bounds, "moment_sums")
+    return spy(patch, skdpopt._bounds, "_unit_sums")
 
 
 def _moments_statistics(sums, d, pure=False):
