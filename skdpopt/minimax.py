@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
+from ._auto_bounds import release_bounds, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -24,7 +25,7 @@ from ._validation import (
     resolve_groups,
 )
 from .plans.minimax import plan_minimax
-from .solvers.gda import noisy_gda
+from .solvers.gda import noisy_gda, row_norms
 from .solvers.groups import release_group_sizes
 from .solvers.problems import GroupProblem
 from .solvers.saddle_point import vertex_sampling
@@ -276,7 +277,7 @@ class DPMinimaxClassifier(
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
         "n_vertices": [None, Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions({"auto", "gda", "vertex_sampling"})],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "loss_bound": [Interval(Real, 0, None, closed="neither")],
         "classes": [None, "array-like"],
         "groups": [None, "array-like"],
@@ -297,7 +298,7 @@ class DPMinimaxClassifier(
         max_iter=None,
         n_vertices=None,
         solver="auto",
-        clip_norm=1.0,
+        clip_norm="auto",
         loss_bound=1.0,
         classes=None,
         groups=None,
@@ -363,7 +364,8 @@ class DPMinimaxClassifier(
             proportions=None if sizes is None else sizes / sizes.sum(),
             count_budget_share=self.count_budget_share, clip_norm=self.clip_norm,
             loss_bound=self.loss_bound, radius=self.radius,
-            feature_bound=self.feature_bound, max_iter=self.max_iter,
+            feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
+            max_iter=self.max_iter,
             n_vertices=self.n_vertices)
         self._say(f"solver={plan.solver!r}, {len(self.groups_)} group(s), "
                   f"{n_samples} rows")
@@ -376,7 +378,7 @@ class DPMinimaxClassifier(
         if sizes is None:
             sizes, what = release_group_sizes(problem, plan, rng)
             check_group_sizes(sizes, self.groups_, what, self.min_group_size)
-        stage = plan.stage(sizes)
+        stage = plan.stage(sizes, self._row_norm(problem, plan, rng))
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)
         self.solver_ = plan.solver
@@ -388,6 +390,7 @@ class DPMinimaxClassifier(
         self.n_iter_ = stage.n_steps
         if plan.solver == "gda":
             self.kappa_ = stage.kappa
+            self.clip_norm_ = stage.clip_norm
         else:
             self.n_vertices_ = stage.n_draws
             self.step_sizes_ = (result.x_step_sizes, stage.y_step)
@@ -409,6 +412,18 @@ class DPMinimaxClassifier(
         check_group_sizes(sizes, self.groups_, "prior-implied size",
                           self.min_group_size)
         return sizes
+
+    def _row_norm(self, problem, plan, rng):
+        """``"gda"`` with ``clip_norm="auto"``: the released upper quantile
+        of the rows' norms ``||x_i||`` (the plan's draws); None
+        otherwise."""
+        draws = getattr(plan, "row_norm_draws", None)
+        if draws is None:
+            return None
+        warn_if_coarse(self, draws, problem.X.shape[0], ["clip_norm"],
+                       stacklevel=5)
+        norms = row_norms(problem.X)
+        return float(release_bounds([norms], draws, rng)[0])
 
     def _say(self, message):
         if self.verbose:  # public or released quantities only
