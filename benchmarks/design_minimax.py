@@ -34,7 +34,6 @@ Usage::
 
 import argparse
 import sys
-import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path

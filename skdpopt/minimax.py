@@ -18,13 +18,19 @@ from ._base import (
     validate_training_data,
 )
 from ._clipping import clip_features
+from ._diagnostics import (
+    FEWER_FEATURES,
+    MORE_EPSILON,
+    MORE_ROWS,
+    warn_if_noise_dominates,
+)
 from ._validation import (
     check_group_sizes,
     prior_proportions,
     resolve_binary_classes,
     resolve_groups,
 )
-from .plans.minimax import plan_minimax
+from .plans.minimax import gda_noise_ratio, plan_minimax
 from .solvers.gda import noisy_gda, row_norms
 from .solvers.groups import release_group_sizes
 from .solvers.problems import GroupProblem
@@ -379,6 +385,10 @@ class DPMinimaxClassifier(
             sizes, what = release_group_sizes(problem, plan, rng)
             check_group_sizes(sizes, self.groups_, what, self.min_group_size)
         stage = plan.stage(sizes, self._row_norm(problem, plan, rng))
+        if plan.solver == "gda":
+            warn_if_noise_dominates(
+                self, gda_noise_ratio(plan, stage.clip_norm),
+                levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES), stacklevel=4)
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)
         self.solver_ = plan.solver

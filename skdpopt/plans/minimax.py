@@ -42,7 +42,6 @@ from ..accounting import (
     ScaleBracket,
     calibrate,
     compose,
-    pld,
     privacy_spent,
     repeat,
 )
@@ -97,6 +96,12 @@ NON_PRIVATE_GROUP_STEP = 60.0
 # The cap kappa on q_g / p_g keeps the model's noise floor below this
 # (:func:`gda_kappa`).
 KAPPA_NOISE = 0.05
+# A fit warns (UtilityWarning) when its noise floor at unit weight is
+# above this: the weight decay, WEIGHT_DECAY times the floor, is then
+# above about the logistic loss's curvature along a feature of unit scale
+# (sigma' ~ 0.2 times E[x^2] ~ 0.25), so it pulls the coefficients at
+# least halfway to zero, towards the intercept-only model.
+USEFUL_NOISE_FLOOR = 0.05
 
 # -- vertex sampling (docs/design/minimax.md#vertex-sampling) -----------------
 
@@ -428,6 +433,13 @@ def noise_floor(plan, clip_norm):
         return 0.0
     return 2.0 * math.hypot(clip_norm, plan.intercept_value) * math.sqrt(
         plan.n_features) / (plan.n_samples * plan.model_mu)
+
+
+def gda_noise_ratio(plan, clip_norm):
+    """The noise floor at unit weight over ``USEFUL_NOISE_FLOOR``: above 1
+    the fit is likely little better than the intercept-only model (public
+    and released quantities only)."""
+    return noise_floor(plan, clip_norm) / USEFUL_NOISE_FLOOR
 
 
 def gda_kappa(plan, proportions, clip_norm):
