@@ -22,13 +22,16 @@ DPMinimaxClassifier (defaults) and candidate settings, each a set of
 module constants of ``skdpopt.plans.minimax`` replaced for the run.  The
 score is the worst-group test log loss (lower is better).
 
-Seeds: development seeds 0-2 choose (``--develop``); the table of
+Seeds: the development seeds 0-2 choose; the table of
 ``docs/design/minimax.md`` is printed from the fresh seeds 100-104
-(``--report``), which nothing was chosen on.
+(``--report``), which nothing was chosen on.  ``--candidates`` compares
+the defaults with the last round of alternatives (``CANDIDATES``) on the
+development seeds; the earlier rounds (``docs/design/minimax.md``) were
+the same call of :func:`sweep` with other constants.
 
 Usage::
 
-    python benchmarks/design_minimax.py --develop [--members a,b]
+    python benchmarks/design_minimax.py [--members a,b] [--candidates]
     python benchmarks/design_minimax.py --report
 """
 
@@ -154,6 +157,16 @@ def candidate(train, test, seed, epsilon, consts=None, **params):
     return worst(model, Xt, yt, gt), model
 
 
+# The last round of the choice (development seeds): constants replaced
+# for the run, estimator parameters.
+CANDIDATES = {
+    "defaults": ({}, {}),
+    "decay 0.5": ({"WEIGHT_DECAY": 0.5}, {}),
+    "decay 0.5, kappa noise 0.03": ({"WEIGHT_DECAY": 0.5, "KAPPA_NOISE": 0.03},
+                                    {}),
+    "decay 2": ({"WEIGHT_DECAY": 2.0}, {}),
+}
+
 _CACHE = {}
 
 
@@ -204,13 +217,17 @@ def main(argv=None):
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--no-exact", action="store_true")
+    parser.add_argument("--candidates", action="store_true")
     args = parser.parse_args(argv)
     seeds = REPORT_SEEDS if args.report else DEVELOP_SEEDS
     names = args.members.split(",") if args.members else None
     warnings.simplefilter("ignore")
     members = [m for m in MEMBERS if not names or m[0] in names]
-    sweep(members, {"dpminimax": ({}, {})}, seeds, args.epsilon,
-          exact=not args.no_exact)
+    candidates = CANDIDATES if args.candidates else {"dpminimax": ({}, {})}
+    print("| member | " + " | ".join(
+        ["ERM"] + (["exact minimax"] if not args.no_exact else [])
+        + ["DP-SGD", *candidates]) + " |")
+    sweep(members, candidates, seeds, args.epsilon, exact=not args.no_exact)
 
 
 if __name__ == "__main__":
