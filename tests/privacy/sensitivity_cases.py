@@ -481,20 +481,25 @@ def _minimax_gda_observe(fit_intercept):
     """GDA releases the noisy group counts (sqrt 2 in l2: a record changing
     group moves two counts), and at every step the weighted clipped
     gradient sum (2 C in l2, whatever the weights in [0, 1]) and the
-    groups' centred clipped loss sums (l_max in l2)."""
+    groups' centred clipped loss sums (l_max in l2).  Only the
+    coefficients' part of each row's gradient is clipped (to C); the
+    intercept's part is at most b, so one replaced row moves the gradient
+    sum by at most 2 sqrt(C^2 + b^2)."""
     def observe(side, rng):
         est = DPMinimaxClassifier(
             solver="gda", classes=[0.0, 1.0], groups=GROUPS, max_iter=2,
             radius=RADIUS, feature_bound=FEATURE_BOUND, clip_norm=0.8,
             loss_bound=1.5, min_group_size=1, fit_intercept=fit_intercept,
             random_state=0)
-        sums = []
+        sums, bounds = [], []
         original = skdpopt.solvers.gda.step_sums
 
         def evaluate(call):
             if sums:
                 return
             X, target, codes, w, weight, norms = call.args
+            b = call.kwargs["intercept_value"] or 0.0
+            bounds.append(2.0 * np.hypot(est.clip_norm, b))
             for i, point in enumerate(probe_vectors(rng, len(w))):
                 weights = rng.uniform(0, 1, len(weight)) if i else np.ones(len(weight))
                 sums.append(original(X, target, codes, point, weights, norms,
@@ -510,11 +515,27 @@ def _minimax_gda_observe(fit_intercept):
         stats = {"group counts": Statistic(
             est.group_proportions_ * side.n_samples, np.sqrt(2.0))}
         for i, (gradient, losses) in enumerate(sums):
-            stats[f"gradient sum at probe {i}"] = Statistic(
-                gradient, 2.0 * plan.clip_norm)
+            stats[f"gradient sum at probe {i}"] = Statistic(gradient, bounds[0])
             stats[f"loss sums at probe {i}"] = Statistic(losses, plan.loss_bound)
         return stats
     return observe
+
+
+def _minimax_row_norm_counts_observe(side, rng):
+    """``clip_norm="auto"`` releases an upper quantile of the rows' norms
+    (after the public feature clip) by draws over the counts below each
+    candidate of the public grid: one record moves every count by at most
+    1.  The group counts' noise is switched off so that small groups pass
+    the size floor."""
+    est = DPMinimaxClassifier(
+        solver="gda", clip_norm="auto", classes=[0.0, 1.0], groups=GROUPS,
+        min_group_size=1, max_iter=1, random_state=0)
+    with observing() as patch:
+        zero_noise(patch, skdpopt.minimax, "plan_minimax", count_noise_scale=0.0)
+        counts = spy(patch, skdpopt._auto_bounds, "counts_below")
+        est.fit(side.X, side.y, sensitive_features=side.groups)
+    return {f"counts of statistic {i}": Statistic(call.result, 1.0, "linf")
+            for i, call in enumerate(counts.calls)}
 
 
 def _minimax_vertex_counts_observe(side, rng):
@@ -581,6 +602,8 @@ def _minimax_vertex_observe(fit_intercept):
 _GROUP_PAIRS = features(formats=("dense", "csr"), dtypes=FLOATS,
                         targets=[0.0, 1.0], groups=GROUPS, min_rows=10)
 MINIMAX_CASES = [
+    Case("DPMinimaxClassifier(gda): auto clip norm (counts of row norms)",
+         _minimax_row_norm_counts_observe, _GROUP_PAIRS),
     Case("DPMinimaxClassifier(gda): counts, gradient and loss sums",
          _minimax_gda_observe(True), _GROUP_PAIRS),
     Case("DPMinimaxClassifier(gda, no intercept): counts, gradient and loss sums",
