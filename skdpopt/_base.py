@@ -9,13 +9,14 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from . import ledger
 from ._data import is_dask_collection, map_rows, refuse_dask
+from ._validation import resolve_classes
 from .accounting import compose, privacy_spent
 
 # A finite epsilon above this promises nothing (exp(1e6)) and only strains
@@ -142,6 +143,45 @@ def check_features(estimator, X, **kwargs):
         return validate_data(estimator, X, **kwargs)
     except ValueError as exc:
         raise ValueError(withhold_values(str(exc))) from None
+
+
+def check_targets(estimator, y):
+    """Check targets for ``estimator`` before anything is fitted on them.
+
+    A private pipeline calls this with its last step before its first step
+    fits: a target the model would refuse must not cost the budget that
+    the earlier (private) steps release.  Regressors need finite numbers;
+    classifiers need labels without missing values, inside a declared
+    ``classes`` where there is one.  Messages quote no value of ``y``.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The model that will be fitted on ``y``.
+    y : array-like or None
+        ``None`` (an unsupervised model) passes.
+    """
+    if y is None:
+        return
+    if is_regressor(estimator):
+        try:
+            values = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("y must be numeric for a regressor.") from None
+        if not np.all(np.isfinite(values)):
+            raise ValueError("y contains NaN or infinity; a regressor needs "
+                             "finite targets.")
+    elif is_classifier(estimator):
+        labels = np.asarray(y)
+        missing = labels != labels  # NaN, as float or inside an object array
+        if labels.dtype == object:
+            missing = missing | np.equal(labels, None)
+        if np.any(missing):
+            raise ValueError("y has missing labels (NaN or None); every row "
+                             "needs a label.")
+        declared = estimator.get_params().get("classes")
+        if declared is not None:
+            resolve_classes(estimator, labels.ravel(), declared)
 
 
 def validate_training_data(estimator, X, y, **kwargs):

@@ -21,6 +21,7 @@ from ._base import (
     MAX_EPSILON,
     BudgetMixin,
     DPEstimatorMixin,
+    check_targets,
     raised_in_skdpopt,
     without_values,
 )
@@ -568,7 +569,10 @@ class PrivatePipeline(BudgetMixin, Pipeline):
 
     def _fit(self, *args, **kwargs):
         # Every fitting method of Pipeline (fit, fit_transform, fit_predict)
-        # starts here, before any step sees the data.
+        # starts here, before any step sees the data: targets the model
+        # would refuse are refused now, before a private step releases.
+        y = args[1] if len(args) > 1 else kwargs.get("y")
+        check_targets(_model_at_the_end(self), y)
         self._configure()
         return _quoting_no_value(super()._fit, *args, **kwargs)
 
@@ -591,6 +595,14 @@ class PrivatePipeline(BudgetMixin, Pipeline):
             return PrivacySpent(np.inf, 0.0)
         composed = privacy_spent(compose(*events), delta)
         return min(basic, composed, key=lambda s: s.epsilon)
+
+
+def _model_at_the_end(pipeline):
+    """The estimator a pipeline's targets reach (inside nested pipelines)."""
+    last = pipeline.steps[-1][1]
+    while isinstance(last, Pipeline):
+        last = last.steps[-1][1]
+    return last
 
 
 def _quoting_no_value(fit, *args, **kwargs):

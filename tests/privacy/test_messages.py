@@ -357,21 +357,7 @@ def test_no_message_carries_a_private_value(estimator, path):
     _assert_nothing_private(texts, f"{estimator.name} on {path.name}")
 
 
-# A private pipeline fits its steps in turn: the scaler has fitted (and
-# been recorded) when the model at the end finds its targets invalid.
-_TARGETS_CHECKED_LATE = pytest.mark.xfail(
-    strict=True, reason="the pipeline checks the targets only when its last "
-    "step fits, after the private transformers have released")
-
-
-def _ledger_cell(param):
-    estimator, path = param.values
-    late = estimator.name == "make_private_pipeline" and "target" in path.name
-    return pytest.param(estimator, path, id=param.id,
-                        marks=[_TARGETS_CHECKED_LATE] if late else [])
-
-
-@pytest.mark.parametrize(("estimator", "path"), [_ledger_cell(c) for c in CELLS])
+@pytest.mark.parametrize(("estimator", "path"), CELLS)
 def test_refused_input_is_not_charged(estimator, path):
     # Every input check runs before anything is released or recorded.
     _, records = _refused(estimator, path)
