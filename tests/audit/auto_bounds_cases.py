@@ -14,8 +14,9 @@ from audit_cases import DELTA, AuditCase
 
 import skdpopt._target_scaling
 import skdpopt.lasso
+import skdpopt.minimax
 import skdpopt.sgd
-from skdpopt import DPLasso, DPSGDRegressor
+from skdpopt import DPLasso, DPMinimaxClassifier, DPSGDRegressor
 from skdpopt.accounting import GaussianMechanism, privacy_spent
 
 N_ROWS = 100
@@ -63,6 +64,27 @@ def _fit_sgd_target(data, random_state):
     X, y = data
     return DPSGDRegressor(epsilon=EPSILON, delta=DELTA, max_iter=1,
                           sampling="full", random_state=random_state).fit(X, y)
+
+
+def _row_pair():
+    # One feature at 1 on every row, the canary's at 1.2 (in) or 1 (out):
+    # DPMinimaxClassifier's per-record statistic, the row norm ||x_i||,
+    # differs in one record by one cell, as in ``_pair``.  feature_bound 2
+    # keeps the canary unclipped.
+    (_, y_in), (_, y_out) = _pair()
+    X_out = np.ones((N_ROWS, 1))
+    X_in = X_out.copy()
+    X_in[0] = y_in[0]
+    labels = np.where(np.arange(N_ROWS) % 2 == 0, 1.0, -1.0)
+    return (X_in, labels), (X_out, labels)
+
+
+def _fit_minimax(data, random_state):
+    X, y = data
+    return DPMinimaxClassifier(solver="gda", epsilon=EPSILON, delta=DELTA,
+                               max_iter=1, feature_bound=2.0,
+                               classes=[-1.0, 1.0],
+                               random_state=random_state).fit(X, y)
 
 
 def _plant_free_bounds(module):
@@ -210,4 +232,9 @@ CASES = [
         plant=_plant_quiet_count,
         bug="the clip check's count noised 16-fold too little",
         fast_runs=2_000),
+    # clip_norm_ is CLIP_FACTOR times the released row norm: a function of
+    # the two draws alone.
+    _bound_case("DPMinimaxClassifier (auto clip_norm)", "clip_norm_",
+                _fit_minimax, "row_norm_draws", skdpopt.minimax, "row norm",
+                datasets=_row_pair),
 ]
