@@ -31,11 +31,14 @@ from sensitivity_cases import (
     SGD_CASES,
     SGD_FIRST_STEP,
     SYNTHETIC_CASES,
+    TARGET_CASES,
 )
 
 import skdpopt._bounds
+import skdpopt._clip_check
 import skdpopt._data.inmemory
 import skdpopt._domain
+import skdpopt._target_scaling
 import skdpopt.lasso
 from skdpopt._clipping import clip_scalars
 from skdpopt.solvers.query_release import MarginalWorkload
@@ -150,9 +153,27 @@ def test_catches_planted_missing_feature_clip(monkeypatch):
     """DPLasso's features not clipped to the public feature bound."""
     case, pair = LASSO_CASES[0], _outside_pair()
     assert not check(case, pair)
-    monkeypatch.setattr(skdpopt.lasso, "_clip_features_if_needed",
-                        lambda X, bound: X)
+    monkeypatch.setattr(skdpopt.lasso, "clip_features", lambda X, bound: X)
     assert any("gradients" in v.key for v in check(case, pair))
+
+
+def test_catches_planted_unclipped_target_sums(monkeypatch):
+    """The target's location summed without its clip."""
+    case, pair = TARGET_CASES[0], _outside_pair()
+    assert not check(case, pair)
+    monkeypatch.setattr(skdpopt._target_scaling, "clipped_total",
+                        lambda y, low, high: float(np.sum(y)))
+    assert any("clipped sum" in v.key for v in check(case, pair))
+
+
+def test_catches_planted_clip_check_counting_values(monkeypatch):
+    """The clip check counting the far values rather than the far rows (a
+    row can hold d of them)."""
+    case, pair = TARGET_CASES[2], _outside_pair()
+    assert not check(case, pair)
+    monkeypatch.setattr(skdpopt._clip_check, "map_rows",
+                        lambda function, X: np.abs(np.asarray(X)).ravel())
+    assert any("far rows" in v.key for v in check(case, pair))
 
 
 def test_catches_planted_unclipped_target(monkeypatch):
