@@ -15,11 +15,6 @@ For each table of ``panel_data.PANEL`` (or ``OUTSIDE`` with
   ``LogisticRegression(max_iter=1000)`` (classification);
 * **trivial**: the training mean (regression) or the class prior.
 
-With ``--scaler exact`` the private estimator runs after the non-private
-preprocessing (scikit-learn's StandardScaler) with the whole budget: an
-oracle no user has, which separates the estimator's share of the gap
-from the private scaler's.
-
 Estimators: regression DPSGDRegressor and DPLasso; binary and multiclass
 DPSGDClassifier and DPLogisticSimplex; binary tables with groups also
 DPMinimaxClassifier.  Scores: R^2 (regression), ROC AUC (binary; macro
@@ -193,21 +188,7 @@ def _set_seed(pipeline, seed):
     pipeline.set_params(**dict.fromkeys(names, seed))
 
 
-def private_model(spec, name, epsilon, delta, seed, scaler="private"):
-    """The documented private path, or (``scaler="exact"``) the estimator
-    after the non-private preprocessing, with the whole budget."""
-    if scaler == "exact":
-        estimator = make_estimator(name, spec).set_params(
-            epsilon=epsilon, delta=delta, random_state=seed)
-        return make_pipeline(public_preprocessor(spec), estimator)
-    pipeline = skdpopt.make_private_pipeline(
-        default_preprocessor(spec), make_estimator(name, spec),
-        epsilon=epsilon, delta=delta)
-    _set_seed(pipeline, seed)
-    return pipeline
-
-
-def run_task(spec, seed, estimators, epsilons, max_rows, scaler="private"):
+def run_task(spec, seed, estimators, epsilons, max_rows):
     """Every fit of one table and one seed: a list of records."""
     X, y, groups = load_table(spec.name, max_rows=max_rows, random_state=seed)
     stratify = None if spec.task == "regression" else y
@@ -237,7 +218,10 @@ def run_task(spec, seed, estimators, epsilons, max_rows, scaler="private"):
         if spec.group is not None:
             other = "auc" if metric == "wg_logloss" else "wg_logloss"
         for eps in epsilons:
-            pipeline = private_model(spec, name, eps, delta, seed, scaler)
+            pipeline = skdpopt.make_private_pipeline(
+                default_preprocessor(spec), make_estimator(name, spec),
+                epsilon=eps, delta=delta)
+            _set_seed(pipeline, seed)
             fit_params = {}
             if name == "DPMinimaxClassifier":
                 fit_params["dpminimaxclassifier__sensitive_features"] = g_tr
@@ -535,12 +519,6 @@ def parse_args(argv):
                         help=f"tables {', '.join(QUICK_TABLES)}, epsilon 1, "
                              "2 seeds")
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--scaler", choices=("private", "exact"),
-                        default="private",
-                        help="exact: the estimators after a non-private "
-                             "StandardScaler, with the whole budget (an "
-                             "oracle, to separate the scaler's share of "
-                             "the gap); written to panel_exact_scaler.md")
     parser.add_argument("--write", action="store_true",
                         help="write the tables and the fits' records to "
                              "docs/benchmarks/_generated/")
@@ -585,8 +563,7 @@ def main(argv=None):
     start = time.perf_counter()
     records = []
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(run_task)(spec, seed, names, epsilons, args.max_rows,
-                          args.scaler)
+        delayed(run_task)(spec, seed, names, epsilons, args.max_rows)
         for spec, seed, names in tasks)
     for k, result in enumerate(results, 1):
         records += result
@@ -599,18 +576,14 @@ def main(argv=None):
         if column not in frame:
             frame[column] = np.nan
     frame["error"] = frame["error"].fillna("")
-    scope = "Outside the panel: " if args.outside else ""
-    if args.scaler == "exact":
-        scope += "Exact scaler (an oracle): "
-    text = report(frame, epsilons, scope=scope)
+    text = report(frame, epsilons,
+                  scope="Outside the panel: " if args.outside else "")
     print()
     print(text)
     print(f"wall time {wall:.0f} s")
     if args.write:
         GENERATED.mkdir(parents=True, exist_ok=True)
         stem = "panel_outside" if args.outside else "panel"
-        if args.scaler == "exact":
-            stem += "_exact_scaler"
         (GENERATED / f"{stem}.md").write_text(header(argv, wall, load) + "\n"
                                               + text)
         (GENERATED / "panel_tables.md").write_text(tables_markdown())
