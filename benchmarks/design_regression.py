@@ -9,9 +9,9 @@ read here.  Seeds 100 and up for the generated data.
   estimator)``) and, to separate the estimator from the scaler, through
   an exact (non-private) scaler: ``make_pipeline(public_preprocessor(spec),
   estimator)``, the estimator with the share of the budget it gets in the
-  pipeline (an oracle no user has).  Fraction of the non-private gain, as ``bench_panel.py`` reports
-  it (non-private reference: Ridge(alpha=1) on standardised features;
-  trivial: the training mean).
+  pipeline (an oracle no user has).  Fraction of the non-private gain, as
+  ``bench_panel.py`` reports it (non-private reference: Ridge(alpha=1) on
+  standardised features; trivial: the training mean).
 * ``families``: generated regression sets whose features are already on
   a unit scale (so only the target handling varies), n in {2,000,
   20,000}, d = 10: a linear target plus noise (``base``), shifted by 100
