@@ -413,10 +413,11 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             self.target_scale_ = (1.0 if self.target_scale is None
                                   else float(self.target_scale))
         else:
+            # user -> fit's wrapper -> fit -> _fit_problems -> here.
             warn_if_coarse(self, plan.target_draws, targets[0].shape[0],
-                           ["target_scale"], stacklevel=7)
+                           ["target_scale"], stacklevel=6)
             warn_if_not_centred(self, plan.target_draws, "target_scale",
-                                stacklevel=7)
+                                stacklevel=6)
             self.target_location_, self.target_scale_ = release_location_scale(
                 targets[0], plan.target_draws, rng)
         return ([(target - self.target_location_) / self.target_scale_

@@ -427,3 +427,21 @@ def test_noise_far_above_any_signal_warns_naming_the_levers(regression_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         DPSGDRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
+
+
+def test_too_few_rows_to_centre_warns_at_the_callers_line():
+    """300 rows at epsilon = 0.5: even MAX_TARGET_SHARE cannot centre the
+    targets (a public condition), so the fit scales |y| only and says so,
+    at this line, naming the levers and no private value."""
+    from skdpopt.exceptions import UtilityWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + 5.0
+    with pytest.warns(UtilityWarning, match="not centred") as caught:
+        model = DPSGDRegressor(epsilon=0.5, random_state=0).fit(X, y)
+    assert model.target_location_ == 0.0
+    assert not model.privacy_plan_.target_draws.centre
+    for record in caught:
+        assert record.filename == __file__
+        assert f"{model.target_scale_:g}" not in str(record.message)
