@@ -41,7 +41,8 @@ def far_rows_share(X, bound, check, rng):
     return noisy / max(n_samples, 1)
 
 
-def warn_if_clipped(estimator, share, *, name="feature_bound", stacklevel=3):
+def warn_if_clipped(estimator, share, *, noise, name="feature_bound",
+                    stacklevel=3):
     """Warn with :class:`UtilityWarning` when the released share of rows far
     beyond the bound is above one half; name the levers.
 
@@ -51,6 +52,10 @@ def warn_if_clipped(estimator, share, *, name="feature_bound", stacklevel=3):
         Named in the message.
     share : float
         From :func:`far_rows_share` (a released value).
+    noise : float
+        Standard deviation of the share's noise (public): a share noisier
+        than ``1 / 8`` decides nothing (a fit that noisy warns that its
+        noise dominates anyway), so it never warns then.
     name : str, default="feature_bound"
         The estimator's bound parameter.
     stacklevel : int, default=3
@@ -60,7 +65,7 @@ def warn_if_clipped(estimator, share, *, name="feature_bound", stacklevel=3):
     bool
         Whether it warned.
     """
-    if not share > MOST:
+    if not (share > MOST and noise <= 1.0 / 8.0):
         return False
     warnings.warn(
         f"{type(estimator).__name__}: most rows have a value beyond "

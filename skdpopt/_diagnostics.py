@@ -120,3 +120,29 @@ def warn_if_noise_dominates(estimator, ratio, *, threshold=1.0,
         f"{', '.join(levers)}.",
         UtilityWarning, stacklevel=stacklevel)
     return True
+
+
+def warn_if_signal_is_weak(estimator, ratio, *, threshold,
+                           levers=(MORE_EPSILON, MORE_ROWS), stacklevel=3):
+    """Warn with :class:`UtilityWarning` when ``ratio`` (the noise of one
+    release over the largest signal a release can carry, from public
+    quantities) exceeds ``threshold`` though not 1: the fit moves, but the
+    signals weaker than that fraction of the largest are lost in the noise,
+    and the noise the model takes in can leave it worse than a constant.
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if not threshold < ratio <= 1.0:
+        return False
+    warnings.warn(
+        f"{type(estimator).__name__}: the planned noise of each release is "
+        f"{ratio:.2g} of the largest signal the data could contribute "
+        "(computed from the number of rows, epsilon, the public bounds and "
+        "the schedule, not from the data): features whose signal is weaker "
+        "than that are lost in it, and the fit may do worse than a constant. "
+        f"Levers: {', '.join(levers)}.",
+        UtilityWarning, stacklevel=stacklevel)
+    return True

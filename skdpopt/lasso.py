@@ -26,9 +26,15 @@ from ._data import (
     map_rows,
     validate_dask_training_data,
 )
-from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
+from ._diagnostics import (
+    MORE_EPSILON,
+    MORE_ROWS,
+    noisy_sum_ratio,
+    warn_if_noise_dominates,
+    warn_if_signal_is_weak,
+)
 from ._target_scaling import release_location_scale, warn_if_not_centred
-from .plans.lasso import ALPHA_RATIO, frank_wolfe_scale, plan_lasso
+from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, frank_wolfe_scale, plan_lasso
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.greedy_cd import private_greedy_cd
 
@@ -322,9 +328,19 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.solver == "greedy_cd":
             # Public: a coordinate gradient is at most B C, its noise
             # 2 B C / n noise multipliers (n, epsilon and the schedule only).
-            warn_if_noise_dominates(self, noisy_sum_ratio(
+            ratio = noisy_sum_ratio(
                 noise_multiplier=2.0 * plan.gradient_noise_multiplier,
-                n_steps=1, expected_batch=n_samples, n_params=1))
+                n_steps=1, expected_batch=n_samples, n_params=1)
+            # user -> fit's wrapper -> fit -> the warning: stacklevel 4.
+            warn_if_noise_dominates(self, ratio, stacklevel=4)
+            # A coordinate gradient of a tenth of B C is a correlation of
+            # about 0.2 for standardised features and targets; below that,
+            # noise decides which coordinates enter (fits worse than a
+            # constant on the panel's design tables, from a ratio of 0.12).
+            warn_if_signal_is_weak(self, ratio, threshold=WEAK_SIGNAL_RATIO,
+                                   levers=(MORE_EPSILON, MORE_ROWS,
+                                           "fewer steps (max_iter)"),
+                                   stacklevel=4)
         rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
         y = y - self.target_location_
@@ -376,7 +392,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if plan.clip_check is not None:
             self.far_rows_share_ = far_rows_share(X, self.feature_bound_,
                                                   plan.clip_check, rng)
-            warn_if_clipped(self, self.far_rows_share_, stacklevel=5)
+            warn_if_clipped(self, self.far_rows_share_,
+                            noise=plan.clip_check.noise_multiplier / X.shape[0],
+                            stacklevel=5)
 
     def _warm_starts(self, n_features):
         return (self.warm_start and hasattr(self, "coef_")

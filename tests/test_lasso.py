@@ -657,3 +657,19 @@ def test_targets_far_from_zero_are_centred_privately():
     assert shifted.alpha_ == pytest.approx(
         ALPHA_RATIO * shifted.feature_bound_ * shifted.target_bound_)
     assert DPLasso(alpha=0.05, random_state=0).fit(X, y).alpha_ == 0.05
+
+
+def test_weak_signals_warn_from_public_quantities_at_the_callers_line():
+    """At 3,000 rows and epsilon = 0.2 a coordinate gradient's noise is 0.12
+    of the largest gradient B C (public: n, epsilon, the plan): above
+    WEAK_SIGNAL_RATIO, so the fit warns, at this line; at epsilon = 1 it
+    is 0.04 and the fit is quiet."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = X[:, 0] + rng.normal(size=3000)
+    with pytest.warns(UtilityWarning, match="lost in it") as caught:
+        DPLasso(epsilon=0.2, delta=1e-8, random_state=0).fit(X, y)
+    assert all(w.filename == __file__ for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        DPLasso(epsilon=1.0, delta=1e-8, random_state=0).fit(np.clip(X, -1, 1), y)

@@ -44,6 +44,10 @@ MAX_BOUNDS_SHARE = 0.25
 # alpha="auto": this fraction of feature_bound * target_bound, the largest
 # coordinate gradient of the clipped problem at w = 0.
 ALPHA_RATIO = 0.001
+# The fit warns when a coordinate gradient's noise (public) exceeds this
+# fraction of the largest gradient, B C (chosen on the panel's design
+# half, benchmarks/design_regression.py).
+WEAK_SIGNAL_RATIO = 0.1
 
 
 @dataclass(frozen=True)
