@@ -22,7 +22,7 @@ from ..accounting.zcdp import gaussian_noise_multiplier
 # thousand rows at epsilon = 1.
 CLIP_CHECK_SHARE = 0.01
 # A row counts when some value lies beyond this many bounds.  Standardised
-# columns (a DP scaler's output) reach it rarely: at most 8% of the rows
+# columns (a DP scaler's output) reach it rarely: at most 9% of the rows
 # of the design tables of the panel with B = 1, against 100% for columns
 # in raw units (benchmarks/design_regression.py --task clip_check).
 FAR_FACTOR = 4.0
