@@ -72,7 +72,7 @@ def _window(y, location, draws, rng):
 def _spread(y, location, rank, draws, rng):
     """Step 5: the rank's quantile of ``|y_i - location|`` (two draws), a
     positive candidate of the grid."""
-    spread_draws = QuantileDraws(1, (rank,), draws.score_sensitivity, 2)
+    spread_draws = QuantileDraws(1, (rank,), draws.scale_sensitivity, 2)
     return float(release_bounds([_deviations(y, location)], spread_draws, rng)[0])
 
 

@@ -227,7 +227,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         of about unit size whatever their units (dollars, years).
         "auto" also centres them: it first releases a private location
         (a noisy mean of the targets clipped to a privately released
-        window, in two rounds) and a private 0.9 quantile of
+        window, in two rounds) and a private 0.99 quantile of
         ``|y - location|`` (a candidate of a public grid), nine releases
         for 5% of the budget in zCDP units (up to 25% when the rows are
         too few for 5% to find the targets), and fits ``(y - location) /

@@ -167,9 +167,10 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
     draw = ExponentialMechanism(targets.score_sensitivity)
     first = GaussianMechanism(targets.noise_multiplier)
     second = GaussianMechanism(targets.location_noise_multiplier)
+    scale = ExponentialMechanism(targets.scale_sensitivity)
     feature = ExponentialMechanism(plan.bounds_draws.score_sensitivity)
     assert events[:8] == [(anchor, 1), (draw, 2), (first, 1), (anchor, 1),
-                          (draw, 1), (second, 1), (draw, 2), (feature, 2)]
+                          (draw, 1), (second, 1), (scale, 2), (feature, 2)]
     if not params:
         # Residual scale, selection, gradient and curvature on every step
         # (the curvature is skipped on intercept steps, but which those are
@@ -190,7 +191,7 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     target's releases and the feature bound's two draws, which cost
     N_RELEASES + 2 times an ordinary draw's D^2 / 2 (a Gaussian sum of
     noise multiplier z = 1 / D as much, an anchoring draw ANCHOR_FACTOR^2
-    times more).  Public numbers plan no draw; a
+    times more, the scale's draws SCALE_WEIGHT times).  Public numbers plan no draw; a
     public feature bound is checked by one noisy count of CLIP_CHECK_SHARE."""
     from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.plans.clipping import CLIP_CHECK_SHARE
@@ -551,8 +552,9 @@ def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
     draw = ExponentialMechanism(draws.score_sensitivity)
     first = LaplaceMechanism(1 / draws.noise_multiplier)
     second = LaplaceMechanism(1 / draws.location_noise_multiplier)
+    scale = ExponentialMechanism(draws.scale_sensitivity)
     assert events[:8] == [(anchor, 1), (draw, 2), (first, 1), (anchor, 1),
-                          (draw, 1), (second, 1), (draw, 2), (draw, 2)]
+                          (draw, 1), (second, 1), (scale, 2), (draw, 2)]
     assert model.privacy_spent_.epsilon >= total * (1 - 1e-9)
     assert 0.98 * (1 - 1e-3) <= model.privacy_spent_.epsilon <= 1.0
     assert np.isfinite(model.coef_).all()

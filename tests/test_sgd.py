@@ -280,8 +280,9 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
         regression_data):
     """target_scale="auto" (the default) spends nine releases on the
     target's location and scale (two anchoring draws of score sensitivity
-    ANCHOR_FACTOR D and five of D on the grid of private bounds, two noisy
-    clipped sums of noise multipliers 1 / D and 1 / (2 D)):
+    ANCHOR_FACTOR D, three of D and the scale's two of 2 D on the grid of
+    private bounds, two noisy clipped sums of noise multipliers 1 / D and
+    1 / (2 D)):
     AUTO_BOUNDS_SHARE of rho_for(epsilon, delta) when that is enough for
     the draws to centre the target, more for fewer rows (at most
     MAX_TARGET_SHARE).  The targets in dollars (times 3,000, shifted by
@@ -312,10 +313,12 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
         ("ExponentialMechanism", 1), ("GaussianMechanism", 1),
         ("ExponentialMechanism", 2)]
     assert released[0][0] == anchor and released[3][0] == anchor
-    assert [released[k][0] for k in (1, 4, 6)] == [draw] * 3
+    assert [released[k][0] for k in (1, 4)] == [draw] * 2
+    assert released[6][0].score_sensitivity == pytest.approx(2 * D)
     assert released[2][0] == first
     assert released[5][0].noise_multiplier == pytest.approx(second.noise_multiplier)
-    # Units of D^2 / 2: 2 ANCHOR_FACTOR^2 + 5 draws + 1 + 4 for the sums.
+    # Units of D^2 / 2: 2 ANCHOR_FACTOR^2 + 3 draws + 1 + 4 for the sums +
+    # 2 x 4 for the scale's draws.
     assert D == pytest.approx(np.sqrt(2 * AUTO_BOUNDS_SHARE * rho / N_RELEASES))
     assert _bounds.median_cell_is_reliable(len(y), D)
     assert model.privacy_plan_.clip_draws is None
@@ -337,9 +340,9 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     assert small.target_draws.centre
     # The location is near the targets' mean (the noise of the second sum is
     # 2 r z / n, r the window: about 0.01 standard deviations here), the
-    # scale a grid candidate near the 0.9 quantile of |y - location|.
+    # scale a grid candidate near the 0.99 quantile of |y - location|.
     assert abs(model.target_location_ - dollars.mean()) < 0.1 * dollars.std()
-    top = np.quantile(np.abs(dollars - dollars.mean()), 0.9)
+    top = np.quantile(np.abs(dollars - dollars.mean()), 0.99)
     assert top / 2 <= model.target_scale_ <= 2 * top
     unit = DPSGDRegressor(target_scale=1.0, **kwargs)
     r2_dollars = model.score(X, dollars)

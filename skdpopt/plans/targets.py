@@ -76,10 +76,15 @@ ANCHOR_FACTOR = (_CELLS + CENTRE_MARGIN) / (_CELLS + _bounds.TIE_MARGIN)
 # that where the draws are just reliable the location's noise is about 5%
 # of the window (``2 r z / n`` with ``z D n / 2`` = 9.5).
 LOCATION_WEIGHT = 4.0
+# The scale's two draws get SCALE_WEIGHT times an ordinary draw's budget
+# each: the upper rank a draw can aim at is limited by its score
+# sensitivity (``effective_quantiles``), and a heavy-tailed target scaled
+# at too low a rank is clipped hard (benchmarks/design_regression.py).
+SCALE_WEIGHT = 4.0
 # Cost of all the releases in units of one ordinary draw's: the two
-# anchoring draws (ANCHOR_FACTOR^2 each), five ordinary draws, the first
-# sum and the second.
-N_RELEASES = 2 * ANCHOR_FACTOR**2 + 6 + LOCATION_WEIGHT
+# anchoring draws (ANCHOR_FACTOR^2 each), three ordinary draws, the first
+# sum, the second and the scale's two draws.
+N_RELEASES = 2 * ANCHOR_FACTOR**2 + 4 + LOCATION_WEIGHT + 2 * SCALE_WEIGHT
 
 
 def centres(n_samples, score_sensitivity):
@@ -108,7 +113,7 @@ class TargetDraws:
     ranks (``score_sensitivity``), a noisy sum (``noise_multiplier``), the
     median cell of ``|y - first location|`` (``anchor_sensitivity``), a
     rank, a noisy sum (``location_noise_multiplier``), and the scale's
-    median cell and rank.
+    median cell and rank (``scale_sensitivity``).
 
     Attributes
     ----------
@@ -124,6 +129,8 @@ class TargetDraws:
     location_noise_multiplier : float
         The same for the second sum, whose noise is the location's error:
         ``noise_multiplier / sqrt(LOCATION_WEIGHT)``.
+    scale_sensitivity : float
+        Of the scale's two draws: ``sqrt(SCALE_WEIGHT) * score_sensitivity``.
     location_ranks : (float, float)
         Effective ranks of the first bounds (moved inwards where the draws
         could not find them, see :func:`skdpopt._bounds.effective_quantiles`).
@@ -146,6 +153,7 @@ class TargetDraws:
     anchor_sensitivity: float
     noise_multiplier: float
     location_noise_multiplier: float
+    scale_sensitivity: float
     location_ranks: tuple
     window_rank: float
     scale_rank: float
@@ -159,15 +167,16 @@ class TargetDraws:
         if not np.isfinite(self.score_sensitivity):
             return EpsilonDeltaEvent(np.inf, 0.0)
         draw = ExponentialMechanism(self.score_sensitivity)
+        scale = ExponentialMechanism(self.scale_sensitivity)
         if not self.centre:
-            return repeat(draw, 2)
+            return repeat(scale, 2)
         anchor = ExponentialMechanism(self.anchor_sensitivity)
         first, second = (
             GaussianMechanism(z) if self.mechanism == "gaussian"
             else LaplaceMechanism(1.0 / z)
             for z in (self.noise_multiplier, self.location_noise_multiplier))
         return compose(anchor, repeat(draw, 2), first, anchor, draw, second,
-                       repeat(draw, 2))
+                       repeat(scale, 2))
 
     @property
     def quantiles(self):
@@ -179,7 +188,7 @@ class TargetDraws:
         """Whether the rows and the budget are too few for the scale's
         median-cell draw to find the target (public quantities only)."""
         return not _bounds.median_cell_is_reliable(self.n_samples,
-                                                   self.score_sensitivity)
+                                                   self.scale_sensitivity)
 
     @property
     def capped(self):
@@ -217,8 +226,9 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
         ``rho / 2`` each.
     """
     if epsilon == np.inf:
-        return TargetDraws(n_samples, np.inf, np.inf, 0.0, 0.0, LOCATION_RANKS,
-                           WINDOW_RANK, float(scale_quantile), float(scale_quantile))
+        return TargetDraws(n_samples, np.inf, np.inf, 0.0, 0.0, np.inf,
+                           LOCATION_RANKS, WINDOW_RANK, float(scale_quantile),
+                           float(scale_quantile))
     sensitivity = exponential_score_sensitivity(rho / N_RELEASES)
     if not centres(n_samples, sensitivity):
         # Not centred: the scale's two draws get the whole rho.
@@ -226,14 +236,17 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
         scale = _bounds.effective_quantiles((scale_quantile,), n_samples,
                                             sensitivity)[0]
         return TargetDraws(n_samples, sensitivity, sensitivity, 0.0, 0.0,
-                           LOCATION_RANKS, WINDOW_RANK, scale,
+                           sensitivity, LOCATION_RANKS, WINDOW_RANK, scale,
                            float(scale_quantile), centre=False)
     ranks = _bounds.effective_quantiles(
-        (*LOCATION_RANKS, WINDOW_RANK, scale_quantile), n_samples, sensitivity)
+        (*LOCATION_RANKS, WINDOW_RANK), n_samples, sensitivity)
+    scale_sensitivity = np.sqrt(SCALE_WEIGHT) * sensitivity
+    scale = _bounds.effective_quantiles((scale_quantile,), n_samples,
+                                        scale_sensitivity)[0]
     # A Gaussian of std z and a Laplace of scale z (sensitivities) both
     # cost 1 / (2 z^2) in zCDP units, the Laplace as a pure 1/z-DP release.
     return TargetDraws(n_samples, sensitivity, ANCHOR_FACTOR * sensitivity,
                        1.0 / sensitivity,
                        1.0 / (np.sqrt(LOCATION_WEIGHT) * sensitivity),
-                       ranks[:2], ranks[2], ranks[3], float(scale_quantile),
-                       "laplace" if pure else "gaussian")
+                       scale_sensitivity, ranks[:2], ranks[2], scale,
+                       float(scale_quantile), "laplace" if pure else "gaussian")
