@@ -2,7 +2,7 @@
 
 A private fit can satisfy its guarantee and still be useless: when the
 planned noise is larger than anything the data could contribute, the
-model cannot move from its starting point.  These helpers compare the
+model cannot move from its starting point.  These functions compare the
 noise a plan adds with the largest signal its public bounds allow (from
 n, epsilon through the plan's noise, the bounds and the schedule; never
 the data), and warn with :class:`~skdpopt.exceptions.UtilityWarning`

@@ -5,12 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    check_array,
-    check_is_fitted,
-)
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import _domain
 from ._base import (
@@ -219,9 +214,9 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         """
         self._validate_params()
         frame = _is_dataframe(X)
-        _check_feature_names(self, X, reset=True)
         columns = self._column_values(X)
-        _check_n_features(self, _Shape(len(columns)), reset=True)
+        # Names and number of columns only: the columns keep their types.
+        validate_data(self, X, reset=True, skip_check_array=True)
         n_samples = len(columns[0]) if columns else 0
         if len(columns) < 2:
             raise ValueError(
@@ -307,7 +302,6 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
 
     def _encode(self, X):
         check_is_fitted(self)
-        _check_feature_names(self, X, reset=False)
         if _is_dataframe(X):
             columns = [X[c].to_numpy() for c in X.columns]
         else:
@@ -315,7 +309,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             array = check_array(X, dtype=dtype,
                                 ensure_all_finite=dtype is not None)
             columns = [array[:, i] for i in range(array.shape[1])]
-        _check_n_features(self, _Shape(len(columns)), reset=False)
+        validate_data(self, X, reset=False, skip_check_array=True)
         return np.column_stack(
             [_domain.encode_column(c, v)
              for c, v in zip(self.domain_, columns, strict=True)]
@@ -483,13 +477,6 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.target_tags.required = False
         return tags
-
-
-class _Shape:
-    """Stand-in with ``shape`` for scikit-learn's n_features_in_ check."""
-
-    def __init__(self, n_features):
-        self.shape = (0, n_features)
 
 
 def _is_dataframe(X):

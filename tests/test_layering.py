@@ -1,7 +1,7 @@
 """The house's layers, read from the code's own imports (AST).
 
 From the top: the estimators (and the public modules beside them), the
-helpers they share, then plans beside the solvers and the releases, then
+machinery they share, then plans beside the solvers and the releases, then
 data access, then the foundation (accounting, mechanisms, losses,
 geometry, clipping, labels and groups).  Every import runs downwards or
 within a layer; plans import neither solvers nor estimators; solvers and
@@ -27,7 +27,7 @@ ESTIMATORS = {"sgd", "lasso", "logistic_simplex", "minimax", "synthetic",
 # Each part of the package, by its place in the house.
 LAYERS = {
     "public": {"__init__", "metrics", *ESTIMATORS},
-    "helpers": {"_base", "_targets", "_diagnostics", "ledger"},
+    "shared": {"_base", "_targets", "_diagnostics", "ledger"},
     "plans": {"plans"},
     "solvers": {"solvers", "_bounds", "_domain"},
     "data": {"_data"},
@@ -36,8 +36,8 @@ LAYERS = {
 }
 # What each layer may import (its own parts included).
 ALLOWED = {
-    "public": {"public", "helpers", "plans", "solvers", "data", "foundation"},
-    "helpers": {"helpers", "data", "foundation"},
+    "public": {"public", "shared", "plans", "solvers", "data", "foundation"},
+    "shared": {"shared", "data", "foundation"},
     "plans": {"plans", "foundation"},
     "solvers": {"solvers", "data", "foundation"},
     "data": {"data", "foundation"},

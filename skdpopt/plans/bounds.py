@@ -48,10 +48,11 @@ TIE_MARGIN = 3.0
 # Target ranks are never moved further inwards than this.
 MAX_TAIL = 0.25
 
-# "auto" bounds (docs/design/defaults.md): their share of a fit's budget
-# (zCDP units), all of them together, and the rank of the released bound
-# (1% of the records are clipped at most, in expectation over the draw's
-# error in rank).
+# "auto" bounds: their share of a fit's budget (zCDP units), all of them
+# together (small: a bound within a factor 2 of the right one costs far
+# less utility than this share of the fit's noise budget would buy back),
+# and the rank of the released bound (1% of the records are clipped at
+# most, in expectation over the draw's error in rank).
 AUTO_BOUNDS_SHARE = 0.05
 AUTO_QUANTILE = 0.99
 
