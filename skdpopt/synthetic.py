@@ -12,9 +12,10 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
+    sampling_generator,
 )
 from ._bounds import private_bounds
+from ._data import refuse_dask
 from ._diagnostics import warn_if_coarse
 from .plans.synthetic import plan_synthetic
 from .solvers.problems import MarginalProblem
@@ -96,7 +97,10 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         past it is not a candidate for selection (as in AIM); every
         column's 1-way table must fit.  Memory and time grow with it.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's noise.  Leave it ``None`` for a real release.
+        Seeds the fit's noise.  Leave it ``None`` for a real release.  An
+        int reproduces the fit (for tests and documentation); ``None`` and
+        a RandomState draw fresh entropy from the operating system at
+        every fit, so clones never share noise.
     verbose : int, default=0
         Print one line per round: the columns measured, the model's size
         and the time so far (selections are released values; no error
@@ -213,6 +217,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             The fitted generator.
         """
         self._validate_params()
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(it reads every column's values in memory)")
         frame = _is_dataframe(X)
         columns = self._column_values(X)
         # Names and number of columns only: the columns keep their types.
@@ -254,8 +260,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             preprocessor_epsilon=self.preprocessor_epsilon)
         warn_if_coarse(self, plan.bounds, ["bounds"], stacklevel=4,
                        public="bounds={column: (low, high)} for the numeric columns")
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         if unbounded:
             low, high = private_bounds(values, plan.bounds, rng)
             for k, i in enumerate(unbounded):
@@ -328,7 +333,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_samples : int, default=None
             Number of records; ``None`` draws as many as the training data.
         random_state : int, RandomState instance or None, default=None
-            Seeds the draw.
+            Seeds the draw (a RandomState advances); sampling releases
+            nothing new, so a seed here is safe.
         method : {"systematic", "iid"}, default="systematic"
             ``"systematic"``: down the model's junction tree, the records
             sharing the values of a node's separator get the node's other
@@ -358,7 +364,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"method must be 'systematic' or 'iid', got {method!r}."
             )
-        rng = make_generator(random_state)
+        rng = sampling_generator(random_state)
         codes = self.model_.sample(int(n_samples), rng, method=method)
         values = [_domain.decode_column(col, codes[:, i], rng)
                   for i, col in enumerate(self.domain_)]

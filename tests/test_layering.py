@@ -32,7 +32,7 @@ LAYERS = {
     "solvers": {"solvers", "_bounds", "_domain"},
     "data": {"_data"},
     "foundation": {"accounting", "mechanisms", "losses", "geometry", "_clipping",
-                   "_validation", "exceptions"},
+                   "_sums", "_validation", "exceptions"},
 }
 # What each layer may import (its own parts included).
 ALLOWED = {
@@ -45,7 +45,7 @@ ALLOWED = {
 }
 # Within the foundation, what may import accounting: accounting itself.
 NO_ACCOUNTING = {"solvers", "_bounds", "_domain", "_data", "mechanisms", "losses",
-                 "geometry", "_clipping", "_validation"}
+                 "geometry", "_clipping", "_sums", "_validation"}
 MAX_ESTIMATOR_LINES = 300
 
 
