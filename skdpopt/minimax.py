@@ -373,7 +373,8 @@ class DPMinimaxClassifier(
             self.feature_bound if self.fit_intercept else None)
         if sizes is None:
             sizes, what = release_group_sizes(problem, plan, rng)
-            check_group_sizes(sizes, self.groups_, what, self.min_group_size)
+            check_group_sizes(sizes, self.groups_, what, self.min_group_size,
+                              named=self.groups is not None)
         stage = plan.stage(sizes)
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)
@@ -403,9 +404,11 @@ class DPMinimaxClassifier(
             return np.array([float(n_samples)])
         if self.group_priors is None:
             return None
-        sizes = prior_proportions(self.group_priors, self.groups_) * n_samples
+        named = self.groups is not None  # groups read from the data: unnamed
+        sizes = prior_proportions(self.group_priors, self.groups_,
+                                  named=named) * n_samples
         check_group_sizes(sizes, self.groups_, "prior-implied size",
-                          self.min_group_size)
+                          self.min_group_size, named=named)
         return sizes
 
     def _say(self, message):

@@ -17,7 +17,13 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
 from sklearn.utils._param_validation import Interval, Options
 
-from ._base import MAX_EPSILON, BudgetMixin, DPEstimatorMixin
+from ._base import (
+    MAX_EPSILON,
+    BudgetMixin,
+    DPEstimatorMixin,
+    raised_in_skdpopt,
+    without_values,
+)
 from .accounting import PrivacySpent, compose, privacy_spent
 from .exceptions import PrivacyLeakError
 
@@ -564,7 +570,7 @@ class PrivatePipeline(BudgetMixin, Pipeline):
         # Every fitting method of Pipeline (fit, fit_transform, fit_predict)
         # starts here, before any step sees the data.
         self._configure()
-        return super()._fit(*args, **kwargs)
+        return _quoting_no_value(super()._fit, *args, **kwargs)
 
     @property
     def privacy_spent_(self):
@@ -585,6 +591,19 @@ class PrivatePipeline(BudgetMixin, Pipeline):
             return PrivacySpent(np.inf, 0.0)
         composed = privacy_spent(compose(*events), delta)
         return min(basic, composed, key=lambda s: s.epsilon)
+
+
+def _quoting_no_value(fit, *args, **kwargs):
+    """``fit(*args, **kwargs)``, its errors re-raised without the values of
+    the data that a public step's message quotes (scikit-learn's encoders
+    name the unknown categories they find; skdpopt's own messages name
+    public values only, and stay as they are)."""
+    try:
+        return fit(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        if raised_in_skdpopt(exc):
+            raise
+        raise without_values(exc) from None
 
 
 def _kept_budget(unit):

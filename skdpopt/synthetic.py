@@ -13,6 +13,7 @@ from ._base import (
     DPEstimatorMixin,
     keep_fit_on_error,
     sampling_generator,
+    withhold_values,
 )
 from ._bounds import private_bounds
 from ._data import refuse_dask
@@ -260,18 +261,21 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             preprocessor_epsilon=self.preprocessor_epsilon)
         warn_if_coarse(self, plan.bounds, ["bounds"], stacklevel=4,
                        public="bounds={column: (low, high)} for the numeric columns")
+        # Every input check before anything is charged: the columns with a
+        # public domain are encoded (a value outside it is refused), and
+        # those awaiting private bounds were read as finite numbers above.
+        codes = [None if col is None else _domain.encode_column(col, values)
+                 for col, values in zip(domain, columns, strict=True)]
         rng = self._begin_release(plan)
         if unbounded:
             low, high = private_bounds(values, plan.bounds, rng)
             for k, i in enumerate(unbounded):
                 domain[i] = _domain.numeric_column(names[i], low[k], high[k],
                                                    self.n_bins)
-        codes = np.column_stack(
-            [_domain.encode_column(col, values)
-             for col, values in zip(domain, columns, strict=True)]
-        )
-        result = fit_synthetic(MarginalProblem(codes, queries, self.max_model_size),
-                               plan, rng, verbose=self.verbose)
+                codes[i] = _domain.encode_column(domain[i], values[:, k])
+        result = fit_synthetic(
+            MarginalProblem(np.column_stack(codes), queries, self.max_model_size),
+            plan, rng, verbose=self.verbose)
         self.model_ = result.model
         self.workload_ = workload
         self.selected_ = result.selected
@@ -298,11 +302,11 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         if self.domain is None:
             # Converted per column, so that a text column is named and the
             # message points at ``domain``.
-            array = check_array(X, dtype=None, ensure_min_samples=1,
-                                ensure_all_finite=True)
+            array = _checked_array(X, dtype=None, ensure_min_samples=1,
+                                   ensure_all_finite=True)
             return [_domain.finite_numeric(i, array[:, i])
                     for i in range(array.shape[1])]
-        array = check_array(X, dtype=None, ensure_all_finite=False)
+        array = _checked_array(X, dtype=None, ensure_all_finite=False)
         return [array[:, i] for i in range(array.shape[1])]
 
     def _encode(self, X):
@@ -311,8 +315,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             columns = [X[c].to_numpy() for c in X.columns]
         else:
             dtype = np.float64 if all(c.is_numeric for c in self.domain_) else None
-            array = check_array(X, dtype=dtype,
-                                ensure_all_finite=dtype is not None)
+            array = _checked_array(X, dtype=dtype,
+                                   ensure_all_finite=dtype is not None)
             columns = [array[:, i] for i in range(array.shape[1])]
         validate_data(self, X, reset=False, skip_check_array=True)
         return np.column_stack(
@@ -483,6 +487,14 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.target_tags.required = False
         return tags
+
+
+def _checked_array(X, **kwargs):
+    """``check_array`` whose errors quote no value of X."""
+    try:
+        return check_array(X, **kwargs)
+    except ValueError as exc:
+        raise ValueError(withhold_values(str(exc))) from None
 
 
 def _is_dataframe(X):

@@ -368,24 +368,37 @@ def test_misaligned_or_missing_groups_rejected(data):
 
 
 def test_too_small_group_is_named(data):
+    # Named when declared (public); a group read from the data is not named
+    # by a fit that fails before releasing the group set.
     X, y, groups = data
     groups = groups.copy()
     groups[:5] = "tiny"
+    declared = ["major", "minor", "tiny"]
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        VertexMinimax(epsilon=np.inf).fit(X, y, sensitive_features=groups)
+        VertexMinimax(epsilon=np.inf, groups=declared).fit(
+            X, y, sensitive_features=groups)
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        VertexMinimax(epsilon=1.0, random_state=0, min_group_size=200).fit(
-            X, y, sensitive_features=groups
-        )
+        VertexMinimax(epsilon=1.0, random_state=0, min_group_size=200,
+                      groups=declared).fit(X, y, sensitive_features=groups)
     with pytest.raises(ValueError, match="'minor' is too small"):
         VertexMinimax(
-            group_priors={"major": 0.999, "minor": 0.001, "tiny": 0.001}
+            group_priors={"major": 0.999, "minor": 0.001, "tiny": 0.001},
+            groups=declared,
         ).fit(X, y, sensitive_features=groups)
+    with pytest.raises(ValueError, match="a group read from the data is too "
+                       "small") as info:
+        VertexMinimax(epsilon=np.inf).fit(X, y, sensitive_features=groups)
+    assert "tiny" not in str(info.value)
 
 
 def test_bad_priors_rejected(data):
     X, y, groups = data
     with pytest.raises(ValueError, match="no entry for group 'minor'"):
+        VertexMinimax(group_priors={"major": 1.0},
+                      groups=["major", "minor"]).fit(
+            X, y, sensitive_features=groups
+        )
+    with pytest.raises(ValueError, match="no entry for a group of the data"):
         VertexMinimax(group_priors={"major": 1.0}).fit(
             X, y, sensitive_features=groups
         )
