@@ -40,6 +40,7 @@ from .accounting import (
     compose,
     repeat,
 )
+from .mechanisms import exponential_mechanism, gaussian_noise, laplace_noise
 
 # Magnitudes the default grid spans: 2^-20 (about 1e-6) to 2^60 (about 1e18).
 GRID_EXPONENTS = (-20, 60)
@@ -223,8 +224,8 @@ def _draw(distance, score_sensitivity, prior, rng):
     """One exponential-mechanism draw per column (Gumbel-max, exact):
     log-weights ``-score_sensitivity * distance + prior``."""
     if np.isfinite(score_sensitivity):
-        score = -score_sensitivity * distance + prior
-        return np.argmax(score + rng.gumbel(size=score.shape), axis=1)
+        scale = 1.0 / score_sensitivity
+        return exponential_mechanism(rng, -distance + scale * prior, scale=scale)
     # No privacy: the best candidate, the prior breaking ties.
     return np.argmax(np.where(np.isfinite(prior), -distance + 1e-9 * prior,
                               -np.inf), axis=1)
@@ -469,11 +470,11 @@ def private_moments(X, low, high, noise_multipliers, rng, mechanism="gaussian"):
             continue
         if mechanism == "gaussian":
             scale = z * sens * math.sqrt(d)
-            noise = rng.normal(0.0, scale, d) if scale > 0 else 0.0
+            noise = gaussian_noise(rng, scale, d)
             std = scale
         else:
             scale = z * sens * d
-            noise = rng.laplace(0.0, scale, d) if scale > 0 else 0.0
+            noise = laplace_noise(rng, scale, d)
             std = math.sqrt(2.0) * scale
         means.append((stat + noise) / n)
         stds.append(std / n)

@@ -246,8 +246,10 @@ def private_bounds(values, epsilon_per_draw, rng, quantiles=(0.01, 0.99)):
     for q in quantiles:
         distance = np.abs(below - q * len(values))
         if np.isfinite(epsilon_per_draw):
-            score = -0.5 * epsilon_per_draw * distance - MAGNITUDE_PRIOR
-            pick = exponential_mechanism(rng, score)
+            # Log-weights -epsilon / 2 * distance - MAGNITUDE_PRIOR.
+            scale = 2.0 / epsilon_per_draw
+            pick = exponential_mechanism(
+                rng, -distance - scale * MAGNITUDE_PRIOR, scale=scale)
         else:  # no privacy asked: the best candidate
             pick = int(np.argmin(distance))
         bounds.append(BOUND_CANDIDATES[pick])

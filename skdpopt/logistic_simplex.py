@@ -23,6 +23,7 @@ from ._data import (
 )
 from ._targets import classifier_data
 from .losses import LogLoss
+from .mechanisms import gaussian_noise, laplace_noise
 from .plans.logistic_simplex import plan_logistic_simplex
 from .solvers.frank_wolfe import private_frank_wolfe
 from .solvers.mirror_descent import (
@@ -348,8 +349,8 @@ class DPLogisticSimplex(
         n_samples = len(target)
         count = np.count_nonzero(target > 0)
         if plan.noise_multiplier > 0:
-            draw = rng.laplace if plan.noise == "laplace" else rng.normal
-            count = count + draw(0.0, plan.noise_multiplier)
+            draw = laplace_noise if plan.noise == "laplace" else gaussian_noise
+            count = count + draw(rng, plan.noise_multiplier, None)
         share = np.clip(count / n_samples, 0.5 / n_samples, 1.0 - 0.5 / n_samples)
         limit = self.radius * self.feature_bound
         return float(np.clip(math.log(share / (1.0 - share)), -limit, limit))

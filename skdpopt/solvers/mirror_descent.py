@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._clipping import clip_scalars
+from ..mechanisms import proportional_draws
 
 
 @dataclass(frozen=True)
@@ -270,10 +271,8 @@ class EntropicIterates:
 def draw_vertices(rng, probabilities, size):
     """Draw ``size`` i.i.d. indices with the given probabilities.
 
-    Inverse-CDF sampling: one cumulative sum and ``size`` binary searches,
-    O(m + size log m), where Gumbel-max would cost O(size m).  The draws
-    have the same law as the exponential mechanism with scores
-    ``log(probabilities)``.
+    :func:`skdpopt.mechanisms.proportional_draws`: inverse-CDF sampling,
+    the exponential mechanism with scores ``log(probabilities)``.
 
     Parameters
     ----------
@@ -286,11 +285,7 @@ def draw_vertices(rng, probabilities, size):
     -------
     ndarray of int of shape (size,)
     """
-    cumulative = np.cumsum(probabilities)
-    targets = rng.random(size) * cumulative[-1]
-    draws = np.searchsorted(cumulative, targets, side="right")
-    # Guard against rounding at the top end and against zero-weight cells.
-    return np.minimum(draws, len(cumulative) - 1)
+    return proportional_draws(rng, probabilities, size)
 
 
 def refresh_steps(n_steps, refresh_every):

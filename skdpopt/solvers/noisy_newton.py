@@ -34,6 +34,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..geometry import project_l1_ball
+from ..mechanisms import gaussian_noise, laplace_noise
 
 # Eigenvalues of the noisy Hessian are floored at this many of its noise
 # standard deviations (so that noise cannot make it singular or negative)
@@ -114,7 +115,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
 
     theta = project(np.zeros(n_params) if start is None
                     else np.array(start, dtype=float))
-    sample = rng.normal if noise == "gaussian" else rng.laplace
+    sample = gaussian_noise if noise == "gaussian" else laplace_noise
     upper = np.triu_indices(n_params)
     # Standard deviations: Laplace noise of scale s has std sqrt(2) s.
     spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
@@ -125,9 +126,9 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
         weights = expit(margin) * expit(-margin)
         hessian = (Z.T * weights) @ Z / n_samples
         if gradient_noise > 0:
-            gradient = gradient + sample(0.0, gradient_noise, n_params)
+            gradient = gradient + sample(rng, gradient_noise, n_params)
         if hessian_noise > 0:
-            noisy = hessian[upper] + sample(0.0, hessian_noise, len(upper[0]))
+            noisy = hessian[upper] + sample(rng, hessian_noise, len(upper[0]))
             hessian = np.zeros((n_params, n_params))
             hessian[upper] = noisy
             hessian = hessian + np.triu(hessian, 1).T
