@@ -19,6 +19,7 @@ Usage (from the repository root)::
     python tools/mutants.py            # every mutant; exit 1 if one survives
     python tools/mutants.py --list
     python tools/mutants.py --only sgd-solver-half-noise
+    python tools/mutants.py --baseline   # the tests first pass unplanted
 
 Prints, for each mutant, the test that killed it (or SURVIVED) and the
 seconds it took.
@@ -190,8 +191,17 @@ def run(mutant, pytest_args=()):
             if not os.path.exists(os.path.join(directory, test.split("::")[0])):
                 raise RuntimeError(f"mutant {mutant.name}: no test file {test}")
         env = dict(os.environ, PYTHONPATH=directory, PYTHONDONTWRITEBYTECODE="1")
+        # The tests must import the planted copy, not an installed package.
+        where = subprocess.run(
+            [sys.executable, "-c", "import skdpopt; print(skdpopt.__file__)"],
+            cwd=directory, env=env, capture_output=True, text=True, check=True)
+        if not where.stdout.strip().startswith(directory):
+            raise RuntimeError(f"mutant {mutant.name}: the tests would import "
+                               f"{where.stdout.strip()}, not the planted copy")
+        # -m: the planted-bug audits too (the default run leaves them out).
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-rf",
-                   "-p", "no:cacheprovider", *pytest_args, *mutant.tests]
+                   "-p", "no:cacheprovider", "-m", "not slow", *pytest_args,
+                   *mutant.tests]
         done = subprocess.run(command, cwd=directory, env=env,
                               capture_output=True, text=True)
     output = done.stdout + done.stderr
@@ -208,6 +218,9 @@ def main(argv=None):
     parser.add_argument("--only", action="append", default=None,
                         help="run only this mutant (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants")
+    parser.add_argument("--baseline", action="store_true",
+                        help="first run every mutant's tests on an unplanted "
+                             "copy (they must pass)")
     args = parser.parse_args(argv)
     if args.list:
         for mutant in MUTANTS:
@@ -220,6 +233,15 @@ def main(argv=None):
     chosen = [m for m in MUTANTS if args.only is None or m.name in args.only]
     survivors = []
     start = time.perf_counter()
+    if args.baseline:
+        tests = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
+        failed, output = run(Mutant("baseline", "nothing planted", (), tests))
+        if failed is not None:
+            print(output[-3000:])
+            print(f"baseline: {failed} fails without a planted bug")
+            return 1
+        print(f"baseline: the tests pass unplanted "
+              f"[{time.perf_counter() - start:.0f} s]", flush=True)
     for mutant in chosen:
         began = time.perf_counter()
         killer, output = run(mutant)

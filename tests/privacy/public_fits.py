@@ -6,7 +6,7 @@ that fits on data (``test_records.py`` checks it), so a new public class
 fails the privacy tests until it joins this list.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -100,7 +100,6 @@ class PublicFit:
     id: str
     make: Callable
     data: str
-    tags: tuple = field(default=())
 
     def fit(self, estimator=None):
         """Fit ``estimator`` (a fresh one by default) on the case's data."""

@@ -742,9 +742,7 @@ def test_minimax_adds_its_count_noise(solver, monkeypatch):
                                     random_state=0)
     with pytest.raises(_Counted):
         estimator.fit(X, y, sensitive_features=groups)
-    noise = seen[0] - 40.0
-    plan = estimator.privacy_plan_ if hasattr(estimator, "privacy_plan_") else None
-    assert plan is None  # nothing was finished
+    noise = seen[0] - 40.0  # every group holds 40 rows
     if solver == "gda":
         from skdpopt.plans.minimax import plan_minimax_gda
 
