@@ -26,7 +26,7 @@ from public_fits import DATA, FITS
 from scipy import stats
 from scipy.special import expit, softmax
 
-from skdpopt import DPLogisticSimplex, DPMinimaxClassifier, mechanisms
+from skdpopt import mechanisms
 from skdpopt._base import DPEstimatorMixin
 from skdpopt._bounds import (
     DEFAULT_GRID,
@@ -55,9 +55,14 @@ from skdpopt.solvers.greedy_cd import (
     _adapted_residual_bound,
     private_greedy_cd,
 )
-from skdpopt.solvers.mirror_descent import vertex_sampling_mirror_descent
+from skdpopt.solvers.groups import release_group_sizes
+from skdpopt.solvers.mirror_descent import (
+    _private_offset,
+    vertex_sampling_mirror_descent,
+)
 from skdpopt.solvers.noisy_newton import noisy_newton_logistic
 from skdpopt.solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
+from skdpopt.solvers.problems import GroupProblem
 from skdpopt.solvers.query_release import (
     MarginalWorkload,
     fit_synthetic,
@@ -602,10 +607,10 @@ def test_mirror_descent_draws_follow_its_step():
     tau = 0.8
     law, alternatives = _softmax_laws(-gradient, 1.0 / tau)
     K = draws_needed(law, alternatives)
-    result = vertex_sampling_mirror_descent(
+    vertices = vertex_sampling_mirror_descent(
         lambda t, vertices: (np.arange(4), gradient), 4, n_steps=1, n_draws=K,
-        refresh_every=1, step_size=tau, rng=np.random.default_rng(4))
-    assert_law(result.vertices, law, alternatives)
+        refreshes=[1], step_size=tau, rng=np.random.default_rng(4))
+    assert_law(vertices, law, alternatives)
 
 
 def test_saddle_point_draws_follow_its_steps():
@@ -626,18 +631,19 @@ def test_saddle_point_draws_follow_its_steps():
 # Gradient descent-ascent (DPMinimaxClassifier): one step from 0 on zero rows.
 
 def _gda(n_features, groups, *, runs, **noise):
-
     n = len(groups)
     sizes = np.bincount(groups).astype(float)
     rng = np.random.default_rng(6)
     settings = dict(proportions=sizes / n, group_sizes=sizes, kappa=1e6,
                     n_steps=1, clip_norm=0.5, loss_bound=2.0, radius=1e6,
-                    step_size=1.0, group_step_size=1.0, intercept_value=None,
+                    step_size=1.0, group_step_size=1.0,
                     noise_multiplier=0.0, loss_noise_multiplier=0.0)
     settings.update(noise)
     target = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-    return [noisy_gda(np.zeros((n, n_features)), target, groups, rng=rng,
-                      **settings) for _ in range(runs)]
+    problem = GroupProblem(np.zeros((n, n_features)), target, groups, len(sizes),
+                           None)
+    return [noisy_gda(problem, SimpleNamespace(**settings), rng)
+            for _ in range(runs)]
 
 
 def test_gda_adds_its_model_noise():
@@ -682,7 +688,7 @@ def test_noisy_newton_adds_its_gradient_noise(kind):
     runs = GAUSSIAN_DRAWS if kind == "gaussian" else LAPLACE_DRAWS
     steps = np.array([noisy_newton_logistic(
         Z, y, radius=100.0, n_steps=1, gradient_noise=scale, hessian_noise=0.0,
-        rng=rng, noise=kind).coef[0] for _ in range(runs)])
+        rng=rng, noise=kind)[0] for _ in range(runs)])
     # Unclipped Newton step: theta = -(g + e) / h.
     assert np.all(np.abs(steps) < 2.0)
     noise = -steps * hessian - gradient
@@ -695,7 +701,7 @@ def test_noisy_newton_adds_its_hessian_noise():
     rng, scale = np.random.default_rng(8), 0.004  # floor 3 sd, far below h
     steps = np.array([noisy_newton_logistic(
         Z, y, radius=100.0, n_steps=1, gradient_noise=0.0, hessian_noise=scale,
-        rng=rng).coef[0] for _ in range(GAUSSIAN_DRAWS)])
+        rng=rng)[0] for _ in range(GAUSSIAN_DRAWS)])
     assert_gaussian(-gradient / steps - hessian, scale)
 
 
@@ -703,57 +709,31 @@ def test_noisy_newton_adds_its_hessian_noise():
 
 @pytest.mark.parametrize("kind", ["gaussian", "laplace"])
 def test_simplex_offset_adds_its_count_noise(kind):
-
-
     n, z = 10_000, 40.0
-    target = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-    plan = SimpleNamespace(noise_multiplier=z, noise=kind)
-    estimator = DPLogisticSimplex(radius=10.0, feature_bound=1.0)
+    problem = SimpleNamespace(y=np.where(np.arange(n) % 2 == 0, 1.0, -1.0),
+                              radius=10.0, feature_bound=1.0)
+    plan = SimpleNamespace(offset_noise_scale=z, noise=kind)
     rng = np.random.default_rng(9)
     runs = GAUSSIAN_DRAWS if kind == "gaussian" else LAPLACE_DRAWS
-    offsets = np.array([estimator._private_offset(target, plan, rng)
-                        for _ in range(runs)])
+    offsets = np.array([_private_offset(problem, plan, rng) for _ in range(runs)])
     noise = expit(offsets) * n - n / 2  # the log-odds of the noisy count
     (assert_gaussian if kind == "gaussian" else assert_laplace)(noise, z)
 
 
-# DPMinimaxClassifier's noisy group counts, seen where they are checked.
+# DPMinimaxClassifier's noisy group counts.
 
-class _Counted(Exception):
-    pass
-
-
-@pytest.mark.parametrize("solver", ["vertex_sampling", "gda"])
-def test_minimax_adds_its_count_noise(solver, monkeypatch):
-
-    n_groups = GAUSSIAN_DRAWS if solver == "gda" else LAPLACE_DRAWS
-    groups = np.arange(40 * n_groups) % n_groups
-    X = np.zeros((len(groups), 1))
-    y = np.where(np.arange(len(groups)) % 2 == 0, 1, -1)
-    seen = []
-
-    def check(self, sizes, labels, what):
-        seen.append(np.array(sizes))
-        raise _Counted
-
-    monkeypatch.setattr(DPMinimaxClassifier, "_check_group_sizes", check)
-    estimator = DPMinimaxClassifier(solver=solver, epsilon=1.0, delta=1e-6,
-                                    classes=[-1, 1], groups=list(range(n_groups)),
-                                    random_state=0)
-    with pytest.raises(_Counted):
-        estimator.fit(X, y, sensitive_features=groups)
-    noise = seen[0] - 40.0  # every group holds 40 rows
-    if solver == "gda":
-        from skdpopt.plans.minimax import plan_minimax_gda
-
-        std = plan_minimax_gda(
-            n_samples=len(groups), n_features=2, n_groups=n_groups, epsilon=1.0,
-            delta=1e-6, counts_public=False, clip_norm=1.0, loss_bound=1.0,
-            radius=5.0).count_noise_std
-        assert_gaussian(noise, std)
-    else:
-        # count_budget_share of epsilon, l1 sensitivity 2.
-        assert_laplace(noise, 2.0 / (estimator.count_budget_share * 1.0))
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_minimax_adds_its_count_noise(kind):
+    n_groups = GAUSSIAN_DRAWS if kind == "gaussian" else LAPLACE_DRAWS
+    codes = np.arange(40 * n_groups) % n_groups
+    problem = GroupProblem(np.zeros((len(codes), 1)), np.ones(len(codes)), codes,
+                           n_groups, None)
+    plan = SimpleNamespace(counts_released=True, count_noise=kind,
+                           count_noise_scale=7.0)
+    sizes, what = release_group_sizes(problem, plan, np.random.default_rng(14))
+    assert what == "noisy count"
+    noise = sizes - 40.0  # every group holds 40 rows
+    (assert_gaussian if kind == "gaussian" else assert_laplace)(noise, 7.0)
 
 
 # The scalers' clipped moments: entries +-1/sqrt(2) within bounds (-1, 1)
