@@ -131,11 +131,11 @@ def main():
                   f"[{time.perf_counter() - start:.0f} s]", flush=True)
             continue
         claim, test, rates, runs = derive(case, args.runs, args.choose)
-        print(f"    {case.name!r}: Planted(  # claim {claim:.3f}, pilot "
-              f"{args.runs} fits, {time.perf_counter() - start:.0f} s\n"
-              f"        threshold={test[0]!r}, direction={test[1]}, "
-              f"rates=({rates[0]}, {rates[1]}), runs={runs}),",
-              flush=True)
+        print(f'    "{case.name}": Planted(  # claim {claim:.3f}\n'
+              f"        threshold={test[0]!r}, direction={test[1]},\n"
+              f"        rates=({rates[0]}, {rates[1]}), runs={runs}),"
+              f"  # pilot of {args.runs} fits: "
+              f"{time.perf_counter() - start:.0f} s", flush=True)
     if not args.seeds:
         print(f"(power {POWER} at the pessimistic rates)")
 

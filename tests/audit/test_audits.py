@@ -67,6 +67,9 @@ def test_audit_catches_planted_bug(case, monkeypatch):
     claim = claim_of(case)
     case.plant(monkeypatch)
     result = run_audit(case, PLANTED[case.name].runs, seed=SEED)
+    # For the docs table (pytest -rP shows it).
+    print(f"{case.name}: planted bug, {result.n_runs} fits, seed {SEED}: bound "
+          f"{result.epsilon_lower:.3f}, claim {claim:.3f}")
     assert result.epsilon_lower > claim, (
         f"the audit missed a planted bug ({case.bug}) at seed {SEED}: "
         f"lower bound {result.epsilon_lower:.3f} <= claim {claim:.3f}")
@@ -88,7 +91,10 @@ def test_planted_runs_have_the_power(case):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_audit_within_claim_high_power(case):
     result = run_audit(case, SLOW_RUNS, seed=1)
-    assert result.epsilon_lower <= claim_of(case)
+    claim = claim_of(case)
+    print(f"{case.name}: honest, {SLOW_RUNS} fits, seed 1: bound "
+          f"{result.epsilon_lower:.3f}, claim {claim:.3f}")
+    assert result.epsilon_lower <= claim
 
 
 # -- the statistics themselves ----------------------------------------------
