@@ -133,9 +133,9 @@ MUTANTS = [
         "no-ledger-record",
         "DPLogisticSimplex, DPMinimaxClassifier and DPSyntheticData never "
         "record in the ledger",
-        (Patch("skdpopt/logistic_simplex.py", "self._begin_release(plan)", "pass"),
-         Patch("skdpopt/minimax.py", "self._begin_release(plan)", "pass"),
-         Patch("skdpopt/synthetic.py", "self._begin_release(plan)", "pass")),
+        tuple(Patch(f"skdpopt/{module}.py", "rng = self._begin_release(plan)",
+                    "rng = np.random.default_rng(self.random_state)")
+              for module in ("logistic_simplex", "minimax", "synthetic")),
         (RECORDS, "tests/test_ledger.py"),
     ),
     Mutant(
@@ -163,8 +163,10 @@ def plant(directory, mutant):
                 f"mutant {mutant.name}: {patch.path} holds the patched snippet "
                 f"{found} times, not {patch.count}; the code moved, rewrite the "
                 f"mutant.\nSnippet: {patch.old!r}")
+        text = text.replace(patch.old, patch.new)
+        compile(text, path, "exec")  # a mutant must be valid Python
         with open(path, "w") as f:
-            f.write(text.replace(patch.old, patch.new))
+            f.write(text)
 
 
 def run(mutant, pytest_args=()):

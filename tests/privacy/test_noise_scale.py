@@ -111,9 +111,9 @@ def sampler(monkeypatch):
         seen.append(Draw(distribution, float(scale), np.shape(values)))
         return values
 
-    def observed_begin(self, plan):
+    def observed_begin(self, plan, *args, **kwargs):
         seen.append(("begin", self))
-        return begin(self, plan)
+        return begin(self, plan, *args, **kwargs)
 
     monkeypatch.setattr(mechanisms, "draw_noise", observed_draw)
     monkeypatch.setattr(DPEstimatorMixin, "_begin_release", observed_begin)
