@@ -268,24 +268,9 @@ class EntropicIterates:
         return average / average.sum()
 
 
-def draw_vertices(rng, probabilities, size):
-    """Draw ``size`` i.i.d. indices with the given probabilities.
-
-    :func:`skdpopt.mechanisms.proportional_draws`: inverse-CDF sampling,
-    the exponential mechanism with scores ``log(probabilities)``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    probabilities : ndarray of shape (m,)
-        Non-negative weights (normalised or not).
-    size : int
-
-    Returns
-    -------
-    ndarray of int of shape (size,)
-    """
-    return proportional_draws(rng, probabilities, size)
+# I.i.d. vertex draws from a weight vector: the exponential mechanism with
+# scores log(weights), drawn by inverse CDF.
+draw_vertices = proportional_draws
 
 
 def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
