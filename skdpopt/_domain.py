@@ -168,9 +168,11 @@ def encode_column(column, values):
     for i, value in enumerate(uniques):
         code = lookup.get(_key(value))
         if code is None:
+            # Which value, and how many rows hold it, is private.
             raise ValueError(
-                f"Column {column.name!r} has the value {value!r}, which is not "
-                "among its declared categories."
+                f"Column {column.name!r} has values that are not among its "
+                "declared categories; declare every category the column may "
+                "hold in domain."
             )
         unique_codes[i] = code
     return unique_codes[inverse]

@@ -6,12 +6,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._auto_bounds import is_auto, release_bounds, row_abs_max, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    check_features,
     keep_fit_on_error,
     validate_training_data,
 )
@@ -425,7 +426,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         if is_dask_collection(X):
             return map_rows(self.predict, X)  # lazily, block by block
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        X = check_features(self, X, accept_sparse=["csr", "csc"], reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def __sklearn_tags__(self):

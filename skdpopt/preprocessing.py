@@ -11,12 +11,13 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
+from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted
 
 from . import _bounds
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    check_features,
     keep_fit_on_error,
 )
 from ._data import refuse_dask
@@ -92,7 +93,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         # Not yet on Dask: refused rather than gathered into memory.
         refuse_dask(self, X, reason="(its statistics are computed in memory)")
-        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
+        X = check_features(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
         quantiles = _check_quantiles(self.quantiles)
         n_samples, n_features = X.shape
         public = None
@@ -148,7 +149,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     def _validate_for_transform(self, X):
         check_is_fitted(self)
         copy = self.copy
-        return validate_data(self, X, dtype=FLOAT_DTYPES, reset=False,
+        return check_features(self, X, dtype=FLOAT_DTYPES, reset=False,
                              copy=copy, ensure_all_finite=True)
 
     def __sklearn_tags__(self):

@@ -6,13 +6,14 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._auto_bounds import is_auto, release_bounds, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     LinearClassifierMixin,
+    check_features,
     keep_fit_on_error,
     validate_training_data,
 )
@@ -150,7 +151,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        X = check_features(self, X, accept_sparse="csr", reset=False)
         return X @ self.coef_.T + self.intercept_
 
     def __sklearn_tags__(self):

@@ -19,6 +19,7 @@ from ._base import (
     DPEstimatorMixin,
     keep_fit_on_error,
     sampling_generator,
+    withhold_values,
 )
 from ._data import refuse_dask
 from .plans import synthetic as synthetic_plans
@@ -268,15 +269,18 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             l2_sensitivity_times_n=queries.l2_sensitivity_times_n,
             epsilon=self.epsilon, delta=self.delta, max_iter=self.max_iter,
             preprocessor_epsilon=self.preprocessor_epsilon)
+        # Every input check before anything is charged: the columns with a
+        # public domain are encoded (a value outside it is refused) and those
+        # awaiting private bounds must be finite numbers.
+        codes = [None if col is None else _domain.encode_column(col, values)
+                 for col, values in zip(domain, columns, strict=True)]
+        numeric = {i: _finite_numeric(names[i], columns[i]) for i in numeric_missing}
         rng = self._begin_release(plan)
         for i in numeric_missing:
-            values = _finite_numeric(names[i], columns[i])
-            low, high = _domain.private_bounds(values, plan.bounds_epsilon, rng)
+            low, high = _domain.private_bounds(numeric[i], plan.bounds_epsilon, rng)
             domain[i] = _domain.numeric_column(names[i], low, high, self.n_bins)
-        codes = np.column_stack(
-            [_domain.encode_column(col, values)
-             for col, values in zip(domain, columns, strict=True)]
-        )
+            codes[i] = _domain.encode_column(domain[i], numeric[i])
+        codes = np.column_stack(codes)
         result = fit_synthetic(codes, queries, plan, rng,
                                max_model_cells=self.max_model_size,
                                verbose=self.verbose)
@@ -306,10 +310,10 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         if self.domain is None:
             # Converted per column, so that a text column is named and the
             # message points at ``domain``.
-            array = check_array(X, dtype=None, ensure_min_samples=1,
-                                ensure_all_finite=True)
+            array = _checked_array(X, dtype=None, ensure_min_samples=1,
+                                   ensure_all_finite=True)
             return [_finite_numeric(i, array[:, i]) for i in range(array.shape[1])]
-        array = check_array(X, dtype=None, ensure_all_finite=False)
+        array = _checked_array(X, dtype=None, ensure_all_finite=False)
         return [array[:, i] for i in range(array.shape[1])]
 
     def _declared_domain(self, names):
@@ -379,8 +383,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             columns = [X[c].to_numpy() for c in X.columns]
         else:
             dtype = np.float64 if all(c.is_numeric for c in self.domain_) else None
-            array = check_array(X, dtype=dtype,
-                                ensure_all_finite=dtype is not None)
+            array = _checked_array(X, dtype=dtype,
+                                   ensure_all_finite=dtype is not None)
             columns = [array[:, i] for i in range(array.shape[1])]
         _check_n_features(self, _Shape(len(columns)), reset=False)
         return np.column_stack(
@@ -558,6 +562,14 @@ class _Shape:
 
     def __init__(self, n_features):
         self.shape = (0, n_features)
+
+
+def _checked_array(X, **kwargs):
+    """``check_array`` whose errors quote no value of X."""
+    try:
+        return check_array(X, **kwargs)
+    except ValueError as exc:
+        raise ValueError(withhold_values(str(exc))) from None
 
 
 def _is_dataframe(X):

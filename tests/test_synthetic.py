@@ -232,7 +232,7 @@ def test_grid_search_over_rounds():
         (np.zeros((0, 3)), {}, "0 sample"),
         (np.zeros((1, 3)), {"domain": [2, 2, 2]}, "1 sample"),
         (np.zeros((10, 1)), {"domain": [2]}, "1 feature"),
-        (np.array([[0, 1], [1, 5]]), {"domain": [2, 2]}, "value 5"),
+        (np.array([[0, 1], [1, 5]]), {"domain": [2, 2]}, "not among its declared"),
         (np.array([["a", "b"], ["b", "a"]], dtype=object), {}, "declare its"),
         (np.array([[0.0, np.nan], [1, 1]]), {"domain": [2, 2]}, "missing"),
         (np.zeros((10, 2)), {"domain": [1, 2]}, "single declared value"),

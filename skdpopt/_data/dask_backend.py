@@ -682,12 +682,11 @@ def validate_training_data(estimator, X, y, *, classification=False, classes=Non
     else:
         if declared.ndim != 1 or len(declared) == 0:
             raise ValueError("classes must be a non-empty 1-d array-like of labels.")
-        outside = int(results[-1])
-        if outside:
-            # Which value is outside is private: say how many, not which.
+        if int(results[-1]):
+            # Which value is outside, and in how many rows, is private.
             raise ValueError(
-                f"{outside} row(s) have a label outside classes="
-                f"{list(declared)!r}; the declared label set must cover every row."
+                f"some rows have a label outside classes={list(declared)!r}; the "
+                "declared label set must cover every row."
             )
         classes = declared
     if len(classes) < 2:

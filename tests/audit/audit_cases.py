@@ -461,9 +461,10 @@ def _minimax_gda(random_state):
     # One group (no counts) and one step: the coefficient is the projected
     # step from zero along the model's noisy clipped gradient sum, whose
     # only data-dependent term is the canary's (the other rows are zero).
-    # clip_norm=0.5 is the canary's gradient norm at w = 0 (|sigma(0)| x =
-    # 0.5), so the two labels move the sum by its full 2 C; a large radius
-    # keeps the projection from cutting the noise.
+    # clip_norm=0.5 sets C = CLIP_FACTOR * 0.5 below the canary's gradient
+    # norm at w = 0 (|sigma(0)| x = 0.5), so the two labels move the sum by
+    # its full 2 C (no intercept: C_w = C); a large radius keeps the
+    # projection from cutting the noise.
     return DPMinimaxClassifier(
         solver="gda", epsilon=EPSILON, delta=DELTA, max_iter=1,
         fit_intercept=False, clip_norm=0.5, radius=1e3, classes=[-1.0, 1.0],
