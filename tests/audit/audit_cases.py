@@ -418,7 +418,7 @@ def _group_pair():
     return (X, y, groups_in), (X, y, groups_out)
 
 
-def _skipped_stage(plan, group_sizes):
+def _skipped_stage(plan, group_sizes, row_norm=None):
     return SimpleNamespace(proportions=group_sizes / group_sizes.sum(), n_steps=0,
                            n_draws=0, y_step=0.0, score=0.0, n_releases=0)
 

@@ -58,7 +58,7 @@ PLANTED = {
         threshold=0.49833442236564346, direction=1,
         rates=(0.94, 0.8015), runs=1352),
     "DPMinimaxClassifier (gda)": Planted(  # claim 0.684
-        threshold=45.93784255409722, direction=1,
+        threshold=0.2572519183029444, direction=1,
         rates=(0.1405, 0.0104), runs=528),
     "DPSyntheticData": Planted(  # claim 1.000
         threshold=1.0639758917697189, direction=1,
@@ -81,4 +81,7 @@ PLANTED = {
     "DPSGDRegressor (auto target_scale)": Planted(  # claim 0.757
         threshold=1.189207115002721, direction=-1,
         rates=(0.9411, 0.4695), runs=168),
+    "DPMinimaxClassifier (auto clip_norm)": Planted(  # claim 0.373
+        threshold=0.8324449805019046, direction=-1,
+        rates=(0.7846, 0.4695), runs=544),
 }

@@ -620,14 +620,17 @@ MINIMAX_CASES = [
 def _synthetic_bounds_observe(side, rng):
     """A numeric column without declared bounds gets two draws whose scores
     ``-eps/2 |#{x < c} - q n| - prior(c)`` move by at most ``eps / 2``
-    (eps the plan's epsilon per draw): the scores handed to the sampler."""
+    (eps the plan's epsilon per draw): the log-weights handed to the
+    sampler (its scores over its scale)."""
     est = DPSyntheticData(domain=side.meta["domain"], bounds=side.meta["bounds"],
                           max_iter=1, workload=1, random_state=0)
     with observing() as patch:
         draws = spy(patch, skdpopt._domain, "exponential_mechanism")
         est.fit(side.X)
     declared = est.privacy_plan_.bounds_epsilon / 2.0
-    return {f"bounds draw {i} scores": Statistic(call.args[1], declared, "linf")
+    # The sampler draws exp(scores / scale): those log-weights move by eps/2.
+    return {f"bounds draw {i} scores": Statistic(
+                call.args[1] / call.kwargs.get("scale", 1.0), declared, "linf")
             for i, call in enumerate(draws.calls)}
 
 

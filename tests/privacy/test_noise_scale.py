@@ -297,8 +297,14 @@ def _expected_minimax(est, draws, n):
     n_groups = len(est.groups_)
     if est.solver_ == "gda":
         expected = []
-        # Counts (if released), then T model and T adversary releases.
-        gaussians = [leaf for leaf, count in found for _ in range(count)]
+        # Counts (if released), the row norm's draws (clip_norm="auto"),
+        # then T model and T adversary releases.
+        gaussians = []
+        for leaf, count in found:
+            if isinstance(leaf, ExponentialMechanism):
+                expected.append(_grid_draws(leaf, count))
+            else:
+                gaussians += [leaf] * count
         if plan.counts_released:
             # One row moves between two counts: l2 sensitivity sqrt(2).
             counts = gaussians.pop(0)
@@ -307,10 +313,12 @@ def _expected_minimax(est, draws, n):
         assert len(gaussians) == 2 * plan.n_steps
         model, loss = gaussians[0], gaussians[-1]
         dim = est.n_features_in_ + int(est.fit_intercept)
-        # The clipped gradient sum moves by 2 C; each group's loss sum (losses
-        # within [0, l_max]) by l_max.
-        expected.append(("normal", 2.0 * plan.clip_norm * model.noise_multiplier,
-                         plan.n_steps * dim))
+        # A row's gradient on (x, b): its coefficients' part clipped at C,
+        # its intercept's at most b; the sum moves by 2 sqrt(C^2 + b^2).
+        # Each group's loss sum (losses within [0, l_max]) moves by l_max.
+        b = est.feature_bound if est.fit_intercept else 0.0
+        expected.append(("normal", 2.0 * math.hypot(est.clip_norm_, b)
+                         * model.noise_multiplier, plan.n_steps * dim))
         expected.append(("normal", plan.loss_bound * loss.noise_multiplier,
                          plan.n_steps * n_groups))
         return expected
@@ -636,7 +644,7 @@ def _gda(n_features, groups, *, runs, **noise):
     rng = np.random.default_rng(6)
     settings = dict(proportions=sizes / n, group_sizes=sizes, kappa=1e6,
                     n_steps=1, clip_norm=0.5, loss_bound=2.0, radius=1e6,
-                    step_size=1.0, group_step_size=1.0,
+                    step_size=1.0, group_step_size=1.0, weight_decay=0.0,
                     noise_multiplier=0.0, loss_noise_multiplier=0.0)
     settings.update(noise)
     target = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
