@@ -88,8 +88,8 @@ MUTANTS = [
         "sgd-solver-half-noise",
         "DP-SGD solver adds half the plan's noise",
         (Patch("skdpopt/solvers/noisy_sgd.py",
-               "noise_std = noise_multiplier * clip_norm\n",
-               "noise_std = noise_multiplier * clip_norm / 2\n"),),
+               "noise_std = plan.noise_multiplier * clip_norm\n",
+               "noise_std = plan.noise_multiplier * clip_norm / 2\n"),),
         (NOISE, "tests/solvers/test_noisy_sgd.py", "tests/test_sgd.py"),
     ),
     Mutant(
@@ -107,8 +107,8 @@ MUTANTS = [
         "lasso-selection-sensitivity",
         "DPLasso selection sensitivity 2C/n written as C/n",
         (Patch("skdpopt/solvers/greedy_cd.py",
-               "score_sensitivity = 2.0 * problem.residual_bound / n",
-               "score_sensitivity = problem.residual_bound / n"),),
+               "score_sensitivity = 2.0 * data.residual_bound / n",
+               "score_sensitivity = data.residual_bound / n"),),
         (NOISE, "tests/solvers/test_greedy_cd.py", "tests/test_lasso.py",
          f"{AUDITS}::test_audit_within_claim"),
     ),
@@ -143,9 +143,8 @@ MUTANTS = [
         "DPLasso clips features to max(bound, max |X|), a bound taken from the "
         "data",
         (Patch("skdpopt/lasso.py",
-               "X = _clip_features_if_needed(X, self.feature_bound_)",
-               "X = _clip_features_if_needed(X, max(self.feature_bound_, "
-               "float(abs(X).max())))"),),
+               "X = clip_rows(X, self.feature_bound_)",
+               "X = clip_rows(X, max(self.feature_bound_, float(abs(X).max())))"),),
         (f"{AUDITS}::test_audit_within_claim[DPLasso]",
          "tests/privacy/test_sensitivity.py", "tests/test_lasso.py"),
     ),

@@ -243,7 +243,7 @@ def run_audit(case, n_runs, seed=0, confidence=0.95):
         Fits per dataset.
     seed : int, default=0
         The fits use distinct random states from ``seed * 10**6`` on:
-        independent across runs, reproducible across test sessions.
+        independent across runs, reproducible across runs of the suite.
     confidence : float, default=0.95
 
     Returns
@@ -272,7 +272,7 @@ _PLANS = [
     (skdpopt.lasso, "plan_lasso"),
     (skdpopt.logistic_simplex, "plan_logistic_simplex"),
     (skdpopt.minimax, "plan_minimax"),
-    (skdpopt.synthetic.synthetic_plans, "plan_synthetic"),
+    (skdpopt.synthetic, "plan_synthetic"),
     (skdpopt.preprocessing, "plan_scaler"),
 ]
 

@@ -83,9 +83,9 @@ def _plant_free_bounds(module):
     accounts for: the bound estimation is nearly free."""
 
     def plant(monkeypatch):
-        original = module.release_bounds
+        original = module.private_bounds
         monkeypatch.setattr(
-            module, "release_bounds",
+            module, "private_bounds",
             lambda statistics, draws, rng: original(
                 statistics, dataclasses.replace(
                     draws, score_sensitivity=16 * draws.score_sensitivity), rng))

@@ -27,7 +27,6 @@ from harness import (
     zero_noise,
 )
 
-import skdpopt._auto_bounds
 import skdpopt._bounds
 import skdpopt._data.inmemory
 import skdpopt._domain
@@ -37,6 +36,7 @@ import skdpopt.minimax
 import skdpopt.sgd
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
+import skdpopt.solvers.greedy_cd
 import skdpopt.solvers.mirror_descent
 import skdpopt.solvers.saddle_point
 import skdpopt.synthetic
@@ -199,7 +199,7 @@ def _counts_observe(make):
     read and nothing else."""
     def observe(side, rng):
         with observing() as patch:
-            counts = spy(patch, skdpopt._auto_bounds, "counts_below")
+            counts = spy(patch, skdpopt._bounds, "counts_below")
             make().fit(side.X, side.y)
         return {f"counts of statistic {i}": Statistic(call.result, 1.0, "linf")
                 for i, call in enumerate(counts.calls)}
@@ -248,7 +248,7 @@ def _lasso_observe(residual_bound, curvature):
         with observing() as patch:
             zero_noise(patch, skdpopt.lasso, "plan_lasso",
                        **_noiseless_lasso(residual_bound, curvature))
-            problems = spy(patch, skdpopt.lasso, "least_squares_problem")
+            problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
             est.fit(side.X, side.y)
         problem = problems.first.result
         n, d = side.X.shape
@@ -294,7 +294,7 @@ def _lasso_frank_wolfe_observe(side, rng):
     est = DPLasso(solver="frank_wolfe", radius=radius, max_iter=2, feature_bound=B,
                   target_bound=TARGET, residual_bound=RESIDUAL, random_state=0)
     with observing() as patch:
-        runs = spy(patch, skdpopt.lasso, "private_frank_wolfe")
+        runs = spy(patch, skdpopt.solvers.frank_wolfe, "private_frank_wolfe")
         est.fit(side.X, side.y)
     gradient = runs.first.args[0]
     dim = runs.first.args[1]
@@ -319,7 +319,7 @@ def lasso_first_step_observe(side, rng):
                   random_state=0)
     with observing() as patch:
         zero_noise(patch, skdpopt.lasso, "plan_lasso", **_noiseless_lasso(1.0, "bound"))
-        problems = spy(patch, skdpopt.lasso, "least_squares_problem")
+        problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
         est.fit(side.X, side.y)
     n, d = side.X.shape
     problem = problems.first.result
@@ -532,7 +532,7 @@ def _minimax_row_norm_counts_observe(side, rng):
         min_group_size=1, max_iter=1, random_state=0)
     with observing() as patch:
         zero_noise(patch, skdpopt.minimax, "plan_minimax", count_noise_scale=0.0)
-        counts = spy(patch, skdpopt._auto_bounds, "counts_below")
+        counts = spy(patch, skdpopt._bounds, "counts_below")
         est.fit(side.X, side.y, sensitive_features=side.groups)
     return {f"counts of statistic {i}": Statistic(call.result, 1.0, "linf")
             for i, call in enumerate(counts.calls)}
@@ -618,20 +618,16 @@ MINIMAX_CASES = [
 # -- DPSyntheticData ----------------------------------------------------------
 
 def _synthetic_bounds_observe(side, rng):
-    """A numeric column without declared bounds gets two draws whose scores
-    ``-eps/2 |#{x < c} - q n| - prior(c)`` move by at most ``eps / 2``
-    (eps the plan's epsilon per draw): the log-weights handed to the
-    sampler (its scores over its scale)."""
+    """Numeric columns without declared bounds get the library's private
+    bounds (as the scalers' do): three draws per column scored from the
+    counts of values below each candidate, which move by at most 1."""
     est = DPSyntheticData(domain=side.meta["domain"], bounds=side.meta["bounds"],
                           max_iter=1, workload=1, random_state=0)
     with observing() as patch:
-        draws = spy(patch, skdpopt._domain, "exponential_mechanism")
+        counts = spy(patch, skdpopt._bounds, "counts_below")
         est.fit(side.X)
-    declared = est.privacy_plan_.bounds_epsilon / 2.0
-    # The sampler draws exp(scores / scale): those log-weights move by eps/2.
-    return {f"bounds draw {i} scores": Statistic(
-                call.args[1] / call.kwargs.get("scale", 1.0), declared, "linf")
-            for i, call in enumerate(draws.calls)}
+    return {f"counts {i}": Statistic(call.result, 1.0, "linf")
+            for i, call in enumerate(counts.calls)}
 
 
 def _synthetic_measurements_observe(side, rng, workload=2):
@@ -643,7 +639,8 @@ def _synthetic_measurements_observe(side, rng, workload=2):
     with observing() as patch:
         fits = spy(patch, skdpopt.synthetic, "fit_synthetic")
         est.fit(side.X)
-    codes, queries = fits.first.args[0], fits.first.args[1]
+    problem = fits.first.args[0]
+    codes, queries = problem.codes, problem.workload
     n = codes.shape[0]
     stats = {}
     for j in range(len(queries)):

@@ -28,14 +28,8 @@ from scipy.special import expit, softmax
 
 from skdpopt import mechanisms
 from skdpopt._base import DPEstimatorMixin
-from skdpopt._bounds import (
-    DEFAULT_GRID,
-    anchored_prior,
-    private_median_cell,
-    private_moments,
-    private_quantiles,
-)
-from skdpopt._data import least_squares_problem
+from skdpopt._bounds import _draw, anchored_prior, private_moments
+from skdpopt._data import counts_below, least_squares_problem
 from skdpopt.accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -47,6 +41,9 @@ from skdpopt.accounting import (
 )
 from skdpopt.losses import SquaredError
 from skdpopt.pipeline import _fitted_leaves
+from skdpopt.plans.bounds import DEFAULT_GRID, PRIOR_WEIGHT
+from skdpopt.plans.sgd import DPSGDPlan
+from skdpopt.solvers import query_release
 from skdpopt.solvers.frank_wolfe import private_frank_wolfe
 from skdpopt.solvers.gda import noisy_gda
 from skdpopt.solvers.greedy_cd import (
@@ -61,8 +58,8 @@ from skdpopt.solvers.mirror_descent import (
     vertex_sampling_mirror_descent,
 )
 from skdpopt.solvers.noisy_newton import noisy_newton_logistic
-from skdpopt.solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
-from skdpopt.solvers.problems import GroupProblem
+from skdpopt.solvers.noisy_sgd import noisy_sgd
+from skdpopt.solvers.problems import GroupProblem, LinearProblem, MarginalProblem
 from skdpopt.solvers.query_release import (
     MarginalWorkload,
     fit_synthetic,
@@ -338,9 +335,8 @@ def _expected_synthetic(est, draws, n):
     queries = est._queries
     found = leaves(plan.event)
     expected = []
-    if plan.n_bound_draws:
-        leaf, count = found.pop(0)
-        expected.append(_grid_draws(leaf, count))
+    if plan.bounds is not None:
+        expected.append(_grid_draws(*found.pop(0)))
     if plan.n_one_way:
         leaf, count = found.pop(0)
         # A record moves a normalised marginal by 1/n in two cells.
@@ -484,27 +480,31 @@ def _softmax_laws(scores, scale):
 def test_noisy_sgd_adds_its_noise(rate):
 
     n, z, clip = 10, 1.5, 0.7
-    result = noisy_sgd(
-        np.zeros((n, GAUSSIAN_DRAWS)), np.zeros(n), SquaredError(),
-        sampling_rate=rate, n_steps=1, clip_norm=clip, noise_multiplier=z,
-        learning_rate=learning_rate_schedule("constant", 1.0, 0.0), alpha=0.0,
-        fit_intercept=False, average_start=None, radius=None,
-        single_pass=False, rng=np.random.default_rng(0), n_epochs=1)
+    problem = LinearProblem(np.zeros((n, GAUSSIAN_DRAWS)), np.zeros(n), False,
+                            loss=SquaredError(), clip_norm=clip)
+    plan = DPSGDPlan(np.inf, 0.0, EpsilonDeltaEvent(np.inf, 0.0),
+                     sampling_rate=rate, n_steps=1, n_epochs=1, n_problems=1,
+                     noise_multiplier=z, average_start=None, single_pass=False,
+                     learning_rate="constant", eta0=1.0)
+    result = noisy_sgd(problem, plan, np.random.default_rng(0))
     assert_gaussian(-result.coef * rate * n, z * clip)
 
 
 # DPLasso's greedy coordinate descent.
 
-def _greedy(X, y, *, runs, residual_bound=1.0, **options):
-
-    problem = least_squares_problem(X, y, 1.0, residual_bound)
+def _greedy(X, y, *, runs, **options):
+    """``runs`` one-step fits (no l1 penalty, no activation margin, public
+    bounds b = C = 1), with the given noise."""
+    problem = LinearProblem(X, y, False, alpha=0.0, feature_bound=1.0,
+                            residual_bound=1.0)
     rng = np.random.default_rng(1)
-    settings = dict(alpha=0.0, n_steps=1, fit_intercept=False,
-                    selection="exponential", selection_epsilon=np.inf,
+    settings = dict(n_steps=1, selection="exponential", selection_epsilon=np.inf,
                     gradient_noise="gaussian", gradient_noise_multiplier=0.0,
-                    curvature_noise_multiplier=None, activation_margin=0.0)
+                    curvature_noise_multiplier=None, residual_noise_multiplier=None,
+                    activation_margin=0.0)
     settings.update(options)
-    return [private_greedy_cd(problem, rng=rng, **settings) for _ in range(runs)]
+    plan = SimpleNamespace(**settings)
+    return [private_greedy_cd(problem, plan, rng) for _ in range(runs)]
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "laplace"])
@@ -768,41 +768,22 @@ def test_scaler_moments_add_their_noise(mechanism):
 # The private bounds' draws (scalers, "auto" bounds): many equal columns give
 # independent draws of one exponential mechanism.
 
-def test_median_cell_draws_are_their_exponential_mechanism():
-
-    n = 8
-    cells = len(DEFAULT_GRID) - 1
-    # Every value at 1: the cell holding 1 has distance 0, all others n / 2.
-    holding = int(np.searchsorted(DEFAULT_GRID, 1.0, side="right")) - 1
-    distance = np.full(cells, n / 2.0)
-    distance[holding] = 0.0
-    sensitivity = 2.0 * math.log(cells) / n  # the right cell about half the time
-    law, alternatives = _softmax_laws(-distance, 1.0 / sensitivity)
-    runs = draws_needed(law, alternatives)
-    drawn = private_median_cell(np.ones((n, runs)), sensitivity,
-                                np.random.default_rng(11))
-    assert_law(drawn, law, alternatives)
-
-
-def test_quantile_draws_are_their_exponential_mechanism():
-
+def test_bounds_draws_are_their_exponential_mechanism():
+    # One column's rank distances |#{x < c} - q n| and the public prior
+    # anchored at 1; many identical rows give independent draws of one
+    # exponential mechanism, log-weights -s distance + prior.
     n, q, sensitivity = 20, 0.9, 0.5
-    values = np.linspace(1.0, 8.0, n)
-    # Rank distance |#{x < c} - q n| of each candidate, and the public prior
-    # anchored at 1 (upper ranks: candidates at or above it).
-    below = np.searchsorted(np.sort(values), DEFAULT_GRID, side="left")
-    prior = anchored_prior(q, np.array([1.0]), DEFAULT_GRID)[0]
-    scores = -np.abs(below - q * n) + prior / sensitivity
-    law, alternatives = _softmax_laws(scores, 1.0 / sensitivity)
-    keep = law > 0
-    law = law[keep]
-    alternatives = [a[keep] for a in alternatives]
+    below = counts_below(np.linspace(1.0, 8.0, n)[:, None], DEFAULT_GRID)[0]
+    distance = np.abs(below - q * n)
+    prior = anchored_prior(q, np.array([1.0]), DEFAULT_GRID, PRIOR_WEIGHT)[0]
+    keep = np.isfinite(prior)
+    law, alternatives = _softmax_laws(-distance[keep] + prior[keep] / sensitivity,
+                                      1.0 / sensitivity)
     runs = draws_needed(law, alternatives)
-    drawn = private_quantiles(np.repeat(values[:, None], runs, axis=1), [q],
-                              sensitivity, np.random.default_rng(12), anchor=1.0)
-    index = np.searchsorted(DEFAULT_GRID[keep], drawn[0])
-    assert np.all(DEFAULT_GRID[keep][index] == drawn[0])
-    assert_law(index, law, alternatives)
+    drawn = _draw(np.repeat(distance[None, :], runs, axis=0), sensitivity,
+                  np.repeat(prior[None, :], runs, axis=0), np.random.default_rng(12))
+    assert np.all(keep[drawn])
+    assert_law(np.searchsorted(np.flatnonzero(keep), drawn), law, alternatives)
 
 
 # DPSyntheticData's measurements: noisy answers, each query's averaged over
@@ -818,9 +799,7 @@ def _measured_noise(result, real, std):
     return np.concatenate(noise)
 
 
-def test_synthetic_measurements_add_their_noise():
-
-
+def test_synthetic_measurements_add_their_noise(monkeypatch):
     rng = np.random.default_rng(13)
     shape = (80, 75, 3)
     codes = np.column_stack([rng.integers(0, m, 500) for m in shape])
@@ -828,8 +807,18 @@ def test_synthetic_measurements_add_their_noise():
     real = [workload.answer_records(codes, j) for j in range(len(workload))]
     one_way = SimpleNamespace(n_one_way=3, one_way_noise_std=0.01, n_rounds=0,
                               selection_epsilon=np.inf, round_noise_std=0.0)
-    result = fit_synthetic(codes, workload, one_way, rng)
-    assert_gaussian(_measured_noise(result, real, 0.01), 0.01)
+    # The warm start's measurements, as the fit hands them to the rounds.
+    handed = []
+    rounds = query_release.release_workload
+
+    def release(*args, initial_measurements, **kwargs):
+        handed.append(dict(initial_measurements))
+        return rounds(*args, initial_measurements=initial_measurements, **kwargs)
+
+    monkeypatch.setattr(query_release, "release_workload", release)
+    fit_synthetic(MarginalProblem(codes, workload), one_way, rng)
+    assert_gaussian(_measured_noise(SimpleNamespace(measurements=handed[0]), real,
+                                    0.01), 0.01)
     # Rounds: the largest errors measured (no selection noise), from the
     # uniform distribution, among the 2-way marginals.
     pairs = MarginalWorkload([(0, 2), (1, 2)], shape)

@@ -150,8 +150,7 @@ def test_catches_planted_missing_feature_clip(monkeypatch):
     """DPLasso's features not clipped to the public feature bound."""
     case, pair = LASSO_CASES[0], _outside_pair()
     assert not check(case, pair)
-    monkeypatch.setattr(skdpopt.lasso, "_clip_features_if_needed",
-                        lambda X, bound: X)
+    monkeypatch.setattr(skdpopt.lasso, "clip_rows", lambda X, bound: X)
     assert any("gradients" in v.key for v in check(case, pair))
 
 
