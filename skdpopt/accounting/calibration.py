@@ -47,6 +47,9 @@ PARAMETERS = {
     # Noise over sensitivity, or a noise scale in data units.
     "noise_multiplier": Parameter(increasing=False, bracket=(0.8, 1.05)),
     "noise_scale": Parameter(increasing=False, bracket=(0.8, 1.05)),
+    # The budget of each candidate of a private search, from the guess of
+    # a search whose runs were Gaussian mechanisms.
+    "candidate_epsilon": Parameter(increasing=True, bracket=(0.85, 1.15)),
 }
 
 
