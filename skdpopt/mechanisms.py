@@ -123,9 +123,10 @@ def repetitions(rng, mean, shape, gamma=None):
     A truncated negative binomial ``D(shape, gamma)`` on ``k >= 1``
     (``P[K = k]`` proportional to ``(1 - gamma)^k binom(k + shape - 1, k)``;
     ``shape = 0`` is the logarithmic distribution, ``1`` the geometric), or
-    a Poisson of mean ``mean`` when ``shape`` is infinite.  One uniform
-    draw, inverted through the distribution function (the untruncated
-    negative binomial's, above its mass at 0).
+    a Poisson of mean ``mean`` when ``shape`` is infinite.  The truncated
+    negative binomial is one uniform draw inverted through the untruncated
+    distribution function above its mass at 0; the logarithmic is numpy's
+    sampler.
 
     Parameters
     ----------
@@ -146,8 +147,8 @@ def repetitions(rng, mean, shape, gamma=None):
 
     if shape == np.inf:
         return int(rng.poisson(mean))
-    u = rng.random()
     if shape == 0:
-        return max(1, int(stats.logser.ppf(u, 1.0 - gamma)))
+        return int(rng.logseries(1.0 - gamma))
+    u = rng.random()
     at_zero = gamma**shape
     return max(1, int(stats.nbinom.ppf(at_zero + u * (1.0 - at_zero), shape, gamma)))

@@ -59,6 +59,8 @@ class RowScore:
         ndarray of shape (n_rows,)
         """
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()  # a column, as scikit-learn accepts it (with a warning)
         if self.name == "accuracy":
             return (np.asarray(estimator.predict(X)) == y).astype(np.float64)
         if self.name == "neg_log_loss":

@@ -212,10 +212,16 @@ def plan_search(*, candidate_events_for, epsilon, delta, mean_repetitions,
     refit_event = EpsilonDeltaEvent(refit_epsilon, refit_delta) if refit_share else None
     candidate_delta = delta - refit_delta
 
+    memo = {}
+
     def parts(epsilon_c):
-        multiplier, score = _score_event(epsilon_c, candidate_delta)
-        events = tuple(candidate_events_for(epsilon_c, candidate_delta))
-        return multiplier, score, events
+        # Each candidate budget is planned once (the calibration and the
+        # final plan ask for the same one).
+        if epsilon_c not in memo:
+            multiplier, score = _score_event(epsilon_c, candidate_delta)
+            events = tuple(candidate_events_for(epsilon_c, candidate_delta))
+            memo[epsilon_c] = multiplier, score, events
+        return memo[epsilon_c]
 
     def make_event(epsilon_c):
         _, score, events = parts(epsilon_c)
