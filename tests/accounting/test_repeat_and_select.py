@@ -35,7 +35,8 @@ SHAPES = (0.0, 0.5, 1.0, 3.0, np.inf)
 def _peer_epsilon(event, mean, shape, delta, orders, relation):
     accountant = dpa_rdp.RdpAccountant(orders=list(orders),
                                        neighboring_relation=relation)
-    accountant.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(event, mean, shape))
+    accountant.compose(
+        dp_accounting.dp_event.RepeatAndSelectDpEvent(event, mean, shape))
     return accountant.get_epsilon(delta)
 
 
@@ -70,7 +71,8 @@ def test_rdp_to_delta_matches_dp_accounting():
                       ORDERS, "replace_one")
     for epsilon in (0.05, 0.5, 1.0, 3.0):
         peer, _ = dpa_rdp.compute_delta(ORDERS, curve, epsilon)
-        assert rdp.rdp_to_delta(ORDERS, curve, epsilon) == pytest.approx(peer, rel=1e-10)
+        ours = rdp.rdp_to_delta(ORDERS, curve, epsilon)
+        assert ours == pytest.approx(peer, rel=1e-10)
     # and it inverts the epsilon conversion
     epsilon = rdp.rdp_to_epsilon(ORDERS, curve, 1e-6)
     assert rdp.rdp_to_delta(ORDERS, curve, epsilon) == pytest.approx(1e-6, rel=1e-6)
