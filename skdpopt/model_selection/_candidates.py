@@ -46,18 +46,15 @@ def check_private(estimator):
             "a skdpopt estimator or a PrivatePipeline (make_private_pipeline).")
 
 
-def with_budget(estimator, epsilon, delta):
-    """A clone of ``estimator`` that spends (epsilon, delta)."""
-    if hasattr(estimator, "with_budget"):
-        return estimator.with_budget(epsilon, delta)
-    return clone(estimator).set_params(epsilon=epsilon, delta=delta)
-
-
 def configured(estimator, params, epsilon, delta, seed=None):
     """The candidate: a clone with ``params``, the budget, and every
     ``random_state`` (nested ones included) set to ``seed``, so that no two
     runs share noise (``None``: fresh entropy for each)."""
-    candidate = with_budget(clone(estimator).set_params(**params), epsilon, delta)
+    candidate = clone(estimator).set_params(**params)
+    if hasattr(candidate, "with_budget"):
+        candidate = candidate.with_budget(epsilon, delta)
+    else:
+        candidate.set_params(epsilon=epsilon, delta=delta)
     states = {name: seed for name in candidate.get_params(deep=True)
               if name == "random_state" or name.endswith("__random_state")}
     return candidate.set_params(**states)

@@ -16,6 +16,7 @@ with a declared share of the budget.  The derivation is in
 ``docs/privacy/model_selection.md``.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +104,7 @@ def stopping_shape(stopping, shape):
     return float(shape)
 
 
+@functools.lru_cache(maxsize=512)
 def _score_event(epsilon, delta):
     """A mean score's noise calibrated to (epsilon, delta) on its own, as
     (noise multiplier, event): Gaussian, or Laplace when delta = 0."""
@@ -123,6 +125,7 @@ def search_event(candidate_events, score_event, *, mean_repetitions, shape,
                    refit_event)
 
 
+@functools.lru_cache(maxsize=128)
 def _guess_candidate_epsilon(epsilon, delta, *, mean_repetitions, shape,
                              range_event, refit_event):
     """Candidate epsilon of a search whose runs were Gaussian mechanisms: a
