@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-import skdpopt.logistic_simplex as logistic_simplex
+import skdpopt.solvers.mirror_descent as mirror_descent
 import skdpopt.plans.logistic_simplex as plans
 import skdpopt.solvers.noisy_newton as noisy_newton
 from skdpopt import DPLogisticSimplex
@@ -145,7 +145,7 @@ VARIANTS = {
     "refit share 0.24": [planned(refit_share=0.24)],
     "no Newton step": [planned(refit_steps=0)],
     "first gradient at K drawn vertices": [
-        (logistic_simplex, "_first_step_at_origin", lambda gradient: gradient)],
+        (mirror_descent, "_first_step_at_origin", lambda gradient: gradient)],
 }
 
 

@@ -1,16 +1,20 @@
 """Privacy accounting shared by every skdpopt estimator.
 
 Plans describe everything a fit will release as an event tree
-(:mod:`~skdpopt.accounting.events`), ask :func:`calibrate_event` for the
-noise (or step size) that meets their target, and report what the fit
+(:mod:`~skdpopt.accounting.events`), ask :func:`calibrate` for the
+noise (or step size, or budget) that meets their target, and report what the fit
 spends with :func:`privacy_spent` of that tree.
 """
 
 from .accountant import Accountant, privacy_spent
 from .calibration import (
+    Bracket,
+    BudgetBracket,
+    Calibrated,
+    NoiseBracket,
+    RhoBracket,
+    ScaleBracket,
     calibrate,
-    calibrate_event,
-    calibrate_noise_multiplier,
     clt_noise_multiplier,
 )
 from .events import (
@@ -32,20 +36,24 @@ from .spent import PrivacySpent
 
 __all__ = [
     "Accountant",
+    "Bracket",
+    "BudgetBracket",
+    "Calibrated",
     "Composed",
     "EpsilonDeltaEvent",
     "ExponentialMechanism",
     "GaussianMechanism",
     "LaplaceMechanism",
+    "NoiseBracket",
     "Parallel",
     "PrivacySpent",
     "PureDPMechanism",
     "RepeatAndSelect",
     "Repeated",
+    "RhoBracket",
+    "ScaleBracket",
     "SubsampledGaussianMechanism",
     "calibrate",
-    "calibrate_event",
-    "calibrate_noise_multiplier",
     "clt_noise_multiplier",
     "compose",
     "leaves",
