@@ -46,18 +46,28 @@ def check_private(estimator):
             "a skdpopt estimator or a PrivatePipeline (make_private_pipeline).")
 
 
-def configured(estimator, params, epsilon, delta, seed=None):
+def random_state_names(estimator):
+    """The ``random_state`` parameters of an estimator, nested ones included."""
+    return [name for name in estimator.get_params(deep=True)
+            if name == "random_state" or name.endswith("__random_state")]
+
+
+def configured(estimator, params, epsilon, delta, seed=None, state_names=None):
     """The candidate: a clone with ``params``, the budget, and every
     ``random_state`` (nested ones included) set to ``seed``, so that no two
-    runs share noise (``None``: fresh entropy for each)."""
-    candidate = clone(estimator).set_params(**params)
+    runs share noise (``None``: fresh entropy for each).
+
+    ``state_names``: the template's :func:`random_state_names`, when
+    ``params`` replace no sub-estimator (computed here otherwise).
+    """
+    candidate = clone(estimator)
+    if state_names is None or any(hasattr(v, "get_params") for v in params.values()):
+        state_names = random_state_names(candidate.set_params(**params))
+    states = dict.fromkeys(state_names, seed)
     if hasattr(candidate, "with_budget"):
-        candidate = candidate.with_budget(epsilon, delta)
-    else:
-        candidate.set_params(epsilon=epsilon, delta=delta)
-    states = {name: seed for name in candidate.get_params(deep=True)
-              if name == "random_state" or name.endswith("__random_state")}
-    return candidate.set_params(**states)
+        return candidate.set_params(**params).with_budget(epsilon, delta) \
+            .set_params(**states)
+    return candidate.set_params(**params, epsilon=epsilon, delta=delta, **states)
 
 
 def _is_final(estimator):

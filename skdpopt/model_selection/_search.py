@@ -131,12 +131,14 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         train_params = _candidates.split_params(fit_params, n_samples, train)
 
         caught = []
+        names = _candidates.random_state_names(self.estimator)
 
         def events_for(epsilon, delta):
             events = []
             for params in params_list:
                 event, warned = _candidates.planned_event(
-                    _candidates.configured(self.estimator, params, epsilon, delta),
+                    _candidates.configured(self.estimator, params, epsilon, delta,
+                                           state_names=names),
                     X_train, y_train, train_params)
                 events.append(event)
                 caught.extend((w.category, str(w.message)) for w in warned)
@@ -167,7 +169,7 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             delayed(_candidates.run_candidate)(
                 _candidates.configured(self.estimator, params_list[pick],
                                        plan.candidate_epsilon,
-                                       plan.candidate_delta, seed),
+                                       plan.candidate_delta, seed, names),
                 plan.candidate_events[pick], X_train, y_train, X_val, y_val,
                 train_params, score, bound, value_range)
             for pick, seed in zip(picks, seeds, strict=True))
