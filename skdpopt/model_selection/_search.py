@@ -208,7 +208,6 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         self.candidate_epsilon_ = plan.candidate_epsilon
         self.candidate_delta_ = plan.candidate_delta
         self.n_splits_ = 1
-        self.multimetric_ = False
         if not len(runs):
             warnings.warn(
                 f"{type(self).__name__}: the Poisson number of runs was 0 "
@@ -466,8 +465,10 @@ default="negative_binomial"
     cv_results_ : dict
         One row: the chosen run's parameters and noisy score (the other
         runs are not released).
-    candidate_epsilon_, candidate_delta_ : float
-        The budget each candidate's fit (and score) was given.
+    candidate_epsilon_ : float
+        The epsilon each candidate's fit (and score) was given.
+    candidate_delta_ : float
+        The delta each candidate's fit (and score) was given.
     privacy_spent_ : PrivacySpent
         Guarantee of the whole search, from its plan's event.
     privacy_plan_ : SearchPlan
@@ -591,8 +592,10 @@ default="negative_binomial"
         0: the row of ``cv_results_``.
     cv_results_ : dict
         One row: the chosen run's parameters and noisy score.
-    candidate_epsilon_, candidate_delta_ : float
-        The budget each candidate's fit (and score) was given.
+    candidate_epsilon_ : float
+        The epsilon each candidate's fit (and score) was given.
+    candidate_delta_ : float
+        The delta each candidate's fit (and score) was given.
     privacy_spent_ : PrivacySpent
         Guarantee of the whole search.
     privacy_plan_ : SearchPlan

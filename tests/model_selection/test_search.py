@@ -9,7 +9,6 @@ from sklearn.base import clone
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdpopt.model_selection._search as search_module
 from skdpopt import (
@@ -48,15 +47,7 @@ def grid_search(**kwargs):
                           {"alpha": [1e-4, 1e-2], "eta0": [0.1, 0.5]}, **params)
 
 
-# -- scikit-learn conventions -------------------------------------------------
-
-@parametrize_with_checks(
-    [DPGridSearchCV(DPSGDClassifier(), {"alpha": [1e-4, 1e-2]}),
-     DPRandomizedSearchCV(make_private_pipeline(DPStandardScaler(), DPSGDRegressor()),
-                          {"dpsgdregressor__alpha": [1e-4, 1e-2]}, n_iter=2)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
-
+# -- scikit-learn conventions (check_estimator: tests/test_common.py) ----------
 
 def test_clone_and_params_round_trip():
     search = grid_search(n_iter=5, refit_share=0.3)
