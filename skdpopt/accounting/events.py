@@ -319,6 +319,19 @@ class Parallel:
     events: tuple = ()
 
     def rdp(self, orders, relation):
+        """The worst part's curve at each order.
+
+        Parameters
+        ----------
+        orders : ndarray of float
+            Orders ``> 1``.
+        relation : {"replace_one", "add_remove"}
+            Neighbouring relation.
+
+        Returns
+        -------
+        ndarray of float
+        """
         orders = np.asarray(orders, dtype=float)
         if not self.events:
             return np.zeros(len(orders))
@@ -326,6 +339,7 @@ class Parallel:
 
     @property
     def pure_epsilon(self):
+        """The worst part's pure epsilon (None unless every part is pure)."""
         parts = [event_pure_epsilon(e) for e in self.events]
         if any(p is None for p in parts):
             return None
@@ -370,7 +384,19 @@ class RepeatAndSelect:
             raise ValueError(f"shape must be >= 0 or inf, got {self.shape!r}")
 
     def base_rdp(self, orders, relation):
-        """Curve of one run (the uniform mixture of the candidates)."""
+        """Curve of one run (the uniform mixture of the candidates).
+
+        Parameters
+        ----------
+        orders : ndarray of float
+            Orders ``> 1``.
+        relation : {"replace_one", "add_remove"}
+            Neighbouring relation.
+
+        Returns
+        -------
+        ndarray of float
+        """
         orders = np.asarray(orders, dtype=float)
         curves = np.array([event_rdp(c, orders, relation) for c in self.candidates])
         if not np.all(np.isfinite(curves)):
@@ -379,6 +405,19 @@ class RepeatAndSelect:
         return np.maximum(mixed / (orders - 1.0), 0.0)
 
     def rdp(self, orders, relation):
+        """The curve of the whole repetition (Papernot and Steinke 2022).
+
+        Parameters
+        ----------
+        orders : ndarray of float
+            Orders ``> 1``.
+        relation : {"replace_one", "add_remove"}
+            Neighbouring relation.
+
+        Returns
+        -------
+        ndarray of float
+        """
         return rdp.repeat_and_select_rdp(orders, self.base_rdp(orders, relation),
                                          self.mean, self.shape)
 
