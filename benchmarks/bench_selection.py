@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.dummy import DummyClassifier, DummyRegressor
-from sklearn.metrics import r2_score, roc_auc_score
+from sklearn.metrics import accuracy_score, log_loss, r2_score, roc_auc_score
 from sklearn.model_selection import GridSearchCV, ParameterGrid, train_test_split
 
 HERE = Path(__file__).resolve().parent
@@ -116,15 +116,33 @@ def grid_for(name):
     return {f"{step}__{k}": v for k, v in GRIDS[name].items()}
 
 
+# The classifiers' score, on the validation rows of the DP search and on
+# the test rows of every method: the DP search's default (set by --metric).
+CLASSIFIER_METRIC = {"value": "neg_log_loss"}
+
+
 def metric_for(spec):
-    if spec.task == "regression":
-        return "r2"
-    return "roc_auc" if spec.task == "binary" else "roc_auc_ovr"
+    """scikit-learn's name of the score every method is selected and
+    measured by: R^2 for regression (the DP search selects by squared
+    error, the same ranking), the DP search's classifier score otherwise."""
+    return "r2" if spec.task == "regression" else CLASSIFIER_METRIC["value"]
 
 
 def score(model, X, y, spec):
+    """The test score (higher is better)."""
     if spec.task == "regression":
         return r2_score(y, model.predict(X))
+    if metric_for(spec) == "accuracy":
+        return accuracy_score(y, model.predict(X))
+    labels = list(range(len(spec.classes)))
+    return -log_loss(y, model.predict_proba(X), labels=labels)
+
+
+def auc(model, X, y, spec):
+    """ROC AUC (macro one-vs-rest for multiclass), a second view of a
+    classifier; NaN for regression."""
+    if spec.task == "regression":
+        return np.nan
     proba = model.predict_proba(X)
     if spec.task == "binary":
         return roc_auc_score(y, proba[:, 1])
@@ -208,23 +226,31 @@ def run_one(spec, seed, epsilons, search_params, methods):
                                   scoring=metric_for(spec)).fit(X_tr, y_tr)
         np_score = score(nonprivate, X_te, y_te, spec)
         for epsilon in epsilons:
-            row = dict(base, estimator=name, epsilon=epsilon, nonprivate=np_score)
+            row = dict(base, estimator=name, epsilon=epsilon, nonprivate=np_score,
+                       nonprivate_auc=auc(nonprivate, X_te, y_te, spec))
             _, defaults = pipeline_for(spec, epsilon, delta, seed)
             cold()
             start = time.perf_counter()
             defaults.fit(X_tr, y_tr)
             row["fit_s"] = time.perf_counter() - start
             row["defaults"] = score(defaults, X_te, y_te, spec)
+            row["defaults_auc"] = auc(defaults, X_te, y_te, spec)
             if "search" in methods:
                 _, template = pipeline_for(spec, epsilon, delta, None)
+                params = {k: v for k, v in search_params.items()
+                          if not k.startswith("classifier_")}
+                if spec.task != "regression":
+                    params.update({k[len("classifier_"):]: v
+                                   for k, v in search_params.items()
+                                   if k.startswith("classifier_")})
                 search = DPGridSearchCV(template, grid, epsilon=epsilon,
-                                        delta=delta, random_state=seed,
-                                        **search_params)
+                                        delta=delta, random_state=seed, **params)
                 cold()
                 start = time.perf_counter()
                 search.fit(X_tr, y_tr)
                 row["search_s"] = time.perf_counter() - start
                 row["search"] = score(search, X_te, y_te, spec)
+                row["search_auc"] = auc(search, X_te, y_te, spec)
                 row["mean_runs"] = search.privacy_plan_.mean_repetitions
                 row["candidate_share"] = search.candidate_epsilon_ / epsilon
                 row["spent"] = search.privacy_spent_.epsilon
@@ -235,6 +261,7 @@ def run_one(spec, seed, epsilons, search_params, methods):
                 plain = GridSearchCV(template, grid, cv=PLAIN_FOLDS,
                                      scoring=metric_for(spec)).fit(X_tr, y_tr)
                 row["plain"] = score(plain, X_te, y_te, spec)
+                row["plain_auc"] = auc(plain, X_te, y_te, spec)
                 row["plain_fit_share"] = fit_epsilon / epsilon
             records.append(row)
     return records
@@ -273,7 +300,8 @@ def markdown(per, methods, epsilons):
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for _, r in per.iterrows():
         task = next(s.task for s in PANEL if s.name == r.table)
-        metric = "R²" if task == "regression" else "AUC"
+        names = {"neg_log_loss": "−log loss", "accuracy": "accuracy"}
+        metric = "R²" if task == "regression" else names[CLASSIFIER_METRIC["value"]]
         cells = [r.table, f"{r.epsilon:g}", f"{int(r.n_train)}", metric,
                  _fmt(r.trivial), _fmt(r.nonprivate), _fmt(r.defaults)]
         cells += [_fmt(r[m]) for m in methods]
@@ -342,7 +370,11 @@ def main():
     parser.add_argument("--methods", default="search,plain",
                         help="comma-separated: search, plain")
     parser.add_argument("--variant", action="append",
-                        help="a DPGridSearchCV parameter, key=value (repeatable)")
+                        help="a DPGridSearchCV parameter, key=value (repeatable;"
+                             " classifier_KEY=value for classifiers only)")
+    parser.add_argument("--metric", default=CLASSIFIER_METRIC["value"],
+                        choices=["neg_log_loss", "accuracy"],
+                        help="classifiers' score (the DP search's scoring too)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--write", action="store_true",
                         help="write docs/benchmarks/_generated/selection.md")
@@ -359,7 +391,8 @@ def main():
         specs, seeds, epsilons = [s for s in PANEL if s.name in QUICK_TABLES], \
             SEEDS[:2], (1.0,)
     methods = tuple(args.methods.split(","))
-    search_params = parse_variant(args.variant)
+    CLASSIFIER_METRIC["value"] = args.metric
+    search_params = {"classifier_scoring": args.metric, **parse_variant(args.variant)}
     records = []
     for spec in specs:
         start = time.perf_counter()

@@ -42,7 +42,9 @@ root_doc = "index"
 templates_path = ["_templates"]
 # Underscored files are fragments (generated lists, the page template):
 # they are included or copied, never built as pages on their own.
-exclude_patterns = ["_build", "_*.rst", "**/_*.rst"]
+exclude_patterns = ["_build", "_*.rst", "**/_*.rst",
+                    # tables the benchmarks write, included by their pages
+                    "benchmarks/_generated"]
 
 # -- API reference ------------------------------------------------------------
 # The lists of public names are written from ``__all__`` at every build, so a

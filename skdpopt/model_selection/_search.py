@@ -2,6 +2,7 @@
 
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -16,7 +17,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from .. import _bounds, mechanisms
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
 from ..accounting import PrivacySpent, rdp
-from ..plans.search import STOPPING_RULES, plan_search, stopping_shape
+from ..plans.search import STOPPING_RULES, plan_search
 from . import _candidates
 from ._scoring import SCORES, resolve_score
 
@@ -39,6 +40,19 @@ def _estimator_has(attr):
         return True
 
     return check
+
+
+class _Split(NamedTuple):
+    """The search's rows: a training and a validation part."""
+
+    X_train: object
+    y_train: object
+    X_val: object
+    y_val: object
+    train_params: dict
+    n_validation: int
+    value_range: tuple
+    state_names: list
 
 
 def _estimator_type(estimator):
@@ -110,6 +124,29 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"scoring={score.name!r} needs the estimator's "
                              f"{score.response}, which it does not have.")
         X, y = indexable(X, y)
+        rng = make_generator(self.random_state)
+        params_list = self._candidate_list(rng)
+        split = self._split(X, y, fit_params, rng)
+        caught = []
+        plan = self._plan(params_list, split, bound == "auto", caught)
+        self._begin_release(plan)
+        if plan.range_draws is not None:
+            split, bound = self._clip_to_range(split, plan, score, rng)
+        runs = self._run(params_list, split, plan, score, bound, rng)
+        for run in runs:
+            caught.extend(run[3])
+        noisy = self._noisy_scores([run[2] for run in runs], plan, bound,
+                                   split.n_validation, rng)
+        self._store(params_list, runs, noisy, plan, score)
+        if self.refit and plan.refit_epsilon and len(runs):
+            self.best_estimator_ = self._refit(X, y, fit_params, plan, rng)
+        self._finish_release(plan)
+        _warn_once(caught)
+        return self
+
+    def _split(self, X, y, fit_params, rng):
+        """Training and validation rows, drawn by position independently of
+        the data (a row replaced in a neighbouring dataset lies on one side)."""
         n_samples = _num_samples(X)
         n_validation = int(round(self.validation_fraction * n_samples))
         if n_validation < 1 or n_samples - n_validation < 1:
@@ -118,71 +155,66 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
                 "that leaves rows on both sides of its split; got "
                 f"n_samples = {n_samples}, validation_fraction="
                 f"{self.validation_fraction}.")
-        rng = make_generator(self.random_state)
-        params_list = self._candidate_list(rng)
-        mean = self._mean_repetitions(len(params_list))
-        shape = stopping_shape(self.stopping, self.stopping_shape)
-        # The split is by position, drawn independently of the data: a row
-        # replaced in a neighbouring dataset lies on one side.
         order = rng.permutation(n_samples)
         train, val = np.sort(order[n_validation:]), np.sort(order[:n_validation])
-        X_train, y_train = _candidates.rows(X, train), _candidates.rows(y, train)
-        X_val, y_val = _candidates.rows(X, val), _candidates.rows(y, val)
-        train_params = _candidates.split_params(fit_params, n_samples, train)
+        return _Split(_candidates.rows(X, train), _candidates.rows(y, train),
+                      _candidates.rows(X, val), _candidates.rows(y, val),
+                      _candidates.split_params(fit_params, n_samples, train),
+                      n_validation, None,
+                      _candidates.random_state_names(self.estimator))
 
-        caught = []
-        names = _candidates.random_state_names(self.estimator)
+    def _plan(self, params_list, split, auto_range, caught):
+        """The search's plan; the candidates' planning warnings go to
+        ``caught``."""
 
         def events_for(epsilon, delta):
             events = []
             for params in params_list:
                 event, warned = _candidates.planned_event(
                     _candidates.configured(self.estimator, params, epsilon, delta,
-                                           state_names=names),
-                    X_train, y_train, train_params)
+                                           state_names=split.state_names),
+                    split.X_train, split.y_train, split.train_params)
                 events.append(event)
                 caught.extend((w.category, str(w.message)) for w in warned)
             return tuple(events)
 
-        refit_share = self.refit_share if self.refit else 0.0
-        plan = plan_search(
+        return plan_search(
             candidate_events_for=events_for, epsilon=self.epsilon,
-            delta=self.delta, mean_repetitions=mean, stopping=self.stopping,
-            shape=shape, refit_share=refit_share, auto_range=bound == "auto",
-            n_validation=n_validation)
-        self._begin_release(plan)
+            delta=self.delta,
+            mean_repetitions=self._mean_repetitions(len(params_list)),
+            stopping=self.stopping, shape=self.stopping_shape,
+            refit_share=self.refit_share if self.refit else 0.0,
+            auto_range=auto_range, n_validation=split.n_validation)
 
-        value_range = None
-        if plan.range_draws is not None:
-            y_val = np.asarray(y_val, dtype=np.float64)
-            low, high = _bounds.private_bounds(
-                y_val, plan.range_draws.score_sensitivity, rng,
-                quantiles=plan.range_draws.quantiles)
-            value_range = (float(low[0]), float(high[0]))
-            width = value_range[1] - value_range[0]
-            bound = width * width if score.name == "neg_mean_squared_error" else width
-        gamma = None if shape == rdp.POISSON else rdp.repetitions_gamma(mean, shape)
-        n_runs = mechanisms.repetitions(rng, mean, shape, gamma)
+    def _clip_to_range(self, split, plan, score, rng):
+        """Release the validation targets' range (the plan's draws) and the
+        score's bound it gives."""
+        y_val = np.asarray(split.y_val, dtype=np.float64)
+        low, high = _bounds.private_bounds(y_val, plan.range_draws.score_sensitivity,
+                                           rng, quantiles=plan.range_draws.quantiles)
+        width = float(high[0] - low[0])
+        bound = width * width if score.name == "neg_mean_squared_error" else width
+        return split._replace(value_range=(float(low[0]), float(high[0]))), bound
+
+    def _run(self, params_list, split, plan, score, bound, rng):
+        """The plan's random number of runs, each of a candidate drawn
+        uniformly: (candidate index, fitted model, exact score, warnings)."""
+        shape = plan.shape
+        gamma = (None if shape == rdp.POISSON
+                 else rdp.repetitions_gamma(plan.mean_repetitions, shape))
+        n_runs = mechanisms.repetitions(rng, plan.mean_repetitions, shape, gamma)
         picks = rng.integers(len(params_list), size=n_runs)
         seeds = self._seeds(rng, n_runs)
         runs = Parallel(n_jobs=self.n_jobs)(
             delayed(_candidates.run_candidate)(
                 _candidates.configured(self.estimator, params_list[pick],
-                                       plan.candidate_epsilon,
-                                       plan.candidate_delta, seed, names),
-                plan.candidate_events[pick], X_train, y_train, X_val, y_val,
-                train_params, score, bound, value_range)
+                                       plan.candidate_epsilon, plan.candidate_delta,
+                                       seed, split.state_names),
+                plan.candidate_events[pick], split.X_train, split.y_train,
+                split.X_val, split.y_val, split.train_params, score, bound,
+                split.value_range)
             for pick, seed in zip(picks, seeds, strict=True))
-        for run in runs:
-            caught.extend(run[2])
-        noisy = self._noisy_scores([run[1] for run in runs], plan, bound,
-                                   n_validation, rng)
-        self._store(params_list, picks, runs, noisy, plan, score)
-        if self.refit and refit_share and len(runs):
-            self.best_estimator_ = self._refit(X, y, fit_params, plan, rng)
-        self._finish_release(plan)
-        _warn_once(caught)
-        return self
+        return [(pick, *run) for pick, run in zip(picks, runs, strict=True)]
 
     def _seeds(self, rng, n_runs):
         """One seed per run: drawn from the search's generator when its
@@ -201,7 +233,7 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             noise = mechanisms.gaussian_noise(rng, scale, len(values))
         return np.asarray(values, dtype=np.float64) + noise
 
-    def _store(self, params_list, picks, runs, noisy, plan, score):
+    def _store(self, params_list, runs, noisy, plan, score):
         """Fitted attributes: the chosen run's parameters, noisy score and
         model, and nothing of the other runs (not even how many there were)."""
         self.scorer_ = None if self.scoring is None else get_scorer(score.name)
@@ -219,7 +251,7 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             return
         best = int(np.argmax(noisy))
         self.best_index_ = 0
-        self.best_params_ = dict(params_list[picks[best]])
+        self.best_params_ = dict(params_list[runs[best][0]])
         self.best_score_ = float(noisy[best])
         self.cv_results_ = {
             "params": [self.best_params_],
@@ -229,19 +261,15 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             "rank_test_score": np.array([1], dtype=np.int32),
         }
         if self.refit:
-            self.best_estimator_ = runs[best][0]
+            self.best_estimator_ = runs[best][1]
 
     def _refit(self, X, y, fit_params, plan, rng):
         """The chosen parameters refitted on all rows with the refit budget."""
         seed = self._seeds(rng, 1)[0]
         model = _candidates.configured(self.estimator, self.best_params_,
                                        plan.refit_epsilon, plan.refit_delta, seed)
-        spent = []
-
-        def hook(estimator, fit_plan):
-            spent.append(fit_plan.event)
-
-        with _candidates.ledger.release_hook(hook):
+        # Recorded by the search's own event (an (epsilon, delta) stage).
+        with _candidates.ledger.release_hook(lambda estimator, fit_plan: None):
             model.fit(X, y, **fit_params)
         refit_spent = PrivacySpent(*model.privacy_spent_)
         if refit_spent.epsilon > plan.refit_epsilon * (1 + 1e-9) \
