@@ -377,7 +377,10 @@ def main():
                         help="classifiers' score (the DP search's scoring too)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--write", action="store_true",
-                        help="write docs/benchmarks/_generated/selection.md")
+                        help="write docs/benchmarks/_generated/selection.md "
+                             "(design half: selection_design_TAG.md)")
+    parser.add_argument("--tag", default="defaults",
+                        help="name of a design run's table (with --write)")
     parser.add_argument("--csv", default=None, help="also save every record here")
     args = parser.parse_args()
     epsilons = EPSILONS if args.epsilon is None else tuple(
@@ -409,6 +412,8 @@ def main():
         command = "python benchmarks/bench_selection.py " + " ".join(sys.argv[1:])
         GENERATED.mkdir(parents=True, exist_ok=True)
         name = "selection.quick.md" if args.quick else "selection.md"
+        if args.half == "design" and not args.quick:
+            name = f"selection_design_{args.tag}.md"
         text = "\n".join(header_lines(command.strip())) + "\n\n" + table + "\n"
         (GENERATED / name).write_text(text)
 
