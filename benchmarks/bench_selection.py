@@ -383,6 +383,9 @@ def main():
                         help="name of a design run's table (with --write)")
     parser.add_argument("--csv", default=None, help="also save every record here")
     args = parser.parse_args()
+    # The header names the code that runs: read before any work.
+    command = "python benchmarks/bench_selection.py " + " ".join(sys.argv[1:])
+    header = header_lines(command.strip())
     epsilons = EPSILONS if args.epsilon is None else tuple(
         float(e) for e in args.epsilon.split(","))
     seeds = SEEDS[:args.seeds]
@@ -409,12 +412,11 @@ def main():
     table = markdown(per, methods, epsilons)
     print(table)
     if args.write:
-        command = "python benchmarks/bench_selection.py " + " ".join(sys.argv[1:])
         GENERATED.mkdir(parents=True, exist_ok=True)
         name = "selection.quick.md" if args.quick else "selection.md"
         if args.half == "design" and not args.quick:
             name = f"selection_design_{args.tag}.md"
-        text = "\n".join(header_lines(command.strip())) + "\n\n" + table + "\n"
+        text = "\n".join(header) + "\n\n" + table + "\n"
         (GENERATED / name).write_text(text)
 
 
