@@ -83,7 +83,13 @@ class NoiseBracket(Bracket):
 class BudgetBracket(Bracket):
     """A budget handed to sub-runs (each candidate's epsilon in a private
     search): the whole's epsilon grows about in proportion, and the guess
-    (from Gaussian stand-ins for the sub-runs) is within a few percent."""
+    (from Gaussian stand-ins for the sub-runs) is within a few percent.
+
+    Parameters
+    ----------
+    guess : float
+        The starting value (> 0).
+    """
 
     increasing: ClassVar[bool] = True
     factors: ClassVar[tuple] = (0.85, 1.15)
