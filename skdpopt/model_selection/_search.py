@@ -22,9 +22,11 @@ from . import _candidates
 from ._scoring import SCORES, resolve_score
 
 # Shape of the truncated negative binomial number of runs by default
-# (1: geometric).  Chosen on the benchmark panel's design half
-# (benchmarks/bench_selection.py --design); see docs/benchmarks/selection.md.
-DEFAULT_SHAPE = 1.0
+# (0: the logarithmic distribution).  Chosen on the benchmark panel's
+# design half against the geometric (1): each candidate gets a larger share
+# of the budget, which outweighed the runs' heavier tail there; see
+# docs/benchmarks/selection.md.
+DEFAULT_SHAPE = 0.0
 
 
 def _estimator_has(attr):
@@ -119,7 +121,8 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         self._validate_params()
         _candidates.check_private(self.estimator)
         score, bound = resolve_score(self.scoring, self.score_bound,
-                                     _estimator_type(self.estimator))
+                                     _estimator_type(self.estimator),
+                                     hasattr(self.estimator, "predict_proba"))
         if score.response != "predict" and not hasattr(self.estimator, score.response):
             raise ValueError(f"scoring={score.name!r} needs the estimator's "
                              f"{score.response}, which it does not have.")
@@ -437,8 +440,9 @@ class DPGridSearchCV(BaseDPSearchCV):
         Failure probability of the whole search.
     scoring : {"accuracy", "neg_log_loss", "neg_mean_squared_error", \
 "neg_mean_absolute_error"} or None, default=None
-        The per-row score averaged on the validation rows; None: accuracy
-        for classifiers, squared error for regressors.
+        The per-row score averaged on the validation rows; None: the log
+        loss for classifiers with ``predict_proba`` (accuracy for the
+        others), squared error for regressors.
     score_bound : float, "auto" or None, default=None
         Public bound of a row's score (its sensitivity is
         ``score_bound / n_validation``); None: 1 for accuracy, ``log(20)``
@@ -457,10 +461,11 @@ default="negative_binomial"
         ``exp(-n_iter)``), or geometric (Liu and Talwar 2019; the negative
         binomial of shape 1, also accounted in pure DP when the
         candidates are pure).
-    stopping_shape : float, default=1.0
+    stopping_shape : float, default=0.0
         Shape ``eta >= 0`` of the negative binomial: smaller is cheaper in
         privacy but gives a heavier tail (more searches with few runs and a
-        few with very many); 1 is the geometric.
+        few with very many); 0 is the logarithmic distribution, 1 the
+        geometric.
     validation_fraction : float, default=0.2
         Share of the rows scored, not fitted on.
     refit : bool, default=True
@@ -592,7 +597,7 @@ class DPRandomizedSearchCV(BaseDPSearchCV):
     stopping : {"negative_binomial", "poisson", "geometric"}, \
 default="negative_binomial"
         See :class:`DPGridSearchCV`.
-    stopping_shape : float, default=1.0
+    stopping_shape : float, default=0.0
         See :class:`DPGridSearchCV`.
     validation_fraction : float, default=0.2
         Share of the rows scored, not fitted on.

@@ -43,7 +43,7 @@ def _fit(data, random_state):
     # One point: each run is a fresh noisy fit and score of it, and the
     # search releases the best of a random number of runs.
     return DPGridSearchCV(candidate, {"alpha": [1e-4]}, epsilon=EPSILON,
-                          delta=DELTA, validation_fraction=0.5,
+                          delta=DELTA, scoring="accuracy", validation_fraction=0.5,
                           random_state=random_state).fit(X, y)
 
 

@@ -61,7 +61,10 @@ def test_accuracy_counts_hits_and_takes_a_column_of_labels():
 
 
 def test_defaults_and_refusals():
-    assert resolve_score(None, None, "classifier") == (SCORES["accuracy"], 1.0)
+    assert resolve_score(None, None, "classifier") == (SCORES["neg_log_loss"],
+                                                       LOG_LOSS_BOUND)
+    assert resolve_score(None, None, "classifier", has_proba=False) == (
+        SCORES["accuracy"], 1.0)
     assert resolve_score(None, None, "regressor") == (
         SCORES["neg_mean_squared_error"], "auto")
     assert resolve_score("neg_log_loss", 2.0, "classifier")[1] == 2.0

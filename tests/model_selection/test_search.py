@@ -137,7 +137,7 @@ def test_scoring_choices_and_their_errors():
     with pytest.raises(ValueError, match="scores a regressor"):
         grid_search(scoring="neg_mean_squared_error").fit(X, y)
     with pytest.raises(ValueError, match="for accuracy"):
-        grid_search(score_bound=2.0).fit(X, y)
+        grid_search(scoring="accuracy", score_bound=2.0).fit(X, y)
     hinge = DPGridSearchCV(DPSGDClassifier(loss="hinge", classes=[0, 1]),
                            {"alpha": [1e-4, 1e-2]}, scoring="neg_log_loss")
     with pytest.raises(ValueError, match="predict_proba"):
@@ -280,11 +280,13 @@ def test_poisson_without_runs_chooses_nothing(monkeypatch):
 
 
 def test_selection_finds_a_clearly_better_candidate():
-    # alpha = 10 shrinks the model into its noise (validation accuracy
-    # about 0.15 at this budget), alpha = 1e-4 reaches about 0.95: a gap of
-    # 0.8 against score noise of standard deviation score_noise / 400
-    # (0.025 at these budgets).  The search misses
-    # the good candidate only if none of its K runs drew it: probability
+    # alpha = 10 shrinks the model into its noise, confidently wrong
+    # (accuracy about 0.15; most rows' log loss at the bound log(20) = 3.0),
+    # alpha = 1e-4 reaches a log loss about 0.32 (accuracy 0.95): a gap
+    # above 2 against score noise of standard deviation
+    # log(20) score_noise / 400 (about 0.08 at these budgets).  With the
+    # geometric number of runs the search misses the good candidate only
+    # if none of its K runs drew it: probability
     # E[(1/2)^K] = (gamma / 2) / (1 - (1 - gamma) / 2) = 0.048 for the
     # geometric of mean 20.  Over 10 seeds, 3 or more misses have
     # probability 0.011.
@@ -293,6 +295,7 @@ def test_selection_finds_a_clearly_better_candidate():
     for seed in range(10):
         search = DPGridSearchCV(DPSGDClassifier(classes=[0, 1]),
                                 {"alpha": [1e-4, 10.0]}, n_iter=20, epsilon=1.0,
-                                delta=1e-6, random_state=seed).fit(X, y)
+                                delta=1e-6, stopping="geometric",
+                                random_state=seed).fit(X, y)
         found += search.best_params_["alpha"] == 1e-4
     assert found >= 8
