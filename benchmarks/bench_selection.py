@@ -279,15 +279,31 @@ def run_one(spec, seed, epsilons, search_params, methods):
     return records
 
 
-def fraction(frame, column):
-    gain = frame.nonprivate - frame.trivial
-    return (frame[column] - frame.trivial) / gain.where(gain.abs() > 1e-12)
+def _view(frame):
+    """The panel's scores: R^2 for regression, ROC AUC for classification
+    (trivial 0.5); the DP search selects by its own score, in the columns
+    without ``_auc``."""
+    regression = frame.task == "regression"
+    view = pd.DataFrame({"table": frame.table, "epsilon": frame.epsilon})
+    view["trivial"] = np.where(regression, frame.trivial, 0.5)
+    for column in ("nonprivate", "defaults", "search", "plain"):
+        if column in frame:
+            view[column] = np.where(regression, frame[column],
+                                    frame.get(f"{column}_auc", np.nan))
+    return view
 
 
 def summarise(frame, methods):
-    """Per table and epsilon, medians over seeds; then the targets."""
+    """Per table and epsilon, medians over seeds, in the panel's scores
+    (``v_``) and in the DP search's own score; the fractions of the
+    non-private gain are the panel's."""
+    view = _view(frame)
+    gain = view.nonprivate - view.trivial
     for column in ("defaults", *methods):
-        frame[f"f_{column}"] = fraction(frame, column)
+        frame[f"v_{column}"] = view[column]
+        frame[f"f_{column}"] = (view[column] - view.trivial) / gain.where(
+            gain.abs() > 1e-12)
+    frame["v_trivial"], frame["v_nonprivate"] = view.trivial, view.nonprivate
     per = frame.groupby(["table", "epsilon"]).median(numeric_only=True).reset_index()
     per["time_ratio"] = per.search_s / ((per.mean_runs + 1) * per.fit_s) \
         if "search" in methods else np.nan
@@ -299,43 +315,51 @@ def _fmt(x, digits=3):
 
 
 def markdown(per, methods, epsilons):
+    """The per-table table and the summary (see the page for how to read
+    them)."""
     order = {s.name: k for k, s in enumerate(PANEL)}
     per = per.sort_values(["epsilon", "table"], key=lambda c: c.map(order)
                           if c.name == "table" else c)
-    header = ["table", "ε", "n train", "metric", "trivial", "non-private search",
-              "defaults"]
     names = {"search": "DP search", "plain": "plain search"}
-    header += [names[m] for m in methods]
+    header = ["table", "ε", "n train", "metric", "trivial", "non-private search",
+              "defaults"] + [names[m] for m in methods]
     header += ["gain: defaults"] + [f"gain: {names[m]}" for m in methods]
     if "search" in methods:
-        header += ["candidate ε share", "time / ((n_iter+1) fits)"]
+        header += ["DP search ≥ defaults in its score", "candidate ε share",
+                   "time / ((n_iter+1) fits)"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    tasks = {s.name: s.task for s in PANEL}
     for _, r in per.iterrows():
-        task = next(s.task for s in PANEL if s.name == r.table)
-        names = {"neg_log_loss": "−log loss", "accuracy": "accuracy"}
-        metric = "R²" if task == "regression" else names[CLASSIFIER_METRIC["value"]]
+        metric = "R²" if tasks[r.table] == "regression" else "AUC"
         cells = [r.table, f"{r.epsilon:g}", f"{int(r.n_train)}", metric,
-                 _fmt(r.trivial), _fmt(r.nonprivate), _fmt(r.defaults)]
-        cells += [_fmt(r[m]) for m in methods]
+                 _fmt(r.v_trivial), _fmt(r.v_nonprivate), _fmt(r.v_defaults)]
+        cells += [_fmt(r[f"v_{m}"]) for m in methods]
         cells += [_fmt(r.f_defaults, 2)] + [_fmt(r[f"f_{m}"], 2) for m in methods]
         if "search" in methods:
-            cells += [_fmt(r.candidate_share, 2), _fmt(r.time_ratio, 2)]
+            cells += ["yes" if r.search >= r.defaults else "no",
+                      _fmt(r.candidate_share, 2), _fmt(r.time_ratio, 2)]
         lines.append("| " + " | ".join(cells) + " |")
-    summary = ["", "| ε | tables | DP search ≥ defaults | median gain: defaults | "
+    summary = ["", "| ε | tables | DP search ≥ defaults (R² or AUC) | "
+               "DP search ≥ defaults in its score | median gain: defaults | "
                "median gain: DP search | median gain: plain search | "
                "min candidate ε share | median time ratio |",
-               "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for epsilon in epsilons:
         sub = per[np.isclose(per.epsilon, epsilon)]
-        wins = (sub.search >= sub.defaults).sum() if "search" in methods else 0
-        summary.append(
-            f"| {epsilon:g} | {len(sub)} | {wins} of {len(sub)} "
-            f"({100 * wins / max(len(sub), 1):.0f}%) | "
-            f"{_fmt(sub.f_defaults.median(), 2)} | "
-            f"{_fmt(sub.f_search.median(), 2) if 'search' in methods else ''} | "
-            f"{_fmt(sub.f_plain.median(), 2) if 'plain' in methods else ''} | "
-            f"{_fmt(sub.candidate_share.min(), 2) if 'search' in methods else ''} | "
-            f"{_fmt(sub.time_ratio.median(), 2) if 'search' in methods else ''} |")
+        n = max(len(sub), 1)
+        if "search" in methods:
+            wins = int((sub.v_search >= sub.v_defaults).sum())
+            own = int((sub.search >= sub.defaults).sum())
+            cells = [f"{wins} of {len(sub)} ({100 * wins / n:.0f}%)",
+                     f"{own} of {len(sub)} ({100 * own / n:.0f}%)"]
+        else:
+            cells = ["", ""]
+        cells += [_fmt(sub.f_defaults.median(), 2),
+                  _fmt(sub.f_search.median(), 2) if "search" in methods else "",
+                  _fmt(sub.f_plain.median(), 2) if "plain" in methods else "",
+                  _fmt(sub.candidate_share.min(), 2) if "search" in methods else "",
+                  _fmt(sub.time_ratio.median(), 2) if "search" in methods else ""]
+        summary.append(f"| {epsilon:g} | {len(sub)} | " + " | ".join(cells) + " |")
     return "\n".join(lines + summary)
 
 
@@ -357,6 +381,23 @@ def header_lines(command):
     return [f"* commit: {commit}", f"* command: `{command}`",
             f"* machine: {cpu}, {os.cpu_count()} cores (shared with other jobs)",
             f"* date: {datetime.date.today().isoformat()}"]
+
+
+def _generated_name(args):
+    if args.quick:
+        return "selection.quick.md"
+    return f"selection_design_{args.tag}.md" if args.half == "design" \
+        else "selection.md"
+
+
+def render(args, methods, epsilons):
+    """Re-render an earlier run's records with its header."""
+    path = GENERATED / _generated_name(args)
+    header = [line for line in path.read_text().splitlines()
+              if line.startswith("* ")]
+    per = summarise(pd.read_csv(args.render), methods)
+    path.write_text("\n".join(header) + "\n\n" + markdown(per, methods, epsilons)
+                    + "\n")
 
 
 def parse_variant(values):
@@ -395,6 +436,10 @@ def main():
     parser.add_argument("--tag", default="defaults",
                         help="name of a design run's table (with --write)")
     parser.add_argument("--csv", default=None, help="also save every record here")
+    parser.add_argument("--render", default=None,
+                        help="re-render the records of an earlier run's --csv "
+                             "into the generated table named by --half/--tag, "
+                             "keeping that file's header (no new runs)")
     args = parser.parse_args()
     # The header names the code that runs: read before any work.
     command = "python benchmarks/bench_selection.py " + " ".join(sys.argv[1:])
@@ -410,6 +455,9 @@ def main():
         specs, seeds, epsilons = [s for s in PANEL if s.name in QUICK_TABLES], \
             SEEDS[:2], (1.0,)
     methods = tuple(args.methods.split(","))
+    if args.render:
+        render(args, methods, epsilons)
+        return
     CLASSIFIER_METRIC["value"] = args.metric
     use_grids(args.grid)
     search_params = {"classifier_scoring": args.metric, **parse_variant(args.variant)}
@@ -427,9 +475,7 @@ def main():
     print(table)
     if args.write:
         GENERATED.mkdir(parents=True, exist_ok=True)
-        name = "selection.quick.md" if args.quick else "selection.md"
-        if args.half == "design" and not args.quick:
-            name = f"selection_design_{args.tag}.md"
+        name = _generated_name(args)
         text = "\n".join(header) + "\n\n" + table + "\n"
         (GENERATED / name).write_text(text)
 
