@@ -154,7 +154,7 @@ def _guess_candidate_epsilon(epsilon, delta, *, mean_repetitions, shape,
 
 
 def plan_search(*, candidate_events_for, epsilon, delta, mean_repetitions,
-                stopping="negative_binomial", shape=1.0, refit_share=0.0,
+                stopping="negative_binomial", shape=0.0, refit_share=0.0,
                 auto_range=False, n_validation=None, rtol=0.03):
     """Plan a private search from public quantities.
 
@@ -171,8 +171,9 @@ def plan_search(*, candidate_events_for, epsilon, delta, mean_repetitions,
         Expected number of candidate runs (> 1).
     stopping : {"negative_binomial", "poisson", "geometric"}
         Distribution of the number of runs.
-    shape : float, default=1.0
-        Shape ``eta >= 0`` of the truncated negative binomial.
+    shape : float, default=0.0
+        Shape ``eta >= 0`` of the truncated negative binomial (0: the
+        logarithmic distribution).
     refit_share : float, default=0.0
         Share of epsilon and delta given to a refit of the chosen
         candidate on all rows, composed with the selection by basic

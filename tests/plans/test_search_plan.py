@@ -61,13 +61,18 @@ def _dpsgd_events(n_samples, schedules):
 
 @pytest.mark.parametrize("epsilon", [1.0, 3.0])
 @pytest.mark.parametrize("mean", [2, 8, 32])
-@pytest.mark.parametrize("auto_range", [False, True])
-def test_each_candidate_gets_a_quarter_of_the_budget(epsilon, mean, auto_range):
+@pytest.mark.parametrize("auto_range, stopping", [(False, "negative_binomial"),
+                                                  (True, "negative_binomial"),
+                                                  (False, "geometric")])
+def test_each_candidate_gets_a_quarter_of_the_budget(epsilon, mean, auto_range,
+                                                     stopping):
     # Grids of up to 32 candidates (the expected runs are the grid's size):
-    # selection costs about 4 candidates' budgets, not 32.
+    # selection costs about 4 candidates' budgets, not 32, with the default
+    # (logarithmic) number of runs and with the geometric.
     plan = plan_search(candidate_events_for=_dpsgd_events(8000, (2, 5, 10)),
                        epsilon=epsilon, delta=1e-6, mean_repetitions=mean,
-                       auto_range=auto_range, n_validation=2000)
+                       stopping=stopping, auto_range=auto_range,
+                       n_validation=2000)
     assert plan.candidate_epsilon >= epsilon / 4
     assert 0.97 * epsilon <= plan.spent().epsilon <= epsilon
     assert len(plan.candidate_events) == 3
