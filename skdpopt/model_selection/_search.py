@@ -134,7 +134,7 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         plan = self._plan(params_list, split, bound == "auto", caught)
         self._begin_release(plan)
         if plan.range_draws is not None:
-            split, bound = self._clip_to_range(split, plan, score, rng)
+            split, bound = self._clip_to_range(y, split, plan, score, rng)
         runs = self._run(params_list, split, plan, score, bound, rng)
         for run in runs:
             caught.extend(run[3])
@@ -187,13 +187,14 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             mean_repetitions=self._mean_repetitions(len(params_list)),
             stopping=self.stopping, shape=self.stopping_shape,
             refit_share=self.refit_share if self.refit else 0.0,
-            auto_range=auto_range, n_validation=split.n_validation)
+            auto_range=auto_range, n_samples=_num_samples(split.X_train)
+            + split.n_validation)
 
-    def _clip_to_range(self, split, plan, score, rng):
-        """Release the validation targets' range (the plan's draws) and the
-        score's bound it gives."""
-        y_val = np.asarray(split.y_val, dtype=np.float64)
-        low, high = _bounds.private_bounds(y_val, plan.range_draws.score_sensitivity,
+    def _clip_to_range(self, y, split, plan, score, rng):
+        """Release the targets' range over all rows (the plan's draws) and
+        the score's bound it gives."""
+        y = np.asarray(y, dtype=np.float64)
+        low, high = _bounds.private_bounds(y, plan.range_draws.score_sensitivity,
                                            rng, quantiles=plan.range_draws.quantiles)
         width = float(high[0] - low[0])
         bound = width * width if score.name == "neg_mean_squared_error" else width
@@ -448,8 +449,9 @@ class DPGridSearchCV(BaseDPSearchCV):
         ``score_bound / n_validation``); None: 1 for accuracy, ``log(20)``
         for the log loss (a row's loss counts at most as a probability of
         1/20 on its label), "auto" for regression: the range of the
-        validation targets, released privately with 5% of the budget
-        (zCDP units), to which targets and predictions are clipped.
+        targets (ranks 0.05 and 0.95), released privately with 5% to 25%
+        of the budget (zCDP units; more for fewer rows), to which targets
+        and predictions are clipped.
     n_iter : float or None, default=None
         Expected number of candidate runs; None: the grid's size (at least
         2).

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._auto_bounds import reliable_share
 from ..accounting import (
     Accountant,
     BudgetBracket,
@@ -41,9 +42,13 @@ from .base import PrivacyPlan
 from .preprocessing import QuantileDraws, quantile_draws_for_rho
 
 # Share of the search's budget (zCDP units) spent on the private range of
-# the validation targets when a regression score's bound is "auto": three
-# exponential-mechanism draws (see ``docs/privacy/model_selection.md``).
+# the targets when a regression score's bound is "auto": three
+# exponential-mechanism draws over all rows (see
+# ``docs/privacy/model_selection.md``), given the share that makes them
+# find the data for the rows at hand, within [RANGE_SHARE, MAX_RANGE_SHARE]
+# (as DP-SGD's private target scale).
 RANGE_SHARE = 0.05
+MAX_RANGE_SHARE = 0.25
 # Ranks of that range: the score clips targets and predictions to it.
 RANGE_QUANTILES = (0.05, 0.95)
 
@@ -155,7 +160,7 @@ def _guess_candidate_epsilon(epsilon, delta, *, mean_repetitions, shape,
 
 def plan_search(*, candidate_events_for, epsilon, delta, mean_repetitions,
                 stopping="negative_binomial", shape=0.0, refit_share=0.0,
-                auto_range=False, n_validation=None, rtol=0.03):
+                auto_range=False, n_samples=None, rtol=0.03):
     """Plan a private search from public quantities.
 
     Parameters
@@ -179,10 +184,11 @@ def plan_search(*, candidate_events_for, epsilon, delta, mean_repetitions,
         candidate on all rows, composed with the selection by basic
         composition (0: no refit).
     auto_range : bool, default=False
-        Release the targets' range on the validation rows first, at
-        ``RANGE_SHARE`` of the budget (zCDP units).
-    n_validation : int, default=None
-        Rows of the validation part (for the range's draws).
+        Release the targets' range over all rows first, with the share of
+        the budget (zCDP units, within ``[RANGE_SHARE, MAX_RANGE_SHARE]``)
+        that makes its draws reliable for ``n_samples`` rows.
+    n_samples : int, default=None
+        Rows of the data (for the range's draws).
     rtol : float, default=0.03
         Accepted shortfall of the whole search below ``epsilon``.
 
@@ -210,9 +216,11 @@ def plan_search(*, candidate_events_for, epsilon, delta, mean_repetitions,
             refit_epsilon=np.inf if refit_share else 0.0, **common)
     range_draws = None
     if auto_range:
-        range_draws = quantile_draws_for_rho(
-            RANGE_SHARE * zcdp.rho_for(epsilon, delta), n_samples=n_validation,
-            n_columns=1, quantiles=RANGE_QUANTILES)
+        rho = zcdp.rho_for(epsilon, delta)
+        share = reliable_share(n_samples, rho, n_draws=3, low=RANGE_SHARE,
+                               high=MAX_RANGE_SHARE)
+        range_draws = quantile_draws_for_rho(share * rho, n_samples=n_samples,
+                                             n_columns=1, quantiles=RANGE_QUANTILES)
     range_event = None if range_draws is None else range_draws.event
     refit_epsilon, refit_delta = refit_share * epsilon, refit_share * delta
     refit_event = EpsilonDeltaEvent(refit_epsilon, refit_delta) if refit_share else None

@@ -72,7 +72,7 @@ def test_each_candidate_gets_a_quarter_of_the_budget(epsilon, mean, auto_range,
     plan = plan_search(candidate_events_for=_dpsgd_events(8000, (2, 5, 10)),
                        epsilon=epsilon, delta=1e-6, mean_repetitions=mean,
                        stopping=stopping, auto_range=auto_range,
-                       n_validation=2000)
+                       n_samples=8000)
     assert plan.candidate_epsilon >= epsilon / 4
     assert 0.97 * epsilon <= plan.spent().epsilon <= epsilon
     assert len(plan.candidate_events) == 3
