@@ -15,7 +15,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .. import _bounds, mechanisms
-from .._base import PRIVACY_PARAMETER_CONSTRAINTS, DPEstimatorMixin, make_generator
+from .._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    DPEstimatorMixin,
+    keep_fit_on_error,
+    make_generator,
+)
 from ..accounting import PrivacySpent, rdp
 from ..plans.search import STOPPING_RULES, plan_search
 from . import _candidates
@@ -100,6 +105,7 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         tags.non_deterministic = True
         return tags
 
+    @keep_fit_on_error
     def fit(self, X, y=None, **fit_params):
         """Choose a candidate privately, spending ``epsilon`` and ``delta``.
 
@@ -132,7 +138,8 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         split = self._split(X, y, fit_params, rng)
         caught = []
         plan = self._plan(params_list, split, bound == "auto", caught)
-        self._begin_release(plan)
+        # The record is withdrawn if the search fails before drawing from rng.
+        self._begin_release(plan, rng)
         if plan.range_draws is not None:
             split, bound = self._clip_to_range(y, split, plan, score, rng)
         runs = self._run(params_list, split, plan, score, bound, rng)
