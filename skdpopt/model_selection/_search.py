@@ -229,8 +229,9 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _seeds(self, rng, n_runs):
         """One seed per run: drawn from the search's generator when its
-        random_state is set (reproducible), else None (fresh entropy)."""
-        if self.random_state is None:
+        random_state is an int (reproducible), else None (fresh entropy)."""
+        if not isinstance(self.random_state, Integral) \
+                or isinstance(self.random_state, bool):
             return [None] * n_runs
         return [int(s) for s in rng.integers(2**31 - 1, size=n_runs)]
 
