@@ -21,6 +21,7 @@ from .._base import (
     keep_fit_on_error,
     make_generator,
 )
+from .._data import refuse_dask
 from ..accounting import PrivacySpent, rdp
 from ..plans.search import STOPPING_RULES, plan_search
 from . import _candidates
@@ -125,6 +126,8 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             The fitted search.
         """
         self._validate_params()
+        refuse_dask(self, X, y, "(its split into training and validation rows "
+                    "indexes rows in memory)")
         _candidates.check_private(self.estimator)
         score, bound = resolve_score(self.scoring, self.score_bound,
                                      _estimator_type(self.estimator),
