@@ -233,9 +233,9 @@ def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
     AUTO_BOUNDS_SHARE of rho_for(epsilon, delta), and the steps the rest;
     recomputed here with dp-accounting (the draws as randomised response
     of pure epsilon 2 D, their worst case)."""
-    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.accounting import ExponentialMechanism, leaves
     from skdpopt.accounting.zcdp import rho_for
+    from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE
 
     X, y, _ = regression_data
     kwargs = dict(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
@@ -284,10 +284,9 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     rows (at most MAX_TARGET_SHARE).  The targets in dollars (times 3,000)
     then fit about as well as in their own units with a public scale of 1,
     which leaves the dollar model far off."""
-    from skdpopt import _bounds
-    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.accounting import ExponentialMechanism, leaves
     from skdpopt.accounting.zcdp import rho_for
+    from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE, median_cell_is_reliable
     from skdpopt.plans.sgd import MAX_TARGET_SHARE, plan_dpsgd
 
     X, y, _ = regression_data
@@ -299,7 +298,7 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     assert len(draws) == 1 and draws[0][1] == 2
     D = draws[0][0].score_sensitivity
     assert D == pytest.approx(np.sqrt(2 * AUTO_BOUNDS_SHARE * rho / 2))
-    assert _bounds.median_cell_is_reliable(len(y), D)
+    assert median_cell_is_reliable(len(y), D)
     assert model.privacy_plan_.clip_draws is None
     assert 0.95 <= model.privacy_spent_.epsilon <= 1.0
     # With 300 rows 5% is not enough: the share grows until the draws are
@@ -308,7 +307,7 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
                        sampling="poisson", batch_size="auto", max_iter=5,
                        average=True, auto_target=True)
     assert AUTO_BOUNDS_SHARE < small.bounds_share <= MAX_TARGET_SHARE
-    assert _bounds.median_cell_is_reliable(
+    assert median_cell_is_reliable(
         300, small.target_draws.score_sensitivity * (1 + 1e-9))
     # The released scale is a grid candidate near the 0.9 quantile of |y|.
     top = np.quantile(np.abs(3000 * y), 0.9)

@@ -8,7 +8,7 @@ available, its privacy loss pair for PLD accounting and its pure-DP epsilon.
 (epsilon, delta) pair.
 
 Trees are built with :class:`Repeated` and :class:`Composed` (or the
-helpers :func:`repeat` and :func:`compose`), in the spirit of the DpEvent
+functions :func:`repeat` and :func:`compose`), in the spirit of the DpEvent
 trees of Google's dp-accounting: a plan's event says everything the fit
 will release, and :func:`leaves` flattens it for the accountant.
 

@@ -48,6 +48,34 @@ _MIN_CURVATURE = 1e-8
 MAX_STEP = 2.0
 
 
+def logistic_statistics(Z, y, theta):
+    """What one step releases, before noise: the mean gradient and the mean
+    Hessian of the logistic loss at ``theta``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_params)
+    y : ndarray of shape (n_samples,)
+        Targets in {-1, +1}.
+    theta : ndarray of shape (n_params,)
+
+    Returns
+    -------
+    gradient : ndarray of shape (n_params,)
+        ``(1/n) sum_i dloss_i z_i``.
+    hessian : ndarray of shape (n_params, n_params)
+        ``(1/n) sum_i w_i z_i z_i^T``; the solver releases its upper
+        triangle.
+    """
+    n_samples = Z.shape[0]
+    margin = y * (Z @ theta)
+    # Sums over rows in float64 blocks (see skdpopt._sums).
+    gradient = column_sums(Z, -y * expit(-margin)) / n_samples
+    weights = expit(margin) * expit(-margin)
+    hessian = gram(Z, weights) / n_samples
+    return gradient, hessian
+
+
 def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
                           hessian_noise, rng, start=None, nonnegative=None,
                           noise="gaussian"):
@@ -78,7 +106,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     ndarray of shape (n_params,)
         The final point.
     """
-    n_samples, n_params = Z.shape
+    n_params = Z.shape[1]
 
     def project(point):
         if nonnegative is not None:
@@ -94,11 +122,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
     floor = max(_HESSIAN_SPREADS * spread * hessian_noise, _MIN_CURVATURE)
     for _ in range(n_steps):
-        margin = y * (Z @ theta)
-        # Sums over rows in float64 blocks (see skdpopt._sums).
-        gradient = column_sums(Z, -y * expit(-margin)) / n_samples
-        weights = expit(margin) * expit(-margin)
-        hessian = gram(Z, weights) / n_samples
+        gradient, hessian = logistic_statistics(Z, y, theta)
         if gradient_noise > 0:
             gradient = gradient + sample(rng, gradient_noise, n_params)
         if hessian_noise > 0:

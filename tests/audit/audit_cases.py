@@ -429,9 +429,10 @@ def _minimax_gda(random_state):
     # One group (no counts) and one step: the coefficient is the projected
     # step from zero along the model's noisy clipped gradient sum, whose
     # only data-dependent term is the canary's (the other rows are zero).
-    # clip_norm=0.5 is the canary's gradient norm at w = 0 (|sigma(0)| x =
-    # 0.5), so the two labels move the sum by its full 2 C; a large radius
-    # keeps the projection from cutting the noise.
+    # clip_norm=0.5 sets C = CLIP_FACTOR * 0.5 below the canary's gradient
+    # norm at w = 0 (|sigma(0)| x = 0.5), so the two labels move the sum by
+    # its full 2 C (no intercept: C_w = C); a large radius keeps the
+    # projection from cutting the noise.
     return DPMinimaxClassifier(
         solver="gda", epsilon=EPSILON, delta=DELTA, max_iter=1,
         fit_intercept=False, clip_norm=0.5, radius=1e3, classes=[-1.0, 1.0],
@@ -485,7 +486,7 @@ SYNTHETIC = AuditCase(
     # Selection and the fit's damping blunt a 4-fold bug (the statistic's
     # shift over its spread grows only from 0.25 to 0.65).
     plant=lambda monkeypatch: [
-        _scaled_plan(skdpopt.synthetic.synthetic_plans, "plan_synthetic", field,
+        _scaled_plan(skdpopt.synthetic, "plan_synthetic", field,
                      0.1)(monkeypatch)
         for field in ("one_way_noise_std", "round_noise_std")],
     bug="Gaussian noise scaled down by 10",
@@ -503,18 +504,33 @@ def _fit_synthetic_bounds(data, random_state):
 
 
 def _bounds_pair():
-    # 100 rows: the upper bound aims at rank 99, which the canary at 1 (in)
-    # puts at every candidate in (0, 1] and the canary at 0 (out) at none.
+    # 100 rows: 76 at 10 and 23 at 100 besides the canary, at 18 (in) or 50
+    # (out).  The median cell, [2^(13/4), 2^(14/4)) around 10, is the same
+    # for both, and so is the upper bound's target rank (77.8 at this
+    # budget).  In, the candidates from 19 to 45 are one count nearer it
+    # than the three between the cell and 16; out, all are as near: the
+    # draw of a candidate from 19 up (whose prior weight is low) is e^D
+    # likelier in than out.
     n_rows = 2 * N_ROWS
-    data = np.column_stack([np.zeros(n_rows), np.arange(n_rows) % 2])
+    values = np.r_[0.0, np.full(76, 10.0), np.full(23, 100.0)]
+    data = np.column_stack([values, np.arange(n_rows) % 2])
     data_in, data_out = data.copy(), data.copy()
-    data_in[0, 0] = 1.0
+    data_in[0, 0], data_out[0, 0] = 18.0, 50.0
     return data_in, data_out
 
 
-# The draws use 8 times the epsilon the plan's event accounts for.
-_plant_bounds = _scaled_plan(skdpopt.synthetic.synthetic_plans, "plan_synthetic",
-                             "bounds_epsilon", 8.0)
+def _plant_bounds(monkeypatch):
+    """The draws use 8 times the score sensitivity the plan's event
+    accounts for."""
+    original = skdpopt.synthetic.plan_synthetic
+
+    def broken(**kwargs):
+        plan = original(**kwargs)
+        draws = dataclasses.replace(
+            plan.bounds, score_sensitivity=8.0 * plan.bounds.score_sensitivity)
+        return dataclasses.replace(plan, bounds=draws)
+
+    monkeypatch.setattr(skdpopt.synthetic, "plan_synthetic", broken)
 
 
 SYNTHETIC_BOUNDS = AuditCase(
@@ -523,13 +539,13 @@ SYNTHETIC_BOUNDS = AuditCase(
     fit=_fit_synthetic_bounds,
     datasets=_bounds_pair,
     statistic=lambda est: est.domain_[0].edges[-1],
-    # What the statistic sees is the bounds' own share of the budget.
-    claimed=lambda est: est.preprocessor_epsilon,
+    # The upper bound is a function of two of the three draws (the median
+    # cell and the upper rank), each 2D-DP: the claim is their sum.
+    claimed=lambda est: 2 * 2 * est.privacy_plan_.bounds.score_sensitivity,
     plant=_plant_bounds,
     bug="score sensitivity understated 8-fold",
-    # The canary moves the draw's score by half its bound and only on one
-    # side of the public prior's mode: 2,000 fits leave an 8-fold bug's
-    # bound close to the claim.
+    # The canary moves one draw's score by its sensitivity, on the
+    # candidates between 1 and 2 only.
     fast_runs=4_000,
 )
 

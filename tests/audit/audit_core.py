@@ -149,7 +149,7 @@ def run_audit(case, n_runs, seed=0, confidence=0.95):
         Fits per dataset.
     seed : int, default=0
         The fits use distinct random states from ``seed * 10**6`` on:
-        independent across runs, reproducible across test sessions.
+        independent across runs, reproducible across runs of the suite.
     confidence : float, default=0.95
 
     Returns

@@ -5,6 +5,8 @@ The cases have the shape of ``audit_cases.AuditCase`` so that they can join
 ``CASES`` (and the audit table) as they are.
 """
 
+import dataclasses
+
 import numpy as np
 from audit_cases import DELTA, EPSILON, AuditCase
 
@@ -43,8 +45,9 @@ def _plant_free_bounds(monkeypatch):
     # for: the bounds are nearly free.
     original = skdpopt._bounds.private_bounds
     monkeypatch.setattr(
-        skdpopt.preprocessing._bounds, "private_bounds",
-        lambda X, sensitivity, rng, **kw: original(X, 16 * sensitivity, rng, **kw))
+        skdpopt.preprocessing, "private_bounds",
+        lambda X, draws, rng: original(X, dataclasses.replace(
+            draws, score_sensitivity=16 * draws.score_sensitivity), rng))
 
 
 BOUNDS = AuditCase(
@@ -82,7 +85,7 @@ def _plant_quiet_moments(monkeypatch):
     # Noise of the moments a quarter of what the plan accounts for.
     original = skdpopt._bounds.private_moments
     monkeypatch.setattr(
-        skdpopt.preprocessing._bounds, "private_moments",
+        skdpopt.preprocessing, "private_moments",
         lambda X, low, high, noise, rng, mechanism="gaussian": original(
             X, low, high, tuple(z / 4 if z else z for z in noise), rng, mechanism))
 
