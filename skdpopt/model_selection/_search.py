@@ -203,12 +203,12 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     def _clip_to_range(self, y, split, plan, score, rng):
         """Release the targets' range over all rows (the plan's draws) and
         the score's bound it gives."""
-        y = np.asarray(y, dtype=np.float64)
-        low, high = _bounds.private_bounds(y, plan.range_draws.score_sensitivity,
-                                           rng, quantiles=plan.range_draws.quantiles)
-        width = float(high[0] - low[0])
+        released = _bounds.private_bounds(np.asarray(y, dtype=np.float64),
+                                          plan.range_draws, rng)
+        low, high = float(released[0, 0]), float(released[-1, 0])
+        width = high - low
         bound = width * width if score.name == "neg_mean_squared_error" else width
-        return split._replace(value_range=(float(low[0]), float(high[0]))), bound
+        return split._replace(value_range=(low, high)), bound
 
     def _run(self, params_list, split, plan, score, bound, rng):
         """The plan's random number of runs, each of a candidate drawn

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._auto_bounds import reliable_share
 from ..accounting import (
     Accountant,
     BudgetBracket,
@@ -39,7 +38,12 @@ from ..accounting import (
 )
 from ..accounting.events import event_rdp
 from .base import PrivacyPlan
-from .preprocessing import QuantileDraws, quantile_draws_for_rho
+from .bounds import (
+    QuantileDraws,
+    quantile_draws,
+    quantile_draws_for_rho,
+    reliable_share,
+)
 
 # Share of the search's budget (zCDP units) spent on the private range of
 # the targets when a regression score's bound is "auto": three
@@ -211,7 +215,9 @@ def plan_search(*, candidate_events_for, epsilon, delta, mean_repetitions,
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             candidate_epsilon=np.inf, candidate_delta=0.0,
             candidate_events=events, score_noise=0.0, score_mechanism=None,
-            range_draws=(QuantileDraws(1, RANGE_QUANTILES, np.inf, 3)
+            range_draws=(quantile_draws(n_samples=n_samples, n_columns=1,
+                                        score_sensitivity=np.inf,
+                                        quantiles=RANGE_QUANTILES)
                          if auto_range else None),
             refit_epsilon=np.inf if refit_share else 0.0, **common)
     range_draws = None
