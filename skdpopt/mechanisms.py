@@ -174,3 +174,40 @@ def poisson_batches(rng, n_samples, sampling_rate, n_batches):
     batch, rows = np.divmod(slots, n_samples)
     offsets = np.searchsorted(batch, np.arange(n_batches + 1))
     return rows, offsets
+
+
+def repetitions(rng, mean, shape, gamma=None):
+    """Number of runs of a private selection, drawn independently of the data.
+
+    A truncated negative binomial ``D(shape, gamma)`` on ``k >= 1``
+    (``P[K = k]`` proportional to ``(1 - gamma)^k binom(k + shape - 1, k)``;
+    ``shape = 0`` is the logarithmic distribution, ``1`` the geometric), or
+    a Poisson of mean ``mean`` when ``shape`` is infinite.  The truncated
+    negative binomial is one uniform draw inverted through the untruncated
+    distribution function above its mass at 0; the logarithmic is numpy's
+    sampler.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    mean : float
+        Expected number of runs (the Poisson's parameter).
+    shape : float
+        ``eta >= 0``, or ``inf`` for a Poisson.
+    gamma : float, default=None
+        The truncated negative binomial's parameter, which gives ``mean``
+        (see :func:`skdpopt.accounting.rdp.repetitions_gamma`).
+
+    Returns
+    -------
+    int
+    """
+    from scipy import stats
+
+    if shape == np.inf:
+        return int(rng.poisson(mean))
+    if shape == 0:
+        return int(rng.logseries(1.0 - gamma))
+    u = rng.random()
+    at_zero = gamma**shape
+    return max(1, int(stats.nbinom.ppf(at_zero + u * (1.0 - at_zero), shape, gamma)))
