@@ -1,5 +1,6 @@
 """DPLasso: l1-regularised least squares by private greedy coordinate descent."""
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,7 +9,6 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._auto_bounds import is_auto, release_bounds, row_abs_max, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -16,13 +16,12 @@ from ._base import (
     keep_fit_on_error,
     validate_training_data,
 )
-from ._clip_check import far_rows_share, warn_if_clipped
-from ._clipping import clip_features, clip_targets
+from ._bounds import private_bounds
+from ._clipping import row_abs_max
 from ._data import (
     clip_rows,
     clip_values,
     is_dask_collection,
-    least_squares_problem,
     map_rows,
     validate_dask_training_data,
 )
@@ -30,13 +29,22 @@ from ._diagnostics import (
     MORE_EPSILON,
     MORE_ROWS,
     noisy_sum_ratio,
+    warn_if_clipped,
+    warn_if_coarse,
     warn_if_noise_dominates,
+    warn_if_not_centred,
     warn_if_signal_is_weak,
 )
-from ._target_scaling import release_location_scale, warn_if_not_centred
-from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, frank_wolfe_scale, plan_lasso
-from .solvers.frank_wolfe import private_frank_wolfe
+from .plans.bounds import is_auto
+from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, plan_lasso
+from .solvers.clipping import far_rows_share
+from .solvers.frank_wolfe import frank_wolfe_lasso
 from .solvers.greedy_cd import private_greedy_cd
+from .solvers.problems import LinearProblem
+from .solvers.targets import release_location_scale
+
+# The solver of each plan, by name.
+SOLVERS = {"greedy_cd": private_greedy_cd, "frank_wolfe": frank_wolfe_lasso}
 
 
 class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -343,45 +351,59 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                                    stacklevel=4)
         rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
-        y = y - self.target_location_
-        if is_dask_collection(X):
-            X = clip_rows(X, self.feature_bound_)
-            y = clip_values(y, self.target_bound_)
-        else:
-            X = clip_features(X, self.feature_bound_)
-            y = clip_targets(y, self.target_bound_)
-        previous_event = self._warm_start_event() if self._warm_starts(
-            n_features) else None
+        X = clip_rows(X, self.feature_bound_)
+        y = clip_values(y - self.target_location_, self.target_bound_)
+        steps = plan  # what the solver reads: with the bounds in force
+        if self.solver == "frank_wolfe":
+            steps = plan.with_bounds(feature_bound=self.feature_bound_,
+                                     target_bound=self.target_bound_)
+        warm = (self.warm_start and hasattr(self, "coef_")
+                and self.coef_.shape == (n_features,))
+        previous_event = self._warm_start_event() if warm else None
+        problem = LinearProblem(
+            X, y, self.fit_intercept, alpha=self.alpha_, radius=self.radius,
+            feature_bound=self.feature_bound_,
+            # "auto" starts from the residuals of w = 0, which the target
+            # bound covers (and greedy CD adapts privately from there).
+            residual_bound=(self.target_bound_ if self.residual_bound == "auto"
+                            else self.residual_bound),
+            coef_init=self.coef_.copy() if warm else None,
+            # The warm start's intercept, on the centred targets.
+            intercept_init=(float(self.intercept_) - self.target_location_
+                            if warm and self.fit_intercept else 0.0))
+        solve = SOLVERS[self.solver]
         if self.solver == "greedy_cd":
-            self._fit_greedy_cd(X, y, plan, rng)
-        else:
-            self._fit_frank_wolfe(X, y, plan, rng)
+            solve = partial(solve, verbose=self.verbose)
+        result = solve(problem, steps, rng)
+        self.coef_ = result.coef
         # The model of the centred targets, moved back (post-processing).
-        if self.fit_intercept:
-            self.intercept_ += self.target_location_
+        self.intercept_ = (result.intercept + self.target_location_
+                           if self.fit_intercept else 0.0)
+        self.n_iter_ = plan.n_steps
+        self.selected_ = result.selected
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
         self._finish_release(plan, previous_event)
         return self
 
     def _set_bounds(self, X, y, plan, rng):
-        """``target_location_``, ``target_bound_`` and ``feature_bound_``:
-        the public bounds, or the private releases the plan budgeted for
-        the "auto" ones; with a public feature bound, the clip check."""
+        """``target_location_``, ``target_bound_``, ``feature_bound_`` and
+        ``alpha_``: the public values, or the private releases the plan
+        budgeted for the "auto" ones; with a public feature bound, the clip
+        check."""
         self.target_location_, self.target_bound_ = 0.0, self.target_bound
         if plan.target_draws is not None:
-            warn_if_coarse(self, plan.target_draws, X.shape[0], ["target_bound"],
-                           stacklevel=5)
+            # user -> fit's wrapper -> fit -> here -> the warning.
+            warn_if_coarse(self, plan.target_draws, ["target_bound"], stacklevel=5)
             warn_if_not_centred(self, plan.target_draws, "target_bound",
                                 stacklevel=5)
             self.target_location_, self.target_bound_ = release_location_scale(
                 y, plan.target_draws, rng)
         self.feature_bound_ = self.feature_bound
         if plan.bounds_draws is not None:
-            warn_if_coarse(self, plan.bounds_draws, X.shape[0], ["feature_bound"],
-                           stacklevel=5)
+            warn_if_coarse(self, plan.bounds_draws, ["feature_bound"], stacklevel=5)
             # A per-record statistic, computed block by block on Dask arrays.
-            self.feature_bound_ = release_bounds(
-                [map_rows(row_abs_max, X)], plan.bounds_draws, rng)[0]
+            self.feature_bound_ = private_bounds(
+                [map_rows(row_abs_max, X)], plan.bounds_draws, rng)[0, 0]
         self.target_bound_ = float(self.target_bound_)
         self.feature_bound_ = float(self.feature_bound_)
         # Post-processing of public or released bounds: the largest
@@ -392,78 +414,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if plan.clip_check is not None:
             self.far_rows_share_ = far_rows_share(X, self.feature_bound_,
                                                   plan.clip_check, rng)
-            warn_if_clipped(self, self.far_rows_share_,
+            warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
                             noise=plan.clip_check.noise_multiplier / X.shape[0],
                             stacklevel=5)
-
-    def _warm_starts(self, n_features):
-        return (self.warm_start and hasattr(self, "coef_")
-                and self.coef_.shape == (n_features,))
-
-    def _warm_start_point(self, n_features):
-        if self._warm_starts(n_features):
-            intercept = self.intercept_ if self.fit_intercept else 0.0
-            return self.coef_.copy(), float(intercept)
-        return None, 0.0
-
-    def _fit_greedy_cd(self, X, y, plan, rng):
-        # "auto" starts from the residuals of w = 0, which the target bound
-        # covers, and adapts privately from there when the plan says so.
-        residual_bound = (self.target_bound_ if self.residual_bound == "auto"
-                          else self.residual_bound)
-        coef_init, intercept_init = self._warm_start_point(X.shape[1])
-        problem = least_squares_problem(X, y, self.feature_bound_, residual_bound)
-        result = private_greedy_cd(
-            problem, alpha=self.alpha_, n_steps=plan.n_steps,
-            fit_intercept=self.fit_intercept, selection=plan.selection,
-            selection_epsilon=plan.selection_epsilon,
-            gradient_noise=plan.gradient_noise,
-            gradient_noise_multiplier=plan.gradient_noise_multiplier,
-            curvature_noise_multiplier=plan.curvature_noise_multiplier,
-            residual_noise_multiplier=plan.residual_noise_multiplier,
-            activation_margin=plan.activation_margin, rng=rng,
-            coef_init=coef_init, intercept_init=intercept_init,
-            verbose=self.verbose)
-        self.coef_ = result.coef
-        self.intercept_ = result.intercept if self.fit_intercept else 0.0
-        self.n_iter_ = result.n_steps
-        self.selected_ = result.selected
-
-    def _fit_frank_wolfe(self, X, y, plan, rng):
-        n_features = X.shape[1]
-        bound = self.feature_bound_
-        residual_bound, score_scale = plan.residual_bound, plan.score_scale
-        if plan.score_scale is None:  # set by the released bounds
-            residual_bound, score_scale = frank_wolfe_scale(
-                n_samples=X.shape[0], radius=self.radius, feature_bound=bound,
-                target_bound=self.target_bound_,
-                residual_bound=(self.target_bound_ if self.residual_bound == "auto"
-                                else self.residual_bound),
-                score_sensitivity=plan.score_sensitivity)
-        problem = least_squares_problem(X, y, bound, residual_bound)
-        dim = n_features + int(self.fit_intercept)
-
-        def gradient(point):
-            problem.reset(point[:n_features],
-                          bound * point[n_features] if self.fit_intercept else 0.0)
-            grad, grad_intercept = problem.gradient()
-            return np.append(grad, grad_intercept) if self.fit_intercept else grad
-
-        coef_init, intercept_init = self._warm_start_point(n_features)
-        start = None
-        if coef_init is not None:
-            start = np.append(coef_init, intercept_init / bound)[:dim]
-            if np.abs(start).sum() > self.radius:
-                start = None
-        result = private_frank_wolfe(gradient, dim, radius=self.radius,
-                                     n_steps=plan.n_steps,
-                                     score_scale=score_scale, rng=rng,
-                                     coef_init=start)
-        self.coef_ = result.coef[:n_features]
-        self.intercept_ = (bound * float(result.coef[n_features])
-                           if self.fit_intercept else 0.0)
-        self.n_iter_ = plan.n_steps
-        self.selected_ = result.selected
 
     def predict(self, X):
         """Predict with the fitted linear model.
@@ -483,7 +436,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             return map_rows(self.predict, X)  # lazily, block by block
         X = check_features(self, X, accept_sparse=["csr", "csc"], reset=False)
         # The clip of fit: the model never saw a value beyond the bound.
-        X = clip_features(X, self.feature_bound_)
+        X = clip_rows(X, self.feature_bound_)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def __sklearn_tags__(self):

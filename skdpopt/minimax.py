@@ -8,7 +8,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._auto_bounds import release_bounds, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
@@ -16,11 +15,13 @@ from ._base import (
     keep_fit_on_error,
     validate_training_data,
 )
+from ._bounds import private_bounds
 from ._clipping import clip_features
 from ._diagnostics import (
     FEWER_FEATURES,
     MORE_EPSILON,
     MORE_ROWS,
+    warn_if_coarse,
     warn_if_noise_dominates,
 )
 from ._validation import (
@@ -445,10 +446,9 @@ class DPMinimaxClassifier(
         draws = getattr(plan, "row_norm_draws", None)
         if draws is None:
             return None
-        warn_if_coarse(self, draws, problem.X.shape[0], ["clip_norm"],
-                       stacklevel=5)
+        warn_if_coarse(self, draws, ["clip_norm"], stacklevel=5)
         norms = row_norms(problem.X)
-        return float(release_bounds([norms], draws, rng)[0])
+        return float(private_bounds([norms], draws, rng)[0, 0])
 
     def _say(self, message):
         if self.verbose:  # public or released quantities only

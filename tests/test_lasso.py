@@ -193,7 +193,7 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     noise multiplier z = 1 / D as much, an anchoring draw ANCHOR_FACTOR^2
     times more, the scale's draws SCALE_WEIGHT times).  Public numbers plan no draw; a
     public feature bound is checked by one noisy count of CLIP_CHECK_SHARE."""
-    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
+    from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE
     from skdpopt.plans.clipping import CLIP_CHECK_SHARE
     from skdpopt.plans.targets import ANCHOR_FACTOR, N_RELEASES
 

@@ -27,7 +27,12 @@ from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from .._validation import resolve_classes
 from ..mechanisms import poisson_batches
 from .dask_staging import read_staged, remove_staged, stage_block, unpack
-from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
+from .inmemory import (
+    INTERCEPT,
+    InMemoryLinearRows,
+    grid_counts,
+    marginal_counts_inmemory,
+)
 
 # The client holds the sampled rows of a chunk of steps (and fetches the
 # next one meanwhile): as many steps as keep a chunk under this many
@@ -578,12 +583,10 @@ def map_rows(function, X, n_columns, dtype):
     return X.map_blocks(function, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
 
 
-def counts_below(values):
-    from . import _counts_below_block
-
-    task = dask.delayed(_counts_below_block, pure=True)
-    return np.sum(dask.compute(*[task(block) for block in values.to_delayed()]),
-                  axis=0)
+def counts_below(values, grid):
+    task = dask.delayed(grid_counts, pure=True)
+    return np.sum(dask.compute(*[task(block, grid)
+                                 for block in values.to_delayed()]), axis=0)
 
 
 def clipped_total(values, low, high):

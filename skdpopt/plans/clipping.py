@@ -41,10 +41,17 @@ class ClipCheck:
         sensitivity (1); 0 without privacy.
     mechanism : {"gaussian", "laplace"}
         "laplace" for pure differential privacy.
+    far_factor : float
+        A row counts when some value lies beyond this many bounds.
+    most : float
+        The estimator warns when the released share of such rows exceeds
+        this.
     """
 
     noise_multiplier: float
     mechanism: str = "gaussian"
+    far_factor: float = FAR_FACTOR
+    most: float = MOST
 
     @property
     def event(self):

@@ -1,10 +1,9 @@
 """The plan of a DPLasso fit: budget shares, calibrated noise, events."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, is_auto
 from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -23,10 +22,9 @@ from ..accounting.zcdp import (
     pure_epsilon_for,
     rho_for,
 )
-from ..solvers.greedy_cd import ACTIVATION_MARGIN
 from .base import PrivacyPlan
+from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, is_auto
 from .clipping import CLIP_CHECK_SHARE, ClipCheck, clip_check
-from .preprocessing import QuantileDraws
 from .targets import N_RELEASES, TargetDraws, centring_share, target_draws
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
@@ -48,6 +46,10 @@ ALPHA_RATIO = 0.001
 # fraction of the largest gradient, B C (chosen on the panel's design
 # half, benchmarks/design_regression.py).
 WEAK_SIGNAL_RATIO = 0.1
+# A coordinate at zero becomes non-zero only if its noisy gradient clears
+# the penalty by this many noise scales: a coordinate drawn by the selection
+# noise would otherwise enter the model whenever its noise exceeds alpha.
+ACTIVATION_MARGIN = 2.0
 
 
 @dataclass(frozen=True)
@@ -123,11 +125,16 @@ class LassoFrankWolfePlan(PrivacyPlan):
         of every vertex's linear score.
     target_draws, bounds_draws, clip_check
         As in :class:`GreedyCDPlan`.  With "auto" bounds,
-        ``residual_bound`` and ``score_scale`` are None, set by
-        :func:`frank_wolfe_scale` from the released bounds.
+        ``residual_bound`` and ``score_scale`` are None until
+        :meth:`with_bounds` sets them from the released bounds.
     bounds_share : float
         Share of the budget (zCDP units) spent on the releases before the
         steps.
+    n_samples : int
+    radius : float
+    public_residual_bound : float or None
+        The ``residual_bound`` hyperparameter; None for "auto" (the target
+        bound).
     """
 
     n_steps: int
@@ -138,6 +145,21 @@ class LassoFrankWolfePlan(PrivacyPlan):
     bounds_draws: QuantileDraws = None
     clip_check: ClipCheck = None
     bounds_share: float = 0.0
+    n_samples: int = None
+    radius: float = None
+    public_residual_bound: float = None
+
+    def with_bounds(self, *, feature_bound, target_bound):
+        """The plan with the residual clip and the draws' scale that the
+        public or released bounds give (:func:`frank_wolfe_scale`:
+        post-processing; the event is unchanged)."""
+        residual_bound, score_scale = frank_wolfe_scale(
+            n_samples=self.n_samples, radius=self.radius,
+            feature_bound=feature_bound, target_bound=target_bound,
+            residual_bound=(target_bound if self.public_residual_bound is None
+                            else self.public_residual_bound),
+            score_sensitivity=self.score_sensitivity)
+        return replace(self, residual_bound=residual_bound, score_scale=score_scale)
 
 
 def greedy_cd_step_parameters(rho, *, selection, curvature, adaptive_residual):
@@ -383,6 +405,9 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
     bounds_share, check_share = bounds_budget(**bounds)
     share = bounds_share + check_share
     auto = is_auto(target_bound) or is_auto(feature_bound)
+    public = {"n_samples": n_samples, "radius": radius,
+              "public_residual_bound": (None if is_auto(residual_bound)
+                                        else residual_bound)}
 
     def first(rho):
         return preliminary_releases(rho, bounds_share=bounds_share,
@@ -404,7 +429,7 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_steps=max_iter, residual_bound=residual, score_scale=score_scale,
             score_sensitivity=np.inf, target_draws=targets, bounds_draws=draws,
-            clip_check=check, bounds_share=share)
+            clip_check=check, bounds_share=share, **public)
 
     def make_event(rho):
         # The whole fit's rho: the releases before the steps, then T
@@ -421,7 +446,7 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
         epsilon=epsilon, delta=delta, event=make_event(rho), n_steps=max_iter,
         residual_bound=residual, score_scale=score_scale,
         score_sensitivity=sensitivity, target_draws=targets, bounds_draws=draws,
-        clip_check=check, bounds_share=share)
+        clip_check=check, bounds_share=share, **public)
 
 
 def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,

@@ -24,7 +24,8 @@ DESIGN_SIGNAL = 0.02
 # Share of mirror descent's nominal budget (zCDP rho, or pure epsilon when
 # delta = 0) spent on the noisy statistics that fit the intercept and the
 # scale of the released direction; the vertex draws get the rest
-# (docs/design/dplogisticsimplex.md).
+# (chosen on design data separate from the benchmark's:
+# docs/benchmarks/dplogisticsimplex.md).
 REFIT_SHARE = 0.12
 # Newton steps of that fit, and where they start: this fraction of the
 # largest scale the l1 ball leaves the direction (0 would ignore it).

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws
 from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -51,6 +50,7 @@ from ..accounting.zcdp import (
     rho_for,
 )
 from .base import PrivacyPlan
+from .bounds import AUTO_BOUNDS_SHARE, auto_draws
 from .preprocessing import QuantileDraws
 
 # -- choosing the solver (docs/design/minimax.md#choosing-the-solver) ---------

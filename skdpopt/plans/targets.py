@@ -31,7 +31,7 @@ is centred as well as one at zero.
 The median cells of steps 1 and 3 anchor everything after them: a wrong
 cell, which the grid's bounds allow with probability up to
 ``exp(-TIE_MARGIN)`` at the rows and budget that
-:func:`skdpopt._bounds.median_cell_is_reliable` accepts, would put the
+:func:`skdpopt.plans.bounds.median_cell_is_reliable` accepts, would put the
 location anywhere on the grid, up to 2^60.  So these two draws get the
 score sensitivity at which all wrong cells together weigh at most
 ``exp(-CENTRE_MARGIN)`` (5e-5) of the right one, and the other releases
@@ -49,7 +49,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _bounds
 from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -59,6 +58,15 @@ from ..accounting import (
     repeat,
 )
 from ..accounting.zcdp import exponential_score_sensitivity
+from .bounds import (
+    DEFAULT_GRID,
+    MAX_TAIL,
+    SMALLEST_POSITIVE,
+    TIE_MARGIN,
+    QuantileDraws,
+    effective_quantiles,
+    median_cell_is_reliable,
+)
 
 # Ranks of the bounds the first location's mean is clipped to, and of the
 # window of the second among the |y_i - first location|: wide enough that
@@ -69,8 +77,8 @@ WINDOW_RANK = 0.9
 # Margins, in log-weight, of the median-cell draws that anchor the
 # location (CENTRE_MARGIN) and of the others (the grid's TIE_MARGIN).
 CENTRE_MARGIN = 10.0
-_CELLS = math.log(len(_bounds.DEFAULT_GRID) - 1)
-ANCHOR_FACTOR = (_CELLS + CENTRE_MARGIN) / (_CELLS + _bounds.TIE_MARGIN)
+_CELLS = math.log(len(DEFAULT_GRID) - 1)
+ANCHOR_FACTOR = (_CELLS + CENTRE_MARGIN) / (_CELLS + TIE_MARGIN)
 # The second sum's noise is the location's error: it gets LOCATION_WEIGHT
 # times an ordinary draw's budget (half the noise of the first sum), so
 # that where the draws are just reliable the location's noise is about 5%
@@ -89,10 +97,10 @@ N_RELEASES = 2 * ANCHOR_FACTOR**2 + 4 + LOCATION_WEIGHT + 2 * SCALE_WEIGHT
 
 def centres(n_samples, score_sensitivity):
     """Whether ordinary draws of this score sensitivity find the median
-    cell of ``n_samples`` values (:func:`skdpopt._bounds.median_cell_is_reliable`),
+    cell of ``n_samples`` values (:func:`skdpopt.plans.bounds.median_cell_is_reliable`),
     so that the anchoring ones, ``ANCHOR_FACTOR`` times sharper, find it
     with the margin ``CENTRE_MARGIN``."""
-    return _bounds.median_cell_is_reliable(n_samples, score_sensitivity)
+    return median_cell_is_reliable(n_samples, score_sensitivity)
 
 
 def centring_share(n_samples, rho, *, n_releases=N_RELEASES, low, high):
@@ -100,7 +108,7 @@ def centring_share(n_samples, rho, *, n_releases=N_RELEASES, low, high):
     (releases of ``n_releases`` ordinary draws' cost together, each draw
     at the reliable score sensitivity), within ``[low, high]``: public
     quantities only."""
-    sensitivity = 2.0 * (_CELLS + _bounds.TIE_MARGIN) / max(n_samples, 1)
+    sensitivity = 2.0 * (_CELLS + TIE_MARGIN) / max(n_samples, 1)
     return float(np.clip(n_releases * sensitivity**2 / 2.0 / rho, low, high))
 
 
@@ -133,7 +141,7 @@ class TargetDraws:
         Of the scale's two draws: ``sqrt(SCALE_WEIGHT) * score_sensitivity``.
     location_ranks : (float, float)
         Effective ranks of the first bounds (moved inwards where the draws
-        could not find them, see :func:`skdpopt._bounds.effective_quantiles`).
+        could not find them, see :func:`skdpopt.plans.bounds.effective_quantiles`).
     window_rank : float
         Effective rank of the window among the ``|y_i - first location|``.
     scale_rank : float
@@ -179,6 +187,31 @@ class TargetDraws:
                        repeat(scale, 2))
 
     @property
+    def bounds_draws(self):
+        """Step 1's draws (the median cell of y, then the two ranks)."""
+        return QuantileDraws(self.n_samples, 1, tuple(self.location_ranks),
+                             self.score_sensitivity, LOCATION_RANKS,
+                             anchor_sensitivity=self.anchor_sensitivity)
+
+    @property
+    def window_draws(self):
+        """Step 3's draws (the median cell of ``|y - first location|``,
+        then the window's rank), never below the grid's smallest positive
+        candidate."""
+        return QuantileDraws(self.n_samples, 1, (self.window_rank,),
+                             self.score_sensitivity, (WINDOW_RANK,),
+                             SMALLEST_POSITIVE,
+                             anchor_sensitivity=self.anchor_sensitivity)
+
+    @property
+    def scale_draws(self):
+        """Step 5's two draws (of ``|y_i|`` where the target is not
+        centred), never below the grid's smallest positive candidate."""
+        return QuantileDraws(self.n_samples, 1, (self.scale_rank,),
+                             self.scale_sensitivity, (self.requested_scale_rank,),
+                             SMALLEST_POSITIVE)
+
+    @property
     def quantiles(self):
         """The scale's effective rank, as a tuple (as for bound draws)."""
         return (self.scale_rank,)
@@ -187,16 +220,16 @@ class TargetDraws:
     def lost(self):
         """Whether the rows and the budget are too few for the scale's
         median-cell draw to find the target (public quantities only)."""
-        return not _bounds.median_cell_is_reliable(self.n_samples,
+        return not median_cell_is_reliable(self.n_samples,
                                                    self.scale_sensitivity)
 
     @property
     def capped(self):
         """Whether a rank had to move inwards to the limit of
-        :data:`skdpopt._bounds.MAX_TAIL` (public quantities only)."""
-        return (self.scale_rank <= 1.0 - _bounds.MAX_TAIL < self.requested_scale_rank
+        :data:`skdpopt.plans.bounds.MAX_TAIL` (public quantities only)."""
+        return (self.scale_rank <= 1.0 - MAX_TAIL < self.requested_scale_rank
                 or (self.centre
-                    and self.location_ranks[0] >= _bounds.MAX_TAIL > LOCATION_RANKS[0]))
+                    and self.location_ranks[0] >= MAX_TAIL > LOCATION_RANKS[0]))
 
 
 def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
@@ -233,15 +266,15 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
     if not centres(n_samples, sensitivity):
         # Not centred: the scale's two draws get the whole rho.
         sensitivity = exponential_score_sensitivity(rho / 2)
-        scale = _bounds.effective_quantiles((scale_quantile,), n_samples,
+        scale = effective_quantiles((scale_quantile,), n_samples,
                                             sensitivity)[0]
         return TargetDraws(n_samples, sensitivity, sensitivity, 0.0, 0.0,
                            sensitivity, LOCATION_RANKS, WINDOW_RANK, scale,
                            float(scale_quantile), centre=False)
-    ranks = _bounds.effective_quantiles(
+    ranks = effective_quantiles(
         (*LOCATION_RANKS, WINDOW_RANK), n_samples, sensitivity)
     scale_sensitivity = np.sqrt(SCALE_WEIGHT) * sensitivity
-    scale = _bounds.effective_quantiles((scale_quantile,), n_samples,
+    scale = effective_quantiles((scale_quantile,), n_samples,
                                         scale_sensitivity)[0]
     # A Gaussian of std z and a Laplace of scale z (sensitivities) both
     # cost 1 / (2 z^2) in zCDP units, the Laplace as a pure 1/z-DP release.

@@ -12,10 +12,10 @@ import dataclasses
 import numpy as np
 from audit_cases import DELTA, AuditCase
 
-import skdpopt._target_scaling
 import skdpopt.lasso
 import skdpopt.minimax
 import skdpopt.sgd
+import skdpopt.solvers.targets
 from skdpopt import DPLasso, DPMinimaxClassifier, DPSGDRegressor
 from skdpopt.accounting import GaussianMechanism, privacy_spent
 
@@ -92,9 +92,9 @@ def _plant_free_bounds(module):
     accounts for: the bound estimation is nearly free."""
 
     def plant(monkeypatch):
-        original = module.release_bounds
+        original = module.private_bounds
         monkeypatch.setattr(
-            module, "release_bounds",
+            module, "private_bounds",
             lambda statistics, draws, rng: original(
                 statistics, dataclasses.replace(
                     draws, score_sensitivity=16 * draws.score_sensitivity), rng))
@@ -136,9 +136,9 @@ def _target_claim(est):
 
 def _plant_quiet_sums(monkeypatch):
     """The target's clipped sums are released without noise."""
-    original = skdpopt._target_scaling._noisy_mean
+    original = skdpopt.solvers.targets._noisy_mean
     monkeypatch.setattr(
-        skdpopt._target_scaling, "_noisy_mean",
+        skdpopt.solvers.targets, "_noisy_mean",
         lambda y, low, high, noise_multiplier, draws, rng: original(
             y, low, high, 0.0, draws, rng))
 
@@ -146,12 +146,12 @@ def _plant_quiet_sums(monkeypatch):
 def _plant_free_spreads(monkeypatch):
     """The target's scale draws run with 16 times the score sensitivity the
     plan accounts for."""
-    original = skdpopt._target_scaling._spread
+    original = skdpopt.solvers.targets._spread
     monkeypatch.setattr(
-        skdpopt._target_scaling, "_spread",
-        lambda y, location, rank, draws, rng: original(
-            y, location, rank, dataclasses.replace(
-                draws, score_sensitivity=16 * draws.score_sensitivity), rng))
+        skdpopt.solvers.targets, "_spread",
+        lambda y, location, draws, rng: original(
+            y, location, dataclasses.replace(
+                draws, scale_sensitivity=16 * draws.scale_sensitivity), rng))
 
 
 def _clip_pair():

@@ -27,20 +27,20 @@ from harness import (
     zero_noise,
 )
 
-import skdpopt._auto_bounds
 import skdpopt._bounds
-import skdpopt._clip_check
 import skdpopt._data.inmemory
 import skdpopt._domain
-import skdpopt._target_scaling
 import skdpopt.lasso
 import skdpopt.logistic_simplex
 import skdpopt.minimax
 import skdpopt.sgd
+import skdpopt.solvers.clipping
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
+import skdpopt.solvers.greedy_cd
 import skdpopt.solvers.mirror_descent
 import skdpopt.solvers.saddle_point
+import skdpopt.solvers.targets
 import skdpopt.synthetic
 from skdpopt import (
     DPLasso,
@@ -201,7 +201,7 @@ def _counts_observe(make):
     read and nothing else."""
     def observe(side, rng):
         with observing() as patch:
-            counts = spy(patch, skdpopt._auto_bounds, "counts_below")
+            counts = spy(patch, skdpopt._bounds, "counts_below")
             make().fit(side.X, side.y)
         return {f"counts of statistic {i}": Statistic(call.result, 1.0, "linf")
                 for i, call in enumerate(counts.calls)}
@@ -244,10 +244,9 @@ def _target_observe(make):
         low, high = np.sort(rng.normal(size=2) * 3.0)
         first, location = rng.normal(size=2)
         window = 0.1 + abs(rng.normal())
-        module = skdpopt._target_scaling
+        module = skdpopt.solvers.targets
         with observing() as patch:
-            counts = spy(patch, module, "counts_below")
-            scale_counts = spy(patch, skdpopt._auto_bounds, "counts_below")
+            counts = spy(patch, skdpopt._bounds, "counts_below")
             sums = spy(patch, module, "clipped_total")
             stages = {"_first_bounds": lambda *a, result: (low, high),
                       "_window": lambda *a, result: window}
@@ -261,7 +260,7 @@ def _target_observe(make):
                 original_mean(*a), next(means))[1])
             make().fit(side.X, side.y)
         stats = {f"counts {i}": Statistic(call.result, 1.0, "linf")
-                 for i, call in enumerate(counts.calls + scale_counts.calls)}
+                 for i, call in enumerate(counts.calls)}
         for i, call in enumerate(sums.calls):
             _, lower, upper = call.args
             stats[f"clipped sum {i}"] = Statistic(call.result, upper - lower)
@@ -273,7 +272,7 @@ def _clip_check_observe(side, rng):
     """The clip check's count of rows with a value beyond 4 public feature
     bounds: one record moves it by at most 1."""
     with observing() as patch:
-        count = spy(patch, skdpopt._clip_check, "clipped_total")
+        count = spy(patch, skdpopt.solvers.clipping, "clipped_total")
         DPLasso(max_iter=1, target_bound=1.0, random_state=0).fit(side.X, side.y)
     return {"count of far rows": Statistic(count.first.result, 1.0)}
 
@@ -315,7 +314,7 @@ def _lasso_observe(residual_bound, curvature):
         with observing() as patch:
             zero_noise(patch, skdpopt.lasso, "plan_lasso",
                        **_noiseless_lasso(residual_bound, curvature))
-            problems = spy(patch, skdpopt.lasso, "least_squares_problem")
+            problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
             est.fit(side.X, side.y)
         problem = problems.first.result
         n, d = side.X.shape
@@ -361,7 +360,7 @@ def _lasso_frank_wolfe_observe(side, rng):
     est = DPLasso(solver="frank_wolfe", radius=radius, max_iter=2, feature_bound=B,
                   target_bound=TARGET, residual_bound=RESIDUAL, random_state=0)
     with observing() as patch:
-        runs = spy(patch, skdpopt.lasso, "private_frank_wolfe")
+        runs = spy(patch, skdpopt.solvers.frank_wolfe, "private_frank_wolfe")
         est.fit(side.X, side.y)
     gradient = runs.first.args[0]
     dim = runs.first.args[1]
@@ -386,7 +385,7 @@ def lasso_first_step_observe(side, rng):
                   random_state=0)
     with observing() as patch:
         zero_noise(patch, skdpopt.lasso, "plan_lasso", **_noiseless_lasso(1.0, "bound"))
-        problems = spy(patch, skdpopt.lasso, "least_squares_problem")
+        problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
         est.fit(side.X, side.y)
     n, d = side.X.shape
     problem = problems.first.result
@@ -599,7 +598,7 @@ def _minimax_row_norm_counts_observe(side, rng):
         min_group_size=1, max_iter=1, random_state=0)
     with observing() as patch:
         zero_noise(patch, skdpopt.minimax, "plan_minimax", count_noise_scale=0.0)
-        counts = spy(patch, skdpopt._auto_bounds, "counts_below")
+        counts = spy(patch, skdpopt._bounds, "counts_below")
         est.fit(side.X, side.y, sensitive_features=side.groups)
     return {f"counts of statistic {i}": Statistic(call.result, 1.0, "linf")
             for i, call in enumerate(counts.calls)}
@@ -685,17 +684,16 @@ MINIMAX_CASES = [
 # -- DPSyntheticData ----------------------------------------------------------
 
 def _synthetic_bounds_observe(side, rng):
-    """A numeric column without declared bounds gets two draws whose scores
-    ``-eps/2 |#{x < c} - q n| - prior(c)`` move by at most ``eps / 2``
-    (eps the plan's epsilon per draw): the scores handed to the sampler."""
+    """Numeric columns without declared bounds get the library's private
+    bounds (as the scalers' do): three draws per column scored from the
+    counts of values below each candidate, which move by at most 1."""
     est = DPSyntheticData(domain=side.meta["domain"], bounds=side.meta["bounds"],
                           max_iter=1, workload=1, random_state=0)
     with observing() as patch:
-        draws = spy(patch, skdpopt._domain, "exponential_mechanism")
+        counts = spy(patch, skdpopt._bounds, "counts_below")
         est.fit(side.X)
-    declared = est.privacy_plan_.bounds_epsilon / 2.0
-    return {f"bounds draw {i} scores": Statistic(call.args[1], declared, "linf")
-            for i, call in enumerate(draws.calls)}
+    return {f"counts {i}": Statistic(call.result, 1.0, "linf")
+            for i, call in enumerate(counts.calls)}
 
 
 def _synthetic_measurements_observe(side, rng, workload=2):
@@ -707,7 +705,8 @@ def _synthetic_measurements_observe(side, rng, workload=2):
     with observing() as patch:
         fits = spy(patch, skdpopt.synthetic, "fit_synthetic")
         est.fit(side.X)
-    codes, queries = fits.first.args[0], fits.first.args[1]
+    problem = fits.first.args[0]
+    codes, queries = problem.codes, problem.workload
     n = codes.shape[0]
     stats = {}
     for j in range(len(queries)):

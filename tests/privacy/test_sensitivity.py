@@ -35,11 +35,11 @@ from sensitivity_cases import (
 )
 
 import skdpopt._bounds
-import skdpopt._clip_check
 import skdpopt._data.inmemory
 import skdpopt._domain
-import skdpopt._target_scaling
 import skdpopt.lasso
+import skdpopt.solvers.clipping
+import skdpopt.solvers.targets
 from skdpopt._clipping import clip_scalars
 from skdpopt.solvers.query_release import MarginalWorkload
 
@@ -153,7 +153,7 @@ def test_catches_planted_missing_feature_clip(monkeypatch):
     """DPLasso's features not clipped to the public feature bound."""
     case, pair = LASSO_CASES[0], _outside_pair()
     assert not check(case, pair)
-    monkeypatch.setattr(skdpopt.lasso, "clip_features", lambda X, bound: X)
+    monkeypatch.setattr(skdpopt.lasso, "clip_rows", lambda X, bound: X)
     assert any("gradients" in v.key for v in check(case, pair))
 
 
@@ -161,7 +161,7 @@ def test_catches_planted_unclipped_target_sums(monkeypatch):
     """The target's location summed without its clip."""
     case, pair = TARGET_CASES[0], _outside_pair()
     assert not check(case, pair)
-    monkeypatch.setattr(skdpopt._target_scaling, "clipped_total",
+    monkeypatch.setattr(skdpopt.solvers.targets, "clipped_total",
                         lambda y, low, high: float(np.sum(y)))
     assert any("clipped sum" in v.key for v in check(case, pair))
 
@@ -171,7 +171,7 @@ def test_catches_planted_clip_check_counting_values(monkeypatch):
     row can hold d of them)."""
     case, pair = TARGET_CASES[2], _outside_pair()
     assert not check(case, pair)
-    monkeypatch.setattr(skdpopt._clip_check, "map_rows",
+    monkeypatch.setattr(skdpopt.solvers.clipping, "map_rows",
                         lambda function, X: np.abs(np.asarray(X)).ravel())
     assert any("far rows" in v.key for v in check(case, pair))
 
