@@ -332,7 +332,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             selection=self.selection, gradient_noise=self.gradient_noise,
             curvature=self.curvature, residual_bound=self.residual_bound,
             feature_bound=self.feature_bound, target_bound=self.target_bound,
-            radius=self.radius)
+            radius=self.radius, centre_target=self.fit_intercept)
         if self.solver == "greedy_cd":
             # Public: a coordinate gradient is at most B C, its noise
             # 2 B C / n noise multipliers (n, epsilon and the schedule only).
@@ -394,8 +394,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if plan.target_draws is not None:
             # user -> fit's wrapper -> fit -> here -> the warning.
             warn_if_coarse(self, plan.target_draws, ["target_bound"], stacklevel=5)
-            warn_if_not_centred(self, plan.target_draws, "target_bound",
-                                stacklevel=5)
+            if self.fit_intercept:  # without one, never centred
+                warn_if_not_centred(self, plan.target_draws, "target_bound",
+                                    stacklevel=5)
             self.target_location_, self.target_bound_ = release_location_scale(
                 y, plan.target_draws, rng)
         self.feature_bound_ = self.feature_bound

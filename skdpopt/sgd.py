@@ -83,6 +83,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm),
             auto_target=self._auto_target_scale(),
+            centre_target=self.fit_intercept,
             learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t)
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
@@ -401,8 +402,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         else:
             # user -> fit's wrapper -> fit -> _fit_problems -> here.
             warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=6)
-            warn_if_not_centred(self, plan.target_draws, "target_scale",
-                                stacklevel=6)
+            if self.fit_intercept:  # without one, never centred
+                warn_if_not_centred(self, plan.target_draws, "target_scale",
+                                    stacklevel=6)
             self.target_location_, self.target_scale_ = release_location_scale(
                 targets[0], plan.target_draws, rng)
         return ([(target - self.target_location_) / self.target_scale_

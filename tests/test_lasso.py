@@ -278,7 +278,9 @@ def test_plan_is_made_from_public_quantities_only(data):
     for solver in ("greedy_cd", "frank_wolfe"):
         model = DPLasso(alpha=0.01, solver=solver, delta=DELTA,
                         random_state=0).fit(X, y)
-        params = model.get_params()
+        # Hyperparameters by their names; whether the target is centred is
+        # fit_intercept.
+        params = {**model.get_params(), "centre_target": model.fit_intercept}
         plan = plan_lasso(
             n_samples=N_SAMPLES, n_features=N_FEATURES,
             **{name: params[name] for name in parameters
@@ -675,3 +677,22 @@ def test_weak_signals_warn_from_public_quantities_at_the_callers_line():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         DPLasso(epsilon=1.0, delta=1e-8, random_state=0).fit(np.clip(X, -1, 1), y)
+
+
+@pytest.mark.filterwarnings("ignore::skdpopt.exceptions.UtilityWarning")
+def test_without_intercept_the_target_is_bounded_not_centred(data):
+    """fit_intercept=False: the auto target bound is an upper quantile of
+    |y_i| (two draws, no location), intercept_ and target_location_ are 0,
+    and predict is X w (a centred fit would lose the location)."""
+    from skdpopt.accounting import GaussianMechanism, leaves
+
+    X, y, _ = data
+    model = DPLasso(fit_intercept=False, epsilon=np.inf, random_state=0).fit(X, y + 3.0)
+    assert not model.privacy_plan_.target_draws.centre
+    assert model.target_location_ == 0.0 and model.intercept_ == 0.0
+    np.testing.assert_allclose(model.predict(X),
+                               np.clip(X, -model.feature_bound_,
+                                       model.feature_bound_) @ model.coef_)
+    private = DPLasso(fit_intercept=False, delta=DELTA, random_state=0).fit(X, y)
+    assert not any(isinstance(leaf, GaussianMechanism)
+                   for leaf, _ in leaves(private.privacy_plan_.target_draws.event))

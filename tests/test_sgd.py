@@ -502,3 +502,28 @@ def test_too_few_rows_to_centre_warns_at_the_callers_line():
     for record in caught:
         assert record.filename == __file__
         assert f"{model.target_scale_:g}" not in str(record.message)
+
+
+@pytest.mark.filterwarnings("ignore::skdpopt.exceptions.UtilityWarning")
+def test_without_intercept_the_target_is_scaled_not_centred(regression_data):
+    """fit_intercept=False fits y as it is (scikit-learn's model y = Xw):
+    the plan releases only the scale (two draws, no sums), intercept_ and
+    target_location_ are 0, and no warning says the budget failed to
+    centre it."""
+    import warnings
+
+    from skdpopt.accounting import GaussianMechanism, leaves
+    from skdpopt.exceptions import UtilityWarning
+
+    X, y, _ = regression_data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = DPSGDRegressor(fit_intercept=False, epsilon=1.0, delta=1e-5,
+                               random_state=0).fit(X, y + 5.0)
+    assert not any(issubclass(w.category, UtilityWarning)
+                   and "not centred" in str(w.message) for w in caught)
+    draws = model.privacy_plan_.target_draws
+    assert not draws.centre
+    assert not any(isinstance(leaf, GaussianMechanism)
+                   for leaf, _ in leaves(draws.event))
+    assert model.target_location_ == 0.0 and model.intercept_[0] == 0.0

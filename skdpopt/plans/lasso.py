@@ -25,7 +25,7 @@ from ..accounting.zcdp import (
 from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, is_auto
 from .clipping import CLIP_CHECK_SHARE, ClipCheck, clip_check
-from .targets import N_RELEASES, TargetDraws, centring_share, target_draws
+from .targets import TargetDraws, centring_share, target_draws, target_units
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
 # selection, the coordinate gradient and, with curvature="private", the
@@ -219,7 +219,8 @@ def greedy_cd_step_event(*, selection, gradient_noise, selection_epsilon,
 
 
 
-def bounds_budget(*, n_samples, epsilon, delta, target_bound, feature_bound):
+def bounds_budget(*, n_samples, epsilon, delta, target_bound, feature_bound,
+                  centre_target=True):
     """Shares of the fit's budget (zCDP units) of the releases before the
     steps: the "auto" bounds' (``AUTO_BOUNDS_SHARE``, or more, up to
     ``MAX_BOUNDS_SHARE``, where the rows are too few for it to centre the
@@ -231,7 +232,7 @@ def bounds_budget(*, n_samples, epsilon, delta, target_bound, feature_bound):
     -------
     bounds_share, check_share : float
     """
-    n_releases = (N_RELEASES * is_auto(target_bound)
+    n_releases = (target_units(centre_target) * is_auto(target_bound)
                   + 2 * is_auto(feature_bound))
     if not n_releases or epsilon == np.inf:
         bounds_share = AUTO_BOUNDS_SHARE if n_releases else 0.0
@@ -245,7 +246,8 @@ def bounds_budget(*, n_samples, epsilon, delta, target_bound, feature_bound):
 
 
 def preliminary_releases(rho, *, n_samples, epsilon, delta, target_bound,
-                         feature_bound, bounds_share, check_share):
+                         feature_bound, bounds_share, check_share,
+                         centre_target=True):
     """The releases before the steps, for a fit whose budget is ``rho``:
     the "auto" target's (:func:`~skdpopt.plans.targets.target_draws`), the
     "auto" feature bound's draws and the clip check of a public feature
@@ -261,12 +263,13 @@ def preliminary_releases(rho, *, n_samples, epsilon, delta, target_bound,
         Their composition, in that order.
     """
     pure = delta == 0
-    n_releases = (N_RELEASES * is_auto(target_bound)
+    n_releases = (target_units(centre_target) * is_auto(target_bound)
                   + 2 * is_auto(feature_bound))
     each = bounds_share * rho / max(n_releases, 1)
-    targets = (target_draws(N_RELEASES * each, n_samples=n_samples,
-                            epsilon=epsilon, scale_quantile=TARGET_QUANTILE,
-                            pure=pure)
+    targets = (target_draws(target_units(centre_target) * each,
+                            n_samples=n_samples, epsilon=epsilon,
+                            scale_quantile=TARGET_QUANTILE, pure=pure,
+                            centre=centre_target)
                if is_auto(target_bound) else None)
     draws = auto_draws(2 * each, n_samples=n_samples,
                        n_bounds=int(is_auto(feature_bound)), epsilon=epsilon)
@@ -278,7 +281,7 @@ def preliminary_releases(rho, *, n_samples, epsilon, delta, target_bound,
 
 def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection,
                    gradient_noise, curvature, adaptive_residual,
-                   target_bound=1.0, feature_bound=1.0):
+                   target_bound=1.0, feature_bound=1.0, centre_target=True):
     """Plan a DP-GCD fit from public quantities.
 
     Parameters
@@ -299,13 +302,16 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
         (:func:`preliminary_releases`, :func:`bounds_budget`), and so is
         the clip check of a public ``feature_bound``; the steps get the
         rest of the budget.
+    centre_target : bool, default=True
+        Whether an "auto" target bound comes with a private location.
 
     Returns
     -------
     GreedyCDPlan
     """
     bounds = {"n_samples": n_samples, "epsilon": epsilon, "delta": delta,
-              "target_bound": target_bound, "feature_bound": feature_bound}
+              "target_bound": target_bound, "feature_bound": feature_bound,
+              "centre_target": centre_target}
     bounds_share, check_share = bounds_budget(**bounds)
     share = bounds_share + check_share
     options = {"selection": selection, "curvature": curvature,
@@ -377,7 +383,8 @@ def frank_wolfe_scale(*, n_samples, radius, feature_bound, target_bound,
 
 
 def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
-                           radius, feature_bound, target_bound, residual_bound):
+                           radius, feature_bound, target_bound, residual_bound,
+                           centre_target=True):
     """Plan a private Frank-Wolfe fit of the Lasso from public quantities.
 
     Parameters
@@ -401,7 +408,8 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
     LassoFrankWolfePlan
     """
     bounds = {"n_samples": n_samples, "epsilon": epsilon, "delta": delta,
-              "target_bound": target_bound, "feature_bound": feature_bound}
+              "target_bound": target_bound, "feature_bound": feature_bound,
+              "centre_target": centre_target}
     bounds_share, check_share = bounds_budget(**bounds)
     share = bounds_share + check_share
     auto = is_auto(target_bound) or is_auto(feature_bound)
@@ -451,7 +459,7 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
 
 def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
                selection, gradient_noise, curvature, residual_bound,
-               feature_bound, target_bound, radius):
+               feature_bound, target_bound, radius, centre_target=True):
     """Plan a DPLasso fit from public quantities (never X or y).
 
     Parameters
@@ -461,6 +469,9 @@ def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
     solver, max_iter, selection, gradient_noise, curvature, residual_bound,
     feature_bound, target_bound, radius
         The estimator's hyperparameters of the same names.
+    centre_target : bool, default=True
+        Whether an "auto" target bound comes with a private location (False
+        for a model without intercept).
 
     Returns
     -------
@@ -472,8 +483,10 @@ def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
             delta=delta, max_iter=max_iter, selection=selection,
             gradient_noise=gradient_noise, curvature=curvature,
             adaptive_residual=residual_bound == "auto",
-            target_bound=target_bound, feature_bound=feature_bound)
+            target_bound=target_bound, feature_bound=feature_bound,
+            centre_target=centre_target)
     return plan_lasso_frank_wolfe(
         n_samples=n_samples, n_features=n_features, epsilon=epsilon, delta=delta,
         max_iter=max_iter, radius=radius, feature_bound=feature_bound,
-        target_bound=target_bound, residual_bound=residual_bound)
+        target_bound=target_bound, residual_bound=residual_bound,
+        centre_target=centre_target)

@@ -17,7 +17,7 @@ from ..accounting import (
 )
 from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws
-from .targets import TargetDraws, centring_share, target_draws
+from .targets import TargetDraws, centring_share, target_draws, target_units
 
 # Rank of the "auto" clip norm among the per-example gradient norms at the
 # starting point (chosen on development data, benchmarks/design_defaults.py).
@@ -136,7 +136,8 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
-               learning_rate="invscaling", eta0=0.01, power_t=0.25):
+               centre_target=True, learning_rate="invscaling", eta0=0.01,
+               power_t=0.25):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -160,6 +161,9 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         (:func:`~skdpopt.plans.targets.centring_share`), within
         ``[AUTO_BOUNDS_SHARE, MAX_TARGET_SHARE]``; the steps' noise is then
         calibrated so that the whole event spends ``epsilon``.
+    centre_target : bool, default=True
+        Whether the target's location is released (False for a model
+        without intercept: only its scale, two draws).
 
     Returns
     -------
@@ -182,7 +186,9 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     clip_share = AUTO_BOUNDS_SHARE if auto_clip else 0.0
     target_share = 0.0
     if auto_target and epsilon != np.inf:
-        target_share = centring_share(n_samples, rho, low=AUTO_BOUNDS_SHARE,
+        target_share = centring_share(n_samples, rho,
+                                      n_releases=target_units(centre_target),
+                                      low=AUTO_BOUNDS_SHARE,
                                       high=MAX_TARGET_SHARE)
     clip_draws = targets = None
     if auto_clip:
@@ -191,7 +197,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                                 quantile=CLIP_QUANTILE)
     if auto_target:
         targets = target_draws(target_share * rho, n_samples=n_samples,
-                               epsilon=epsilon, scale_quantile=TARGET_QUANTILE)
+                               epsilon=epsilon, scale_quantile=TARGET_QUANTILE,
+                               centre=centre_target)
     share = clip_share + target_share
     if epsilon == np.inf:
         noise_multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)

@@ -103,6 +103,13 @@ def centres(n_samples, score_sensitivity):
     return median_cell_is_reliable(n_samples, score_sensitivity)
 
 
+def target_units(centre=True):
+    """Cost of a target's releases in units of one ordinary draw's: all of
+    them, or, for a target not centred (a model without intercept), the
+    scale's two draws."""
+    return N_RELEASES if centre else 2
+
+
 def centring_share(n_samples, rho, *, n_releases=N_RELEASES, low, high):
     """Share of ``rho`` that lets :func:`target_draws` centre the target
     (releases of ``n_releases`` ordinary draws' cost together, each draw
@@ -232,7 +239,8 @@ class TargetDraws:
                     and self.location_ranks[0] >= MAX_TAIL > LOCATION_RANKS[0]))
 
 
-def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
+def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False,
+                 centre=True):
     """The releases of a private target location and scale costing ``rho``.
 
     Parameters
@@ -250,6 +258,10 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
         Laplace noise on the sums (pure DP: a Laplace of scale ``1 / D``
         sensitivities is D-DP, ``D^2 / 2`` in zCDP units), instead of
         Gaussian.
+    centre : bool, default=True
+        False: never centre (a model without intercept fits the targets
+        as they are); the scale's two draws of ``|y_i|`` get the whole
+        ``rho``.
 
     Returns
     -------
@@ -261,9 +273,9 @@ def target_draws(rho, *, n_samples, epsilon, scale_quantile, pure=False):
     if epsilon == np.inf:
         return TargetDraws(n_samples, np.inf, np.inf, 0.0, 0.0, np.inf,
                            LOCATION_RANKS, WINDOW_RANK, float(scale_quantile),
-                           float(scale_quantile))
+                           float(scale_quantile), centre=centre)
     sensitivity = exponential_score_sensitivity(rho / N_RELEASES)
-    if not centres(n_samples, sensitivity):
+    if not (centre and centres(n_samples, sensitivity)):
         # Not centred: the scale's two draws get the whole rho.
         sensitivity = exponential_score_sensitivity(rho / 2)
         scale = effective_quantiles((scale_quantile,), n_samples,

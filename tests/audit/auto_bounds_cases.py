@@ -103,11 +103,15 @@ def _plant_free_bounds(module):
 
 
 def _feature_pair():
-    # Every feature at 1, the canary's just above the median cell
-    # [1, 2^(1/4)) (in) or at 1 (out): max_j |x_ij| differs in one record.
-    X_out = np.ones((N_ROWS, 1))
-    X_in = X_out.copy()
-    X_in[0] = 1.2
+    # Every feature at 1, the canary's at 1 (in) or just above the median
+    # cell [1, 2^(1/4)) (out): max_j |x_ij| differs in one record.  This way
+    # round the dataset that spreads the draw upwards (every count below the
+    # candidates above 1 ties) is the one the test signals: with the bounds'
+    # share at 100 rows (about 20%) the other way round cannot exceed the
+    # claim even with the planted bug.
+    X_in = np.ones((N_ROWS, 1))
+    X_out = X_in.copy()
+    X_out[0] = 1.2
     y = np.zeros(N_ROWS)
     return (X_in, y), (X_out, y)
 

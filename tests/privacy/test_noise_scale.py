@@ -169,8 +169,9 @@ def _grid_draws(leaf, count):
 # high - low for two candidates of the grid, or twice a positive candidate
 # (the window); both are released, so the check is that the observed scale is
 # the leaf's noise multiplier times one of them.
+_PAIRS = np.triu_indices(DEFAULT_GRID.size, 1)
 _WIDTHS = np.unique(np.concatenate([
-    (DEFAULT_GRID[None, :] - DEFAULT_GRID[:, None])[np.triu_indices(DEFAULT_GRID.size, 1)],
+    DEFAULT_GRID[_PAIRS[1]] - DEFAULT_GRID[_PAIRS[0]],
     2.0 * DEFAULT_GRID[DEFAULT_GRID > 0]]))
 
 
