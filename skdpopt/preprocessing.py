@@ -104,8 +104,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                            epsilon=self.epsilon, delta=self.delta,
                            private_bounds=public is None and needs_bounds,
                            quantiles=quantiles, moments=moments)
-        warn_if_coarse(self, plan.bounds, ["bounds"], public="bounds=(low, high)",
-                       stacklevel=5)
+        warn_if_coarse(self, plan.bounds, ["bounds"], public="bounds=(low, high)")
         rng = self._begin_release(plan)
         if public is not None:
             low, high = public

@@ -259,7 +259,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             l2_sensitivity_times_n=queries.l2_sensitivity_times_n,
             epsilon=self.epsilon, delta=self.delta, max_iter=self.max_iter,
             preprocessor_epsilon=self.preprocessor_epsilon)
-        warn_if_coarse(self, plan.bounds, ["bounds"], stacklevel=4,
+        warn_if_coarse(self, plan.bounds, ["bounds"],
                        public="bounds={column: (low, high)} for the numeric columns")
         # Every input check before anything is charged: the columns with a
         # public domain are encoded (a value outside it is refused), and
