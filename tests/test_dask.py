@@ -25,7 +25,8 @@ from skdpopt import (  # noqa: E402
     DPSGDRegressor,
     PrivacyLedger,
 )
-from skdpopt._data import dask_backend, linear_rows, marginal_counts  # noqa: E402
+from skdpopt._data import dask_backend, dask_held, linear_rows, marginal_counts  # noqa: E402
+from skdpopt._data.inmemory import merge_by_step  # noqa: E402
 from skdpopt.losses import SquaredError  # noqa: E402
 
 
@@ -134,7 +135,7 @@ def test_merge_groups_rows_by_step_in_block_order():
         expected.append((steps, ids))
     steps = np.concatenate([e[0] for e in expected])
     ids = np.concatenate([e[1] for e in expected])[np.argsort(steps, kind="stable")]
-    X_rows, y_rows, limits, offsets = dask_backend._merge_by_step(pieces)
+    X_rows, y_rows, limits, offsets = merge_by_step(pieces)
     np.testing.assert_array_equal(X_rows, np.c_[ids, -ids])
     np.testing.assert_array_equal(y_rows, ids + 0.5)
     np.testing.assert_array_equal(limits, ids + 0.25)
@@ -147,13 +148,32 @@ def batches(sampler, n_steps):
             (sampler.batch(t) for t in range(n_steps))]
 
 
+def record_batches(state, source, rows, offsets):
+    """A segment's function: the first column of each batch's rows."""
+    for i in range(len(offsets) - 1):
+        batch = (slice(offsets[i], offsets[i + 1]) if rows is None
+                 else rows[offsets[i]:offsets[i + 1]])
+        state.append(source.X[batch, 0].copy())
+    return state
+
+
+def segment_batches(sampler):
+    """The batches of every segment, in step order, run where the sampler
+    runs them."""
+    state = []
+    for segment in sampler.segments():
+        state = segment.run(record_batches, state)
+    return sampler.result(state)
+
+
 @pytest.mark.parametrize("persisted", [False, True])
 def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
                                                        persisted):
     # Chunks of 3 steps.  Lazy blocks: windows of 4 chunks (1 / q = 10
-    # steps), each drawn in one pass; persisted blocks: a pass per chunk,
-    # two ahead.  Both fetch ahead; the local scheduler draws chunk by
-    # chunk.  Same generator, same batches.
+    # steps), each drawn in one pass, fetched ahead by the client;
+    # persisted blocks: drawn a chunk at a time on the workers, two chunks
+    # ahead, and stepped on one of them; the local scheduler draws chunk
+    # by chunk.  Same generator, same batches.
     monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
                         3 * RATE * N_ROWS * 3)
     X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(70, 1))
@@ -163,10 +183,14 @@ def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
     n_steps = 100
     fetched = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
     assert fetched.client is client
-    window = 1 if persisted else 4
-    assert (fetched.chunk_steps, fetched.window_chunks) == (3, window)
-    got = batches(fetched, n_steps)
-    assert fetched.windows == set(range(-(-34 // window)))
+    assert fetched.chunk_steps == 3
+    if persisted:
+        assert isinstance(fetched, dask_held.HeldPoissonSampler)
+        got = segment_batches(fetched)
+    else:
+        assert fetched.window_chunks == 4
+        got = batches(fetched, n_steps)
+        assert fetched.windows == set(range(-(-34 // 4)))
     with dask.config.set(scheduler="sync"):
         data = linear_rows(X, y, SquaredError(), clip_norm=1.0)
         local = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
@@ -208,7 +232,7 @@ def test_staged_rows_come_back_whole_and_their_files_go(client, monkeypatch,
     staged = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
         np.random.default_rng(7), RATE, 100, 256)
     got = served(staged)
-    assert staged.homes is None and staged.window_chunks > 1
+    assert staged.window_chunks > 1
     assert staged_files(client) == []
     with dask.config.set(scheduler="sync"):
         want = served(linear_rows(X, y, SquaredError(), clip_norm=1.0)
