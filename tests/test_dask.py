@@ -148,12 +148,10 @@ def batches(sampler, n_steps):
             (sampler.batch(t) for t in range(n_steps))]
 
 
-def record_batches(state, source, rows, offsets):
+def record_batches(state, batches):
     """A segment's function: the first column of each batch's rows."""
-    for i in range(len(offsets) - 1):
-        batch = (slice(offsets[i], offsets[i + 1]) if rows is None
-                 else rows[offsets[i]:offsets[i + 1]])
-        state.append(source.X[batch, 0].copy())
+    for source, rows in batches:
+        state.append(source.X[rows, 0].copy())
     return state
 
 

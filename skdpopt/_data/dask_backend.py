@@ -290,8 +290,8 @@ class _DaskPoissonSampler:
             yield Segment(start, start + self._steps(chunk), self._run)
 
     def _run(self, segment, function, state, *args):
-        self.batch(segment.start)  # fetches the chunk
-        return function(state, self.source, None, self.offsets, *args)
+        return function(state, (self.batch(t) for t in range(segment.start,
+                                                             segment.stop)), *args)
 
     @staticmethod
     def result(state):

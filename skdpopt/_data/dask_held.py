@@ -84,9 +84,11 @@ class HeldBlocks:
         # The blocks' futures are held by the arrays; kept for the fit.
         self._arrays = (X, y)
 
-    def submit(self, function, *args, state=None, indices=False, priority=0):
+    def submit(self, function, *args, state=None, indices=False, priority=0,
+               shares=None):
         """``function(X_blocks, y_blocks, [state,] [indices,] *args)`` on
-        each share, where its blocks are; returns one future per share.
+        each share (or those listed in ``shares``), where its blocks are;
+        returns one future per share.
 
         ``state``: a list of futures, one per share (a previous call's
         result), passed after the blocks; ``indices``: whether to pass the
@@ -94,6 +96,8 @@ class HeldBlocks:
         """
         futures = []
         for i, (address, blocks) in enumerate(self.groups):
+            if shares is not None and i not in shares:
+                continue
             inputs = ([self.X_blocks[k] for k in blocks],
                       [self.y_blocks[k] for k in blocks])
             if state is not None:
@@ -257,18 +261,22 @@ class HeldLeastSquares:
 # ----------------------------------------------------------------------
 # Poisson samples: drawn where the blocks are, stepped on one worker.
 
-def _sampled_pieces(X_blocks, y_blocks, held, blocks, seed, chunk, n_steps,
-                    sampling_rate):
-    """The rows that a chunk of Poisson steps draws from each block.
+# A chunk's batches are put in step order this many values at a time, in
+# buffers that stay in the processor's cache while the steps read them.
+VALUES_PER_GROUP = 2**18
+
+
+def _draws(X_blocks, held, blocks, seed, chunk, n_steps, sampling_rate):
+    """Each block's rows drawn by a chunk of Poisson steps, grouped by step.
 
     Each (step, row) slot is included independently with probability q,
     from a generator seeded by the fit's seed, the chunk's index and the
     block's index (as :func:`.dask_backend._block_sample` draws them): the
     union over blocks is a Poisson sample of all rows whatever the
-    partitioning.  Returns, per block, ``(X_rows, y_rows, limits,
-    counts)``: the rows grouped by step and each step's row count.
+    partitioning.  Returns, per block, ``(block, X, y, limits, rows,
+    offsets)``: step s drew ``rows[offsets[s]:offsets[s + 1]]`` of X.
     """
-    pieces = []
+    draws = []
     for k, X_block, (y_block, limits) in zip(blocks, X_blocks, held, strict=True):
         if X_block.shape[0] == 0:  # an empty block (a filtered DataFrame's)
             rows = np.empty(0, dtype=np.int64)
@@ -277,41 +285,89 @@ def _sampled_pieces(X_blocks, y_blocks, held, blocks, seed, chunk, n_steps,
             rng = np.random.default_rng([*seed, chunk, k])
             rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
                                             n_steps)
-        limits = (np.full(len(rows), limits) if np.ndim(limits) == 0
-                  else np.take(limits, rows))
-        pieces.append((np.take(X_block, rows, axis=0), np.take(y_block, rows),
-                       limits, np.diff(offsets)))
+        draws.append((k, X_block, y_block, limits, rows, offsets))
+    return draws
+
+
+def _sampled_pieces(X_blocks, y_blocks, held, blocks, seed, chunk, n_steps,
+                    sampling_rate):
+    """The rows a chunk draws from a share's blocks, gathered for the
+    stepper: per block ``(block, X_rows, y_rows, limits, None, offsets)``."""
+    pieces = []
+    for k, X, y, limits, rows, offsets in _draws(X_blocks, held, blocks, seed,
+                                                 chunk, n_steps, sampling_rate):
+        limits = limits if np.ndim(limits) == 0 else np.take(limits, rows)
+        # np.take: several times X[rows]'s speed.
+        pieces.append((k, np.take(X, rows, axis=0), np.take(y, rows), limits,
+                       None, offsets))
     return pieces
 
 
-def _run_segment(function, state, shares, groups, loss, *args):
-    """A chunk's steps, on the worker that gathered its pieces: the
-    shares' pieces in block order, grouped by step, then ``function``."""
-    pieces = [None] * sum(len(blocks) for blocks in groups)
-    for blocks, share in zip(groups, shares, strict=True):
-        for k, piece in zip(blocks, share, strict=True):
-            pieces[k] = piece
-    X_rows, y_rows, limits, offsets = merge_by_step(pieces)
-    source = InMemoryLinearRows.of_rows(X_rows, y_rows, limits, loss)
-    return function(state, source, None, offsets, *args)
+def _batches(sources, n_steps, loss):
+    """Each step's ``(source, rows)`` from the blocks' draws, in order.
+
+    ``sources``: ``(block, X, y, limits, rows, offsets)`` per block, rows
+    None for a piece already gathered.  Steps are put together a group at
+    a time (about ``VALUES_PER_GROUP`` values): each block's rows of the
+    group are gathered, then placed in step order, block after block
+    within a step (:func:`~.inmemory.merge_by_step`), in buffers reused
+    from group to group, so that the rows go from the block to the
+    processor's cache once, as an in-memory fit's batches do.
+    """
+    sources = sorted(sources, key=lambda source: source[0])
+    n_rows = sum(int(source[5][-1]) for source in sources)
+    n_features = sources[0][1].shape[1]
+    per_step = max(1.0, n_rows / max(n_steps, 1) * (n_features + 2))
+    group = max(1, int(VALUES_PER_GROUP // per_step))
+    buffers = {}
+    for first in range(0, n_steps, group):
+        last = min(n_steps, first + group)
+        pieces = []
+        for _, X, y, limits, rows, offsets in sources:
+            start, end = offsets[first], offsets[last]
+            if rows is None:
+                part = (X[start:end], y[start:end],
+                        limits if np.ndim(limits) == 0 else limits[start:end])
+            else:
+                taken = rows[start:end]
+                part = (np.take(X, taken, axis=0), np.take(y, taken),
+                        limits if np.ndim(limits) == 0 else np.take(limits, taken))
+            X_part, y_part, limits_part = part
+            if np.ndim(limits_part) == 0:
+                limits_part = np.full(len(y_part), float(limits_part))
+            pieces.append((X_part, y_part, limits_part,
+                           np.diff(offsets[first:last + 1])))
+        X_rows, y_rows, limits, steps = merge_by_step(pieces, buffers)
+        source = InMemoryLinearRows.of_rows(X_rows, y_rows, limits, loss)
+        for i in range(last - first):
+            yield source, slice(steps[i], steps[i + 1])
+
+
+def _run_segment(function, state, X_blocks, held, blocks, shares, seed, chunk,
+                 n_steps, sampling_rate, loss, *args):
+    """A chunk's steps, on the stepper: its own blocks drawn here (no copy
+    but into the steps' buffers), the others' pieces received."""
+    sources = _draws(X_blocks, [h for share in held for h in share], blocks,
+                     seed, chunk, n_steps, sampling_rate)
+    sources += [piece for share in shares for piece in share]
+    return function(state, _batches(sources, n_steps, loss), *args)
 
 
 class HeldPoissonSampler:
     """Poisson batches of held blocks, stepped on a worker.
 
     The steps are cut into chunks (:func:`.dask_backend.chunk_steps`).
-    For each chunk, each worker thread draws its blocks' rows (one task,
-    :func:`_sampled_pieces`), and one worker, the one holding the most
-    blocks (the *stepper*), gathers the pieces (its own without a copy),
-    puts them in step order and runs the chunk's steps: the solver's
-    ``function`` travels there with the model and the chunk's noise, drawn
-    by the solver in the fit's process, and the model comes back as a
-    future that the next chunk's steps take.  So the sampled rows never
-    reach the client, and the workers draw the next chunks while the
-    stepper runs this one (``lookahead`` chunks ahead; the client waits
-    for a chunk's steps before letting a further chunk be drawn, which
-    bounds the workers' memory).  The batches are those of the other Dask
-    samplers for the same generator.
+    One worker, the one holding the most blocks (the *stepper*), runs
+    every chunk's steps: the solver's ``function`` travels there with the
+    model and the chunk's noise, drawn by the solver in the fit's process,
+    and the model comes back as a future that the next chunk's steps take.
+    The stepper draws its own blocks' rows as it steps; each other worker
+    thread draws its blocks' rows of a chunk in one task
+    (:func:`_sampled_pieces`) ``lookahead`` chunks ahead, and they travel
+    to the stepper.  So the sampled rows never reach the client, and the
+    client waits for a chunk's steps only before letting a further chunk
+    be drawn (which bounds the workers' memory).  The batches are those of
+    the other Dask samplers for the same generator.
     """
 
     lookahead = 2
@@ -329,7 +385,8 @@ class HeldPoissonSampler:
         for address, blocks in data.blocks.groups:
             weight[address] += len(blocks)
         self.stepper = weight.most_common(1)[0][0]
-        self.groups = [blocks for _, blocks in data.blocks.groups]
+        self.own = [i for i, (address, _) in enumerate(data.blocks.groups)
+                    if address == self.stepper]
         self.pieces, self.runs = {}, []
 
     def segments(self):
@@ -339,12 +396,18 @@ class HeldPoissonSampler:
             yield Segment(start, min(start + self.chunk_steps, self.n_steps),
                           self._run)
 
+    def _steps(self, chunk):
+        return min(self.chunk_steps, self.n_steps - chunk * self.chunk_steps)
+
     def _draw(self, chunk):
+        """Submit the other workers' draws of a chunk (once)."""
         if chunk < self.n_chunks and chunk not in self.pieces:
-            steps = min(self.chunk_steps, self.n_steps - chunk * self.chunk_steps)
-            self.pieces[chunk] = self.blocks.submit(
-                _sampled_pieces, self.seed, chunk, steps, self.sampling_rate,
-                state=self.held, indices=True, priority=-chunk)
+            others = [i for i in range(len(self.blocks.groups)) if i not in self.own]
+            futures = self.blocks.submit(
+                _sampled_pieces, self.seed, chunk, self._steps(chunk),
+                self.sampling_rate, state=self.held, indices=True,
+                priority=-chunk, shares=others)
+            self.pieces[chunk] = futures
 
     def _run(self, segment, function, state, *args):
         import distributed
@@ -356,9 +419,14 @@ class HeldPoissonSampler:
             distributed.wait(self.runs.pop(0))
         for ahead in range(chunk, chunk + self.lookahead + 1):
             self._draw(ahead)
+        groups = self.blocks.groups
+        blocks = [k for i in self.own for k in groups[i][1]]
         future = self.client.submit(
-            _run_segment, function, state, self.pieces.pop(chunk), self.groups,
-            self.loss, *args, pure=False, priority=1 - chunk,
+            _run_segment, function, state,
+            [self.blocks.X_blocks[k] for k in blocks],
+            [self.held[i] for i in self.own], blocks, self.pieces.pop(chunk),
+            self.seed, chunk, self._steps(chunk), self.sampling_rate, self.loss,
+            *args, pure=False, priority=1 - chunk,
             workers=None if self.stepper is None else [self.stepper],
             allow_other_workers=True)
         self.runs.append(future)

@@ -72,10 +72,10 @@ class InMemoryLinearRows:
 class Segment:
     """Steps ``start .. stop - 1`` of a Poisson sampler.
 
-    ``run(function, state, *args)`` calls ``function(state, source, rows,
-    offsets, *args)`` where the segment's batches are (step ``start + i``'s
-    batch is ``rows[offsets[i]:offsets[i + 1]]`` of ``source``, or those
-    rows of ``source`` itself when ``rows`` is None) and returns its
+    ``run(function, state, *args)`` calls ``function(state, batches,
+    *args)`` where the segment's batches are, ``batches`` giving each
+    step's ``(source, rows)`` in order (for ``source.gradient_sum``; a
+    batch is valid until the next one is asked for), and returns its
     result, or a handle to it that the next segment's ``run`` takes as its
     state and the sampler's ``result`` turns into the value.
     """
@@ -102,7 +102,9 @@ class _InMemoryPoissonSampler:
         rows, offsets = poisson_batches(self.rng, self.data.n_samples,
                                         self.sampling_rate,
                                         segment.stop - segment.start)
-        return function(state, self.data, rows, offsets, *args)
+        batches = ((self.data, rows[offsets[i]:offsets[i + 1]])
+                   for i in range(len(offsets) - 1))
+        return function(state, batches, *args)
 
     @staticmethod
     def result(state):

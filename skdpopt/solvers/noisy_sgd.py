@@ -95,22 +95,20 @@ def take_step(walk, rule, grad_coef, grad_intercept, noise, eta, t):
 
 
 @np.errstate(over="ignore", invalid="ignore")
-def sampled_steps(walk, source, rows, offsets, rule, noise, etas, start):
+def sampled_steps(walk, batches, rule, noise, etas, start):
     """Steps ``start .. start + len(etas) - 1`` on sampled batches.
 
-    Step ``start + i``'s batch is ``rows[offsets[i]:offsets[i + 1]]`` of
-    ``source`` (``rows`` None: those rows of ``source`` themselves).  Run
+    ``batches`` gives each step's ``(source, rows)``, in order.  Run
     wherever the batches are: the fit's process, or the Dask worker that
     gathers them (then ``walk`` travels, a few numbers).
     """
-    for i, eta in enumerate(etas):
-        batch = (slice(offsets[i], offsets[i + 1]) if rows is None
-                 else rows[offsets[i]:offsets[i + 1]])
+    for i, (source, rows) in enumerate(batches):
         # The clipped gradients' sum: r_i (x_i, 1) clipped to norm C by
         # clipping r_i (NaN -> 0).
         grad_coef, grad_intercept = source.gradient_sum(walk.coef, walk.intercept,
-                                                        batch)
-        take_step(walk, rule, grad_coef, grad_intercept, noise[i], eta, start + i)
+                                                        rows)
+        take_step(walk, rule, grad_coef, grad_intercept, noise[i], etas[i],
+                  start + i)
     return walk
 
 
