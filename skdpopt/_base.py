@@ -161,8 +161,10 @@ def check_targets(estimator, y):
     y : array-like or None
         ``None`` (an unsupervised model) passes.
     """
-    if y is None:
-        return
+    if y is None or is_dask_collection(y):
+        return  # Dask targets are checked block by block by the model's fit
+    if np.iscomplexobj(y):
+        raise ValueError("Complex data not supported; y must be real.")
     if is_regressor(estimator):
         try:
             values = np.asarray(y, dtype=np.float64)

@@ -76,9 +76,12 @@ def _draw(distance, score_sensitivity, prior, rng):
     ``-score_sensitivity * distance + prior`` (a handful of columns, each
     over the grid)."""
     if np.isfinite(score_sensitivity):
-        score = -score_sensitivity * distance + prior
-        return np.array([exponential_mechanism(rng, row) for row in score],
-                        dtype=np.intp)
+        # Scores -distance + prior / s at Gumbel scale 1 / s: the log-weights
+        # above, with the scale the sampler sees.
+        scale = 1.0 / score_sensitivity
+        score = -distance + scale * prior
+        return np.array([exponential_mechanism(rng, row, scale=scale)
+                         for row in score], dtype=np.intp)
     # No privacy: the best candidate, the prior breaking ties.
     return np.argmax(np.where(np.isfinite(prior), -distance + 1e-9 * prior,
                               -np.inf), axis=1)

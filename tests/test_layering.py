@@ -23,12 +23,12 @@ import skdpopt
 PACKAGE = Path(skdpopt.__file__).parent
 
 # The estimators' modules (thin: validate, plan, solve, store); the
-# pipeline, a meta-estimator, sits beside them.
+# pipeline and the private searches, meta-estimators, sit beside them.
 ESTIMATORS = {"sgd", "lasso", "logistic_simplex", "minimax", "synthetic",
               "preprocessing"}
 # Each part of the package, by its place in the house.
 LAYERS = {
-    "public": {"__init__", "metrics", "pipeline", *ESTIMATORS},
+    "public": {"__init__", "metrics", "pipeline", "model_selection", *ESTIMATORS},
     "shared": {"_base", "_targets", "_diagnostics", "ledger"},
     "plans": {"plans"},
     "solvers": {"solvers", "_bounds", "_domain"},

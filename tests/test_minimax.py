@@ -322,7 +322,10 @@ def test_grid_search_without_routing(data):
         cv=3,
     )
     search.fit(X, y, sensitive_features=groups)
-    assert search.best_params_["radius"] in (1.0, 5.0)
+    # The groups reached every fit, the refit's included (without them a
+    # fit sees one group, "all").
+    assert list(search.best_estimator_.groups_) == ["major", "minor"]
+    assert search.best_estimator_.group_weights_.shape == (2,)
     scores = cross_val_score(
         VertexMinimax(epsilon=np.inf, random_state=0),
         X,
@@ -330,7 +333,9 @@ def test_grid_search_without_routing(data):
         cv=3,
         params={"sensitive_features": groups},
     )
-    assert scores.shape == (3,)
+    # Without noise each fold's model beats the majority label (at most 55%
+    # of these rows) by a margin.
+    assert np.all(scores > 0.6)
 
 
 def test_grid_search_and_pipeline_with_routing(data, monkeypatch):

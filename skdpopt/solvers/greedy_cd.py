@@ -165,8 +165,9 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
         if np.isinf(selection_epsilon):
             choice = int(np.argmax(scores))
         elif selection == "exponential":
-            weight = 0.5 * selection_epsilon / score_sensitivity
-            choice = exponential_mechanism(rng, weight * scores)
+            # Log-weights scores / scale move by at most epsilon / 2.
+            scale = 2.0 * score_sensitivity / selection_epsilon
+            choice = exponential_mechanism(rng, scores, scale=scale)
         else:
             scale = 2.0 * score_sensitivity / selection_epsilon
             choice = report_noisy_max(rng, scores, scale)

@@ -278,7 +278,7 @@ def release_workload(
         scores = np.full(len(workload), -np.inf)
         scores[allowed] = errors[allowed]
         if np.isfinite(score_scale):
-            j = int(exponential_mechanism(rng, score_scale * scores))
+            j = int(exponential_mechanism(rng, scores, scale=1.0 / score_scale))
         else:  # no privacy asked: the worst query
             j = int(np.argmax(scores))
         result.selected.append(j)

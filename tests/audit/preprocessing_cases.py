@@ -68,11 +68,12 @@ BOUNDS = AuditCase(
 # -- the clipped moments (DPStandardScaler with public bounds) ---------------
 
 def _moments_pair():
-    # The canary at the public upper bound (in) or the lower one (out): the
-    # clipped sum moves by its full sensitivity.
+    # The canary ten times beyond the public upper bound (in) or the lower
+    # one (out): clipped, the sum moves by its full sensitivity (a bound
+    # taken from the data would move it ten times as far).
     data_in = np.zeros((N_ROWS, 1))
     data_out = data_in.copy()
-    data_in[0, 0], data_out[0, 0] = 1.0, -1.0
+    data_in[0, 0], data_out[0, 0] = 10.0, -10.0
     return data_in, data_out
 
 

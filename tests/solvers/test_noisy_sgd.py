@@ -3,6 +3,7 @@
 import tracemalloc
 
 import numpy as np
+from scipy import stats
 
 from skdpopt.accounting import EpsilonDeltaEvent
 from skdpopt.losses import SquaredError
@@ -39,18 +40,23 @@ def test_one_full_batch_step_is_the_mean_clipped_gradient():
 
 
 def test_noise_has_the_calibrated_scale():
-    X = np.zeros((100, 20))
+    k = 150
+    X = np.zeros((100, k))
     y = np.zeros(100)
     steps = 200
     result = run(X, y, n_steps=steps, noise_multiplier=2.0, clip_norm=0.5,
                  fit_intercept=False,
                  eta0=1.0)
     # With zero data the iterate is minus the sum of the noises divided by
-    # n: each coordinate ~ N(0, steps (2 * 0.5 / 100)^2).
-    expected_sd = np.sqrt(steps) * 2.0 * 0.5 / 100
-    # The sd estimated from 20 coordinates has relative sd 1/sqrt(40);
-    # allow 4 of them.
-    assert abs(result.coef.std() / expected_sd - 1) < 4 / np.sqrt(40)
+    # n: each coordinate ~ N(0, steps (2 * 0.5 / 100)^2), and the mean
+    # square over k coordinates is that variance times chi2_k / k.
+    # Accepting [1/2, 2] of it fails with probability
+    # chi2.sf(2k, k) + chi2.cdf(k/2, k) = 4.6e-8, and passes half the noise
+    # (mean square 1/4 of it) with chi2.sf(2k, k) = 4.5e-12, double the
+    # noise with chi2.cdf(k/2, k) = 4.6e-8.
+    variance = steps * (2.0 * 0.5 / 100) ** 2
+    assert 0.5 <= np.mean(result.coef**2) / variance <= 2.0
+    assert stats.chi2.sf(2 * k, k) + stats.chi2.cdf(k / 2, k) < 1e-7
 
 
 class RecordingLoss(SquaredError):
