@@ -559,8 +559,9 @@ def map_rows(function, X, n_columns, dtype):
 
 def counts_below(values, grid):
     task = dask.delayed(grid_counts, pure=True)
-    return np.sum(dask.compute(*[task(block, grid)
-                                 for block in values.to_delayed()]), axis=0)
+    blocks = (values.to_delayed() if values.ndim == 1
+              else _blocks(values.rechunk({1: -1})))
+    return np.sum(dask.compute(*[task(block, grid) for block in blocks]), axis=0)
 
 
 def marginal_counts(codes, cardinalities, attributes):
