@@ -757,3 +757,22 @@ def test_cell_counts_are_sparse_and_added_over_blocks(client):
     block = dask_records._cell_counts(partial(encode_columns, domain=domain),
                                       codes[:10], shape, cliques)
     assert len(block[2][0]) <= 10  # cells present, not 600 cells
+
+
+def test_workers_heap_serves_the_temporaries(monkeypatch):
+    """On a worker with Dask's MALLOC_TRIM_THRESHOLD_ and no mmap threshold
+    of its own, the threshold is raised once; a user's own setting, or no
+    trim threshold, is left alone."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc's mallopt")
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    assert not dask_held.heap_for_temporaries()  # a plain process
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1000000")
+    assert not dask_held.heap_for_temporaries()  # the user's setting
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    assert dask_held.heap_for_temporaries()  # Dask's default worker
+    assert not dask_held.heap_for_temporaries()  # once
