@@ -30,6 +30,7 @@ Usage::
     python benchmarks/bench_dask.py --sizes 1e7 3e7 --estimators sgd_poisson \
         --lazy sgd_poisson --in-memory-max 0 --memory-limit 2GB
     python benchmarks/bench_dask.py --workers 1 2 --size 2e6 --repeats 3
+    python benchmarks/bench_dask.py --synthetic 1e7
 
 ``--memory-limit`` is each worker's ``memory_limit`` (beyond it a worker
 spills task results to its local disk): lazy Poisson fits keep an epoch's
@@ -216,6 +217,85 @@ def subprocess_json(args, python=sys.executable, timeout=1800, threads=None):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+SYNTHETIC_ROWS = 500_000  # rows per partition of the synthetic table
+SYNTHETIC_DOMAIN = {
+    "workclass": ["private", "self-employed", "government", "unpaid"],
+    "education": ["school", "high school", "college", "bachelors", "masters",
+                  "doctorate"],
+    "sex": ["female", "male"],
+    "income": ["<=50K", ">50K"],
+}
+
+
+def adult_like(partition, rows=SYNTHETIC_ROWS):
+    """One partition of an Adult-like table, from its own seed: age and
+    weekly hours numeric, four categorical columns, income depending on
+    education, age and hours."""
+    import pandas as pd
+
+    rng = np.random.default_rng([7, partition])
+    education = rng.choice(6, size=rows, p=[0.1, 0.3, 0.25, 0.2, 0.1, 0.05])
+    age = np.clip(rng.normal(38 + 2 * education, 12), 17, 90)
+    hours = np.clip(rng.normal(40, 10, size=rows), 1, 99)
+    logit = -6 + 0.6 * education + 0.04 * age + 0.03 * hours
+    income = rng.random(rows) < 1 / (1 + np.exp(-logit))
+    columns = SYNTHETIC_DOMAIN
+    return pd.DataFrame({
+        "age": age, "hours": hours,
+        "workclass": np.array(columns["workclass"], dtype=object)[
+            rng.choice(4, size=rows, p=[0.7, 0.12, 0.15, 0.03])],
+        "education": np.array(columns["education"], dtype=object)[education],
+        "sex": np.array(columns["sex"], dtype=object)[rng.integers(0, 2, rows)],
+        "income": np.array(columns["income"], dtype=object)[income.astype(int)],
+    })
+
+
+def run_synthetic(n):
+    """DPSyntheticData on a lazily generated Adult-like Dask DataFrame of
+    n rows (2 workers), against the in-memory fit on a 1e6-row sample of
+    the same generator: time, client peak memory, privacy_spent_ and the
+    mean 2-way marginal error against the sample (the in-memory fit's
+    over 3 seeds, for its spread)."""
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    from skdpopt import DPSyntheticData
+
+    params = dict(domain=SYNTHETIC_DOMAIN, bounds={"hours": (0, 100)},
+                  workload=2, epsilon=1.0, delta=1e-9)
+    sample = __import__("pandas").concat(
+        [adult_like(p) for p in range(10**6, 10**6 + 2)], ignore_index=True)
+
+    def error(model):
+        return float(np.mean(model.query_errors(sample)))
+
+    in_memory = []
+    for seed in range(3):
+        model = DPSyntheticData(random_state=seed, **params)
+        start = time.perf_counter()
+        model.fit(sample)
+        in_memory.append((round(time.perf_counter() - start, 2),
+                          round(error(model), 4)))
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster):
+        X = dd.from_map(adult_like, range(-(-n // SYNTHETIC_ROWS)))
+        client_before = rss_mb()
+        reset_peak()
+        model = DPSyntheticData(random_state=0, **params)
+        start = time.perf_counter()
+        model.fit(X)
+        seconds = time.perf_counter() - start
+        peak = hwm_mb()
+    return dict(backend="dask (lazy DataFrame)", estimator="DPSyntheticData",
+                n=n, seconds=round(seconds, 2),
+                client_rss_before_mb=round(client_before),
+                client_peak_mb=round(peak),
+                marginal_error_vs_sample=round(error(model), 4),
+                in_memory_1e6_seconds_and_error=in_memory,
+                epsilon=model.privacy_spent_.epsilon,
+                delta=model.privacy_spent_.delta)
+
+
 def _cpu_seconds():
     return time.process_time()
 
@@ -317,6 +397,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=None,
                         help="fits per cell of the --workers tables, medians "
                         "(default 3)")
+    parser.add_argument("--synthetic", type=float, default=None,
+                        help="fit DPSyntheticData on a lazily generated "
+                        "Adult-like table of this many rows instead")
     parser.add_argument("--in-memory", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--daskml", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -335,6 +418,9 @@ def main():
 
     if args.workers:
         workers_tables(args)
+        return
+    if args.synthetic:
+        print(json.dumps(run_synthetic(int(args.synthetic))), flush=True)
         return
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
