@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from ._data import counts_below
 from ._sums import row_blocks, sum_parts
 from .mechanisms import exponential_mechanism, gaussian_noise, laplace_noise
+from .plans.bounds import LOCATION_STAGES, SPREAD_RANK
 
 
 def symlog(values):
@@ -104,9 +105,13 @@ def private_bounds(values, draws, rng):
     event is ``draws.event``): the cell of the grid holding the median,
     then each rank q of ``draws.quantiles``, a lower rank anchored at the
     cell's lower end and an upper rank at its upper end
-    (:func:`anchored_prior`).  Then, by post-processing: a (low, high) pair
-    is ordered and, where it fell on one candidate, widened to its
-    neighbours in the grid; every bound is raised to ``draws.floor``.
+    (:func:`anchored_prior`).  With ``draws.location_cells`` the bounds are
+    located instead (:func:`_located_ranks`): one more draw refines the
+    median cell to a location ``m``, and the ranks are drawn from the grid
+    shifted to ``m``, anchored there.  Then, by post-processing: a (low,
+    high) pair is ordered and, where it fell on one candidate, widened to
+    its neighbours among the candidates; every bound is raised to
+    ``draws.floor``.
 
     Parameters
     ----------
@@ -134,19 +139,121 @@ list of them
     sensitivity = draws.score_sensitivity
     cell = _draw(_median_cell_distance(below, n_samples), sensitivity,
                  np.zeros((below.shape[0], len(grid) - 1)), rng)
+    if draws.location_cells:
+        return np.maximum(_located_ranks(values, grid[cell], grid[cell + 1],
+                                         draws, rng), draws.floor)
     picks = []
     for q in draws.quantiles:  # a handful of ranks, never rows
         anchor = grid[cell] if q < 0.5 else grid[cell + 1]
         prior = anchored_prior(q, anchor, grid, draws.prior_weight)
         picks.append(_draw(np.abs(below - q * n_samples), sensitivity, prior, rng))
-    picks = np.array(picks)
-    if len(picks) == 2 and draws.quantiles[0] < 0.5 < draws.quantiles[1]:
+    picks = _order_pair(np.array(picks), draws.quantiles, len(grid))
+    return np.maximum(grid[picks], draws.floor)
+
+
+def _order_pair(picks, quantiles, n_candidates):
+    """A (low, high) pair of candidate indices ordered and, where both fell
+    on one candidate, widened to its neighbours (post-processing)."""
+    if len(picks) == 2 and quantiles[0] < 0.5 < quantiles[1]:
         low, high = np.min(picks, axis=0), np.max(picks, axis=0)
         tied = low == high
         low = np.where(tied, np.maximum(low - 1, 0), low)
-        high = np.where(tied, np.minimum(high + 1, len(grid) - 1), high)
+        high = np.where(tied, np.minimum(high + 1, n_candidates - 1), high)
         picks = np.array([low, high])
-    return np.maximum(grid[picks], draws.floor)
+    return picks
+
+
+def _column(values, j):
+    """Column ``j`` of ``values`` (a list of per-record statistics, a 1-D
+    column or a 2-D array)."""
+    if isinstance(values, list):
+        return values[j]
+    return values if values.ndim == 1 else values[:, j]
+
+
+def _location(values, cell_low, cell_high, draws, rng):
+    """The location stages: the released median cell ``[a, b)`` of each
+    column cut into ``draws.location_cells`` equal cells and the one
+    holding the median drawn as in the first stage (its distance moves by
+    at most 1 when a record is replaced), ``LOCATION_STAGES`` times, each
+    in the cell drawn before.  Returns the last cell's midpoint: finite
+    for any finite cell (computed on halves)."""
+    fractions = np.arange(draws.location_cells + 1) / draws.location_cells
+    n_samples = _column(values, 0).shape[0]
+    rows = np.arange(len(cell_low))
+    for _ in range(LOCATION_STAGES):
+        # a + (b - a) t on halves: no intermediate exceeds |a| + |b| <= 2^61.
+        fine = 2.0 * (cell_low[:, None] / 2 + (cell_high[:, None] / 2
+                                               - cell_low[:, None] / 2) * fractions)
+        below = np.vstack([counts_below(_column(values, j), fine[j])
+                           for j in rows])  # columns, never rows
+        drawn = _draw(_median_cell_distance(below, n_samples),
+                      draws.score_sensitivity,
+                      np.zeros((len(rows), fine.shape[1] - 1)), rng)
+        cell_low, cell_high = fine[rows, drawn], fine[rows, drawn + 1]
+    return cell_low / 2 + cell_high / 2
+
+
+def _spread(values, location, draws, rng):
+    """The third location stage: the cell ``[s_lo, s_hi)`` of the grid's
+    non-negative candidates holding the ``SPREAD_RANK`` quantile of
+    ``|x - m|``, drawn like the median cell (distance
+    ``max(B_k - r n, r n - B_(k+1), 0)``, moving by at most 1 when a record
+    is replaced).  ``|x - m|`` is finite for finite x (``|m| <= 2^60``)."""
+    grid = draws.grid[draws.grid >= 0]
+    n_samples = _column(values, 0).shape[0]
+    below = np.vstack([
+        counts_below(np.abs(np.asarray(_column(values, j), dtype=np.float64) - m),
+                     grid)
+        for j, m in enumerate(location)])  # columns, never rows
+    rank = SPREAD_RANK * n_samples
+    distance = np.maximum(np.maximum(below[:, :-1] - rank, rank - below[:, 1:]), 0.0)
+    drawn = _draw(distance, draws.score_sensitivity,
+                  np.zeros((len(location), len(grid) - 1)), rng)
+    return grid[drawn], grid[drawn + 1]
+
+
+def spread_prior(q, offsets, spread_low, spread_high, weight):
+    """Public log-prior of a located rank's candidates (offsets ``c`` from
+    the location): an upper rank only at ``c >= s_lo``, weighing ``weight``
+    less per doubling of ``1 + c / s_hi`` above the anchor (flat within
+    the spread, geometric beyond it, whatever the column's units); a
+    lower rank the mirror image."""
+    if q < 0.5:
+        offsets = -offsets
+    scaled = np.log2(1.0 + np.maximum(offsets, 0.0) / spread_high)
+    anchor = np.log2(1.0 + spread_low / spread_high)
+    return np.where(offsets >= spread_low, -weight * (scaled - anchor), -np.inf)
+
+
+def _located_ranks(values, cell_low, cell_high, draws, rng):
+    """Each rank drawn from the grid shifted to the column's location ``m``
+    (:func:`_location`): candidates ``m + c`` for every ``c`` of the grid
+    (rounded, then deduplicated: public given ``m``), scored like the
+    grid's own, with the prior :func:`spread_prior` at the spread
+    (:func:`_spread`).  So a column's bounds sit within 19% of their
+    distance from ``m`` (about the column's spread) rather than of their
+    magnitude.  Every candidate is at most ``2^61`` in magnitude: nothing
+    overflows."""
+    location = _location(values, cell_low, cell_high, draws, rng)
+    spread_low, spread_high = _spread(values, location, draws, rng)
+    # A spread cell at 0 (most rows at the location): scale from its top.
+    spread_high = np.maximum(spread_high, draws.grid[draws.grid > 0].min())
+    n_samples = _column(values, 0).shape[0]
+    out = np.empty((len(draws.quantiles), len(location)))
+    for j, m in enumerate(location):  # columns, never rows
+        candidates = np.unique(m + draws.grid)
+        offsets = candidates - m
+        below = np.atleast_2d(counts_below(_column(values, j), candidates))
+        picks = []
+        for q in draws.quantiles:
+            prior = spread_prior(q, offsets, spread_low[j], spread_high[j],
+                                 draws.prior_weight)[None, :]
+            picks.append(_draw(np.abs(below - q * n_samples),
+                               draws.score_sensitivity, prior, rng))
+        picks = _order_pair(np.array(picks), draws.quantiles, len(candidates))
+        out[:, j] = candidates[picks[:, 0]]
+    return out
 
 
 def clip_to_unit(X, low, high):

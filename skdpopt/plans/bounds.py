@@ -47,6 +47,18 @@ PRIOR_WEIGHT = 4.0
 TIE_MARGIN = 3.0
 # Target ranks are never moved further inwards than this.
 MAX_TAIL = 0.25
+# Located bounds (see ``QuantileDraws.location_cells``): the released median
+# cell of the grid is cut into this many equal cells and the one holding
+# the median is drawn, LOCATION_STAGES times, each in the cell drawn
+# before: the location is then known to 1/(2 * 4096^2) of the grid cell's
+# width (0.19 / 3.4e7 of its magnitude: +-0.006 at 1e6).
+LOCATION_CELLS = 4096
+LOCATION_STAGES = 2
+# Located bounds: the rank of ``|x - m|`` whose grid cell gives the spread
+# scale the ranks' prior is measured in (3/4 rather than 1/2, so that a
+# column with up to 3/4 of its rows at one value still gets the scale of
+# the rest).
+SPREAD_RANK = 0.75
 
 # "auto" bounds: their share of a fit's budget (zCDP units), all of them
 # together (small: a bound within a factor 2 of the right one costs far
@@ -152,6 +164,12 @@ def quantile_event(score_sensitivity, n_draws):
     return repeat(ExponentialMechanism(score_sensitivity), n_draws)
 
 
+def draws_per_column(n_quantiles, location_cells=0):
+    """Draws of one column: the median cell, the location and spread cells
+    (when ``location_cells``) and one per rank."""
+    return 1 + (LOCATION_STAGES + 1 if location_cells else 0) + n_quantiles
+
+
 @dataclass(frozen=True)
 class QuantileDraws:
     """The draws of private bounds of ``n_columns`` per-record columns.
@@ -174,6 +192,18 @@ class QuantileDraws:
         ``SMALLEST_POSITIVE`` for the bound of a non-negative statistic,
         which must be positive; ``-inf`` otherwise.
     prior_weight : float
+    location_cells : int
+        0: the ranks are drawn from the grid itself, anchored at the median
+        cell.  Otherwise the bounds are *located*: :data:`LOCATION_STAGES`
+        more draws per column pick which of ``location_cells`` equal cells
+        of the median cell (then of the cell drawn before) holds the median
+        (the last one's midpoint is the location ``m``), one more the
+        grid cell holding the :data:`SPREAD_RANK` quantile of ``|x - m|``
+        (the spread ``s``), and the ranks are drawn from the grid shifted
+        to ``m`` (candidates ``m + c``), anchored at ``m +- s`` with the
+        prior measured in units of ``s``: a column far from 0 relative to
+        its spread (years, prices) gets bounds at the resolution of its
+        spread, not of its magnitude.
     """
 
     n_samples: int
@@ -183,6 +213,7 @@ class QuantileDraws:
     requested: tuple
     floor: float = -np.inf
     prior_weight: float = PRIOR_WEIGHT
+    location_cells: int = 0
 
     @property
     def grid(self):
@@ -191,8 +222,9 @@ class QuantileDraws:
 
     @property
     def draws_per_column(self):
-        """The median cell and one draw per rank."""
-        return 1 + len(self.quantiles)
+        """The median cell, the location cell when located, one draw per
+        rank."""
+        return draws_per_column(len(self.quantiles), self.location_cells)
 
     @property
     def event(self):
@@ -204,7 +236,11 @@ class QuantileDraws:
     def lost(self):
         """Whether the budget and the rows are too few for the median-cell
         draw to find the data's scale (public quantities only)."""
-        return not median_cell_is_reliable(self.n_samples, self.score_sensitivity,
+        # The spread cell aims at rank 3/4: cells away from the data are
+        # n/4 from it, as if the median cell had half the rows.
+        rows = (self.n_samples * 2.0 * min(SPREAD_RANK, 1.0 - SPREAD_RANK)
+                if self.location_cells else self.n_samples)
+        return not median_cell_is_reliable(rows, self.score_sensitivity,
                                            len(self.grid))
 
     @property
@@ -217,7 +253,7 @@ class QuantileDraws:
 
 
 def quantile_draws(*, n_samples, n_columns, score_sensitivity,
-                   quantiles=(0.01, 0.99), floor=-np.inf):
+                   quantiles=(0.01, 0.99), floor=-np.inf, location_cells=0):
     """Draws of the given score sensitivity, their ranks moved inwards where
     the draws could not find them (public quantities only).
 
@@ -227,19 +263,22 @@ def quantile_draws(*, n_samples, n_columns, score_sensitivity,
     """
     effective = effective_quantiles(quantiles, n_samples, score_sensitivity)
     return QuantileDraws(n_samples, n_columns, effective, float(score_sensitivity),
-                         tuple(float(q) for q in quantiles), floor)
+                         tuple(float(q) for q in quantiles), floor,
+                         location_cells=int(location_cells))
 
 
 def quantile_draws_for_rho(rho, *, n_samples, n_columns, quantiles=(0.01, 0.99),
-                           floor=-np.inf):
+                           floor=-np.inf, location_cells=0):
     """Draws that together cost ``rho`` in zCDP units (each draw is
     bounded-range, ``D^2 / 2``-zCDP): for a plan that splits its budget in
-    rho and calibrates the whole."""
-    per_column = 1 + len(quantiles)
+    rho and calibrates the whole.  All draws get the same share: with
+    ``location_cells`` the location stages (median cell, location cell)
+    get ``2 / (2 + len(quantiles))`` of ``rho``, the ranks the rest."""
+    per_column = draws_per_column(len(quantiles), location_cells)
     sensitivity = zcdp.exponential_score_sensitivity(rho / (n_columns * per_column))
     return quantile_draws(n_samples=n_samples, n_columns=n_columns,
                           score_sensitivity=sensitivity, quantiles=quantiles,
-                          floor=floor)
+                          floor=floor, location_cells=location_cells)
 
 
 def quantile_draws_for_epsilon(epsilon, delta, *, n_samples, n_columns,

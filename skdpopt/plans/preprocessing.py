@@ -7,7 +7,9 @@ import numpy as np
 from ..accounting import EpsilonDeltaEvent, RhoBracket, calibrate, compose, zcdp
 from .base import PrivacyPlan
 from .bounds import (
+    LOCATION_CELLS,
     QuantileDraws,
+    draws_per_column,
     moments_event,
     quantile_draws,
     quantile_draws_for_rho,
@@ -51,14 +53,15 @@ def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
         if mechanism == "gaussian":
             bounds = quantile_draws_for_rho(
                 bounds_share * budget, n_samples=n_samples, n_columns=n_features,
-                quantiles=quantiles)
+                quantiles=quantiles, location_cells=LOCATION_CELLS)
         else:
             # Pure DP: each draw is 2 D-DP and the draws add.
+            n_draws = draws_per_column(len(quantiles), LOCATION_CELLS)
             bounds = quantile_draws(
                 n_samples=n_samples, n_columns=n_features,
                 score_sensitivity=bounds_share * budget
-                / (2.0 * (1 + len(quantiles)) * n_features),
-                quantiles=quantiles)
+                / (2.0 * n_draws * n_features),
+                quantiles=quantiles, location_cells=LOCATION_CELLS)
     noise = []
     for wanted in moments:
         if not wanted:
@@ -102,7 +105,8 @@ def plan_scaler(*, n_samples, n_features, epsilon, delta, private_bounds,
         bounds = None
         if private_bounds:
             bounds = quantile_draws(n_samples=n_samples, n_columns=n_features,
-                                    score_sensitivity=np.inf, quantiles=quantiles)
+                                    score_sensitivity=np.inf, quantiles=quantiles,
+                                    location_cells=LOCATION_CELLS)
         noise = tuple(0.0 if m else None for m in moments)
         released = private_bounds or any(moments)
         event = EpsilonDeltaEvent(np.inf, 0.0) if released else compose()
