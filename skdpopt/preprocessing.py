@@ -19,7 +19,7 @@ from ._base import (
 )
 from ._bounds import private_bounds, private_moments
 from ._data import refuse_dask
-from ._diagnostics import warn_if_coarse
+from ._diagnostics import warn_if_bounds_wide, warn_if_coarse
 from .plans.preprocessing import plan_scaler
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]
@@ -264,6 +264,7 @@ class DPStandardScaler(_DPScaler):
             var = half**2 * var_unit
             scale = half * np.sqrt(np.maximum(var_unit, floor))
             scale = np.where(scale > 0, scale, 1.0)
+            warn_if_bounds_wide(self, low, high, scale)
         self.mean_ = mean if self.with_mean or self.with_std else None
         self.var_ = var
         self.scale_ = scale

@@ -55,10 +55,11 @@ MAX_TAIL = 0.25
 LOCATION_CELLS = 4096
 LOCATION_STAGES = 2
 # Located bounds: the rank of ``|x - m|`` whose grid cell gives the spread
-# scale the ranks' prior is measured in (3/4 rather than 1/2, so that a
-# column with up to 3/4 of its rows at one value still gets the scale of
-# the rest).
-SPREAD_RANK = 0.75
+# scale the ranks' prior is measured in: the median absolute deviation's
+# cell, found as reliably as the median cell (a higher rank would see
+# past a point mass, but cells away from the data would then be only
+# (1 - rank) n from it and the draw would need that much more budget).
+SPREAD_RANK = 0.5
 
 # "auto" bounds: their share of a fit's budget (zCDP units), all of them
 # together (small: a bound within a factor 2 of the right one costs far
@@ -236,8 +237,8 @@ class QuantileDraws:
     def lost(self):
         """Whether the budget and the rows are too few for the median-cell
         draw to find the data's scale (public quantities only)."""
-        # The spread cell aims at rank 3/4: cells away from the data are
-        # n/4 from it, as if the median cell had half the rows.
+        # The spread cell aims at SPREAD_RANK: cells away from the data are
+        # min(r, 1 - r) n from it.
         rows = (self.n_samples * 2.0 * min(SPREAD_RANK, 1.0 - SPREAD_RANK)
                 if self.location_cells else self.n_samples)
         return not median_cell_is_reliable(rows, self.score_sensitivity,
