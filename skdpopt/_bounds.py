@@ -32,7 +32,6 @@ import scipy.sparse as sp
 from ._data import counts_below
 from ._sums import row_blocks, sum_parts
 from .mechanisms import exponential_mechanism, gaussian_noise, laplace_noise
-from .plans.bounds import LOCATION_STAGES, SPREAD_RANK
 
 
 def symlog(values):
@@ -140,8 +139,11 @@ list of them
     cell = _draw(_median_cell_distance(below, n_samples), sensitivity,
                  np.zeros((below.shape[0], len(grid) - 1)), rng)
     if draws.location_cells:
-        return np.maximum(_located_ranks(values, grid[cell], grid[cell + 1],
-                                         draws, rng), draws.floor)
+        location = refine_location(values, grid[cell], grid[cell + 1],
+                                   draws.location_cells,
+                                   draws.location_sensitivity, rng)
+        return np.maximum(_located_ranks(values, location, draws, rng),
+                          draws.floor)
     picks = []
     for q in draws.quantiles:  # a handful of ranks, never rows
         anchor = grid[cell] if q < 0.5 else grid[cell + 1]
@@ -171,74 +173,54 @@ def _column(values, j):
     return values if values.ndim == 1 else values[:, j]
 
 
-def _location(values, cell_low, cell_high, draws, rng):
-    """The location stages: the released median cell ``[a, b)`` of each
-    column cut into ``draws.location_cells`` equal cells and the one
-    holding the median drawn as in the first stage (its distance moves by
-    at most 1 when a record is replaced), ``LOCATION_STAGES`` times, each
-    in the cell drawn before.  Returns the last cell's midpoint: finite
-    for any finite cell (computed on halves)."""
-    fractions = np.arange(draws.location_cells + 1) / draws.location_cells
+def refine_location(values, cell_low, cell_high, n_cells, score_sensitivity, rng):
+    """A private location inside each column's released median cell.
+
+    The cell ``[a, b)`` is cut into ``n_cells`` equal cells and the one
+    holding the median is drawn with the median cell's score
+    (:func:`_median_cell_distance`, moving by at most 1 when a record is
+    replaced): one exponential-mechanism draw per column.  Returns the
+    drawn cell's midpoint, within ``(b - a) / (2 n_cells)`` of a value of
+    that cell; finite for any finite cell (computed on halves).
+
+    Parameters
+    ----------
+    values : array-like or list of them
+        As :func:`private_bounds` reads them.
+    cell_low, cell_high : ndarray of shape (n_columns,)
+        Each column's released median cell.
+    n_cells : int
+    score_sensitivity : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_columns,)
+    """
+    fractions = np.arange(n_cells + 1) / n_cells
     n_samples = _column(values, 0).shape[0]
     rows = np.arange(len(cell_low))
-    for _ in range(LOCATION_STAGES):
-        # a + (b - a) t on halves: no intermediate exceeds |a| + |b| <= 2^61.
-        fine = 2.0 * (cell_low[:, None] / 2 + (cell_high[:, None] / 2
-                                               - cell_low[:, None] / 2) * fractions)
-        below = np.vstack([counts_below(_column(values, j), fine[j])
-                           for j in rows])  # columns, never rows
-        drawn = _draw(_median_cell_distance(below, n_samples),
-                      draws.score_sensitivity,
-                      np.zeros((len(rows), fine.shape[1] - 1)), rng)
-        cell_low, cell_high = fine[rows, drawn], fine[rows, drawn + 1]
-    return cell_low / 2 + cell_high / 2
+    # a + (b - a) t on halves: no intermediate exceeds |a| + |b| <= 2^61.
+    fine = 2.0 * (cell_low[:, None] / 2 + (cell_high[:, None] / 2
+                                           - cell_low[:, None] / 2) * fractions)
+    below = np.vstack([counts_below(_column(values, j), fine[j])
+                       for j in rows])  # columns, never rows
+    drawn = _draw(_median_cell_distance(below, n_samples), score_sensitivity,
+                  np.zeros((len(rows), n_cells)), rng)
+    return fine[rows, drawn] / 2 + fine[rows, drawn + 1] / 2
 
 
-def _spread(values, location, draws, rng):
-    """The third location stage: the cell ``[s_lo, s_hi)`` of the grid's
-    non-negative candidates holding the ``SPREAD_RANK`` quantile of
-    ``|x - m|``, drawn like the median cell (distance
-    ``max(B_k - r n, r n - B_(k+1), 0)``, moving by at most 1 when a record
-    is replaced).  ``|x - m|`` is finite for finite x (``|m| <= 2^60``)."""
-    grid = draws.grid[draws.grid >= 0]
-    n_samples = _column(values, 0).shape[0]
-    below = np.vstack([
-        counts_below(np.abs(np.asarray(_column(values, j), dtype=np.float64) - m),
-                     grid)
-        for j, m in enumerate(location)])  # columns, never rows
-    rank = SPREAD_RANK * n_samples
-    distance = np.maximum(np.maximum(below[:, :-1] - rank, rank - below[:, 1:]), 0.0)
-    drawn = _draw(distance, draws.score_sensitivity,
-                  np.zeros((len(location), len(grid) - 1)), rng)
-    return grid[drawn], grid[drawn + 1]
-
-
-def spread_prior(q, offsets, spread_low, spread_high, weight):
-    """Public log-prior of a located rank's candidates (offsets ``c`` from
-    the location): an upper rank only at ``c >= s_lo``, weighing ``weight``
-    less per doubling of ``1 + c / s_hi`` above the anchor (flat within
-    the spread, geometric beyond it, whatever the column's units); a
-    lower rank the mirror image."""
-    if q < 0.5:
-        offsets = -offsets
-    scaled = np.log2(1.0 + np.maximum(offsets, 0.0) / spread_high)
-    anchor = np.log2(1.0 + spread_low / spread_high)
-    return np.where(offsets >= spread_low, -weight * (scaled - anchor), -np.inf)
-
-
-def _located_ranks(values, cell_low, cell_high, draws, rng):
-    """Each rank drawn from the grid shifted to the column's location ``m``
-    (:func:`_location`): candidates ``m + c`` for every ``c`` of the grid
-    (rounded, then deduplicated: public given ``m``), scored like the
-    grid's own, with the prior :func:`spread_prior` at the spread
-    (:func:`_spread`).  So a column's bounds sit within 19% of their
-    distance from ``m`` (about the column's spread) rather than of their
-    magnitude.  Every candidate is at most ``2^61`` in magnitude: nothing
-    overflows."""
-    location = _location(values, cell_low, cell_high, draws, rng)
-    spread_low, spread_high = _spread(values, location, draws, rng)
-    # A spread cell at 0 (most rows at the location): scale from its top.
-    spread_high = np.maximum(spread_high, draws.grid[draws.grid > 0].min())
+def _located_ranks(values, location, draws, rng):
+    """Each rank drawn from the grid shifted to the column's location ``m``:
+    candidates ``m + c`` for every ``c`` of the grid (rounded, then
+    deduplicated: public given ``m``), scored like the grid's own, with
+    :func:`anchored_prior` on the offsets ``c`` anchored at ``m`` (weight
+    ``draws.prior_weight``, lighter than the grid's: the offsets start at
+    0 whatever the column's magnitude).  With ``m`` near 0 these are the
+    grid's candidates; a column far
+    from 0 relative to its spread (years, prices) gets candidates 19% of
+    their distance from ``m`` apart, not of their magnitude.  Every
+    candidate is at most ``2^61`` in magnitude: nothing overflows."""
     n_samples = _column(values, 0).shape[0]
     out = np.empty((len(draws.quantiles), len(location)))
     for j, m in enumerate(location):  # columns, never rows
@@ -247,8 +229,7 @@ def _located_ranks(values, cell_low, cell_high, draws, rng):
         below = np.atleast_2d(counts_below(_column(values, j), candidates))
         picks = []
         for q in draws.quantiles:
-            prior = spread_prior(q, offsets, spread_low[j], spread_high[j],
-                                 draws.prior_weight)[None, :]
+            prior = anchored_prior(q, np.zeros(1), offsets, draws.prior_weight)
             picks.append(_draw(np.abs(below - q * n_samples),
                                draws.score_sensitivity, prior, rng))
         picks = _order_pair(np.array(picks), draws.quantiles, len(candidates))

@@ -8,7 +8,7 @@ import pytest
 from skdpopt import DPMinMaxScaler, DPStandardScaler
 from skdpopt.accounting import ExponentialMechanism, leaves, privacy_spent
 from skdpopt.exceptions import UtilityWarning
-from skdpopt.plans.bounds import LOCATION_STAGES, draws_per_column
+from skdpopt.plans.bounds import LOCATION_WEIGHT, draws_per_column
 
 
 def _years(n, seed):
@@ -63,10 +63,11 @@ def test_minmax_bounds_of_a_year_column_are_about_its_range():
 
 
 def test_located_spend_recomputed_with_dp_accounting():
-    # Per column: the median cell, LOCATION_STAGES location cells, the
-    # spread cell and two ranks, each an exponential mechanism with score
-    # sensitivity D (2D-DP); then two Gaussian moments.  dp-accounting's
-    # composition of the same releases bounds ours from above.
+    # Per column: the median cell, the location cell and two ranks, each an
+    # exponential mechanism with score sensitivity D (2D-DP; the location
+    # draw's D is sqrt(LOCATION_WEIGHT) times the others', LOCATION_WEIGHT
+    # = 1); then two Gaussian moments.  dp-accounting's composition of the
+    # same releases bounds ours from above.
     pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
@@ -77,11 +78,12 @@ def test_located_spend_recomputed_with_dp_accounting():
         scaler = DPStandardScaler(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
     plan = scaler.privacy_plan_
     D = plan.bounds.score_sensitivity
-    assert draws_per_column(2, plan.bounds.location_cells) == 4 + LOCATION_STAGES
+    assert LOCATION_WEIGHT == 1.0
+    assert draws_per_column(2, plan.bounds.location_cells) == 4
     counted = {}
     for leaf, count in leaves(plan.event):
         counted[leaf] = counted.get(leaf, 0) + count
-    n_draws = d * (4 + LOCATION_STAGES)
+    n_draws = d * 4
     assert counted[ExponentialMechanism(D)] == n_draws
     z1, z2 = plan.noise_multipliers
     with warnings.catch_warnings():

@@ -49,17 +49,21 @@ TIE_MARGIN = 3.0
 MAX_TAIL = 0.25
 # Located bounds (see ``QuantileDraws.location_cells``): the released median
 # cell of the grid is cut into this many equal cells and the one holding
-# the median is drawn, LOCATION_STAGES times, each in the cell drawn
-# before: the location is then known to 1/(2 * 4096^2) of the grid cell's
-# width (0.19 / 3.4e7 of its magnitude: +-0.006 at 1e6).
+# the median is drawn: the location is then known to 1/(2 * 4096) of the
+# grid cell's width (0.19 / 8192 of its magnitude: +-2.3e-5 of it, 0.05
+# for a year, 23 at 1e6).
 LOCATION_CELLS = 4096
-LOCATION_STAGES = 2
-# Located bounds: the rank of ``|x - m|`` whose grid cell gives the spread
-# scale the ranks' prior is measured in: the median absolute deviation's
-# cell, found as reliably as the median cell (a higher rank would see
-# past a point mass, but cells away from the data would then be only
-# (1 - rank) n from it and the draw would need that much more budget).
-SPREAD_RANK = 0.5
+# Cost of that draw in units of one rank draw's (zCDP: its score
+# sensitivity is sqrt(LOCATION_WEIGHT) times theirs).
+LOCATION_WEIGHT = 1.0
+# Weight of the located ranks' prior per doubling of the offset from the
+# location (see ``QuantileDraws.location_cells``): lighter than
+# PRIOR_WEIGHT, because the offsets start at 0 whatever the column's
+# magnitude, so reaching a bound 2^k from the location costs k times this
+# (a quarter of what PRIOR_WEIGHT would charge), while the candidates
+# beyond the data still weigh at most ``tied_weight(1.0)`` = 6.3 times the
+# nearest together.
+LOCATED_PRIOR_WEIGHT = 1.0
 
 # "auto" bounds: their share of a fit's budget (zCDP units), all of them
 # together (small: a bound within a factor 2 of the right one costs far
@@ -103,7 +107,8 @@ def tied_weight(weight=PRIOR_WEIGHT, per_doubling=GRID_PER_DOUBLING):
     return 1.0 / -math.expm1(-weight / per_doubling * math.log(2.0))
 
 
-def effective_quantiles(quantiles, n_samples, score_sensitivity):
+def effective_quantiles(quantiles, n_samples, score_sensitivity,
+                        prior_weight=PRIOR_WEIGHT):
     """Target ranks moved inwards until the draw can find them.
 
     A candidate beyond every value scores ``score_sensitivity * t * n``
@@ -122,6 +127,8 @@ def effective_quantiles(quantiles, n_samples, score_sensitivity):
     n_samples : int
     score_sensitivity : float
         Of each draw; ``inf`` (no privacy) keeps the ranks.
+    prior_weight : float, default=PRIOR_WEIGHT
+        Of the draws' prior (see :func:`tied_weight`).
 
     Returns
     -------
@@ -129,7 +136,7 @@ def effective_quantiles(quantiles, n_samples, score_sensitivity):
     """
     if not np.isfinite(score_sensitivity):
         return tuple(float(q) for q in quantiles)
-    margin = math.log(tied_weight()) + TIE_MARGIN
+    margin = math.log(tied_weight(prior_weight)) + TIE_MARGIN
     tail = min(margin / (score_sensitivity * max(n_samples, 1)), MAX_TAIL)
     out = []
     for q in quantiles:
@@ -166,9 +173,15 @@ def quantile_event(score_sensitivity, n_draws):
 
 
 def draws_per_column(n_quantiles, location_cells=0):
-    """Draws of one column: the median cell, the location and spread cells
-    (when ``location_cells``) and one per rank."""
-    return 1 + (LOCATION_STAGES + 1 if location_cells else 0) + n_quantiles
+    """Draws of one column: the median cell, the location (when
+    ``location_cells``) and one per rank."""
+    return 1 + (1 if location_cells else 0) + n_quantiles
+
+
+def draw_costs_per_column(n_quantiles, location_cells=0):
+    """Cost of one column's draws in units of one rank draw's: the
+    location draw costs :data:`LOCATION_WEIGHT`."""
+    return 1 + (LOCATION_WEIGHT if location_cells else 0) + n_quantiles
 
 
 @dataclass(frozen=True)
@@ -195,16 +208,15 @@ class QuantileDraws:
     prior_weight : float
     location_cells : int
         0: the ranks are drawn from the grid itself, anchored at the median
-        cell.  Otherwise the bounds are *located*: :data:`LOCATION_STAGES`
-        more draws per column pick which of ``location_cells`` equal cells
-        of the median cell (then of the cell drawn before) holds the median
-        (the last one's midpoint is the location ``m``), one more the
-        grid cell holding the :data:`SPREAD_RANK` quantile of ``|x - m|``
-        (the spread ``s``), and the ranks are drawn from the grid shifted
-        to ``m`` (candidates ``m + c``), anchored at ``m +- s`` with the
-        prior measured in units of ``s``: a column far from 0 relative to
-        its spread (years, prices) gets bounds at the resolution of its
-        spread, not of its magnitude.
+        cell.  Otherwise the bounds are *located*: one more draw per column
+        (score sensitivity :attr:`location_sensitivity`) picks which of
+        ``location_cells`` equal cells of the median cell holds the median
+        (its midpoint is the location ``m``), and the ranks are drawn from
+        the grid shifted to ``m`` (candidates ``m + c``), anchored at ``m``
+        with the grid's prior on the offsets ``c``: a column far from 0
+        relative to its spread (years, prices) gets bounds at the
+        resolution of its spread, not of its magnitude, and a column whose
+        median is near 0 the grid's own candidates.
     """
 
     n_samples: int
@@ -228,20 +240,26 @@ class QuantileDraws:
         return draws_per_column(len(self.quantiles), self.location_cells)
 
     @property
+    def location_sensitivity(self):
+        """Score sensitivity of the location draw (when located):
+        ``sqrt(LOCATION_WEIGHT)`` times the others'."""
+        return math.sqrt(LOCATION_WEIGHT) * self.score_sensitivity
+
+    @property
     def event(self):
         """The draws' event (``EpsilonDeltaEvent(inf, 0)`` without privacy)."""
-        return quantile_event(self.score_sensitivity,
-                              self.n_columns * self.draws_per_column)
+        others = quantile_event(self.score_sensitivity,
+                                self.n_columns * (1 + len(self.quantiles)))
+        if not self.location_cells or not np.isfinite(self.score_sensitivity):
+            return others
+        return compose(others, quantile_event(self.location_sensitivity,
+                                              self.n_columns))
 
     @property
     def lost(self):
         """Whether the budget and the rows are too few for the median-cell
         draw to find the data's scale (public quantities only)."""
-        # The spread cell aims at SPREAD_RANK: cells away from the data are
-        # min(r, 1 - r) n from it.
-        rows = (self.n_samples * 2.0 * min(SPREAD_RANK, 1.0 - SPREAD_RANK)
-                if self.location_cells else self.n_samples)
-        return not median_cell_is_reliable(rows, self.score_sensitivity,
+        return not median_cell_is_reliable(self.n_samples, self.score_sensitivity,
                                            len(self.grid))
 
     @property
@@ -262,20 +280,22 @@ def quantile_draws(*, n_samples, n_columns, score_sensitivity,
     -------
     QuantileDraws
     """
-    effective = effective_quantiles(quantiles, n_samples, score_sensitivity)
+    weight = LOCATED_PRIOR_WEIGHT if location_cells else PRIOR_WEIGHT
+    effective = effective_quantiles(quantiles, n_samples, score_sensitivity,
+                                    weight)
     return QuantileDraws(n_samples, n_columns, effective, float(score_sensitivity),
                          tuple(float(q) for q in quantiles), floor,
-                         location_cells=int(location_cells))
+                         prior_weight=weight, location_cells=int(location_cells))
 
 
 def quantile_draws_for_rho(rho, *, n_samples, n_columns, quantiles=(0.01, 0.99),
                            floor=-np.inf, location_cells=0):
     """Draws that together cost ``rho`` in zCDP units (each draw is
     bounded-range, ``D^2 / 2``-zCDP): for a plan that splits its budget in
-    rho and calibrates the whole.  All draws get the same share: with
-    ``location_cells`` the location stages (median cell, location cell)
-    get ``2 / (2 + len(quantiles))`` of ``rho``, the ranks the rest."""
-    per_column = draws_per_column(len(quantiles), location_cells)
+    rho and calibrates the whole.  All draws get the same share, but for
+    the location draw (with ``location_cells``), which gets
+    :data:`LOCATION_WEIGHT` shares."""
+    per_column = draw_costs_per_column(len(quantiles), location_cells)
     sensitivity = zcdp.exponential_score_sensitivity(rho / (n_columns * per_column))
     return quantile_draws(n_samples=n_samples, n_columns=n_columns,
                           score_sensitivity=sensitivity, quantiles=quantiles,

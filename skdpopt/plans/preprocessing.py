@@ -1,5 +1,6 @@
 """Plans of the private scalers: bounds draws and noisy clipped moments."""
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -8,8 +9,8 @@ from ..accounting import EpsilonDeltaEvent, RhoBracket, calibrate, compose, zcdp
 from .base import PrivacyPlan
 from .bounds import (
     LOCATION_CELLS,
+    LOCATION_WEIGHT,
     QuantileDraws,
-    draws_per_column,
     moments_event,
     quantile_draws,
     quantile_draws_for_rho,
@@ -55,12 +56,13 @@ def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
                 bounds_share * budget, n_samples=n_samples, n_columns=n_features,
                 quantiles=quantiles, location_cells=LOCATION_CELLS)
         else:
-            # Pure DP: each draw is 2 D-DP and the draws add.
-            n_draws = draws_per_column(len(quantiles), LOCATION_CELLS)
+            # Pure DP: each draw is 2 D-DP and the draws add (the location
+            # draw's D is sqrt(LOCATION_WEIGHT) times the others').
+            per_column = 1 + len(quantiles) + math.sqrt(LOCATION_WEIGHT)
             bounds = quantile_draws(
                 n_samples=n_samples, n_columns=n_features,
                 score_sensitivity=bounds_share * budget
-                / (2.0 * n_draws * n_features),
+                / (2.0 * per_column * n_features),
                 quantiles=quantiles, location_cells=LOCATION_CELLS)
     noise = []
     for wanted in moments:
