@@ -39,26 +39,49 @@ def test_a_year_column_keeps_its_scale_at_a_pipeline_share():
     assert 0.5 < min(ratios) and max(ratios) < 2.0
 
 
-@pytest.mark.parametrize("offset", [1e3, 1e6])
-@pytest.mark.parametrize("scale", [1e-2, 1.0, 1e4])
+@pytest.mark.parametrize("offset, scale", [(1e3, 1e-2), (1e3, 1.0), (1e3, 1e4),
+                                           (1e6, 1.0), (1e6, 1e4)])
 def test_offset_families_keep_their_scale(offset, scale):
     # One normal column, n = 3000, epsilon = 1: the location is known to
-    # 0.19 / (2 * 4096^2) of its magnitude (6e-3 at 1e6), within a std of
-    # 1e-2; the ranks (about 0.04 and 0.96 here) clip a normal column to
-    # +-1.75 std (clipped std 0.85 of the true one) and the grid places
-    # them within 19% of their offset: factor 2 either way.
+    # 0.19 / 8192 of its magnitude (0.023 at 1e3, 23 at 1e6), within a std
+    # for every pair here; the ranks (about 0.05 and 0.95 here) clip a
+    # normal column to +-1.6 std (clipped std 0.8 of the true one) and the
+    # grid places them within 19% of their offset: factor 2 either way.
     X = np.random.default_rng(0).normal(offset, scale, (3000, 1))
     scaler = DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
     assert 0.5 < scaler.scale_[0] / X.std() < 2.0
     assert 0.5 < (scaler.bounds_[1] - scaler.bounds_[0])[0] / X.std() < 20
 
 
+def test_a_column_beyond_one_refinement_warns():
+    # std 0.01 around 1e6: the location is known to 23 only, so the bounds
+    # are hundreds of stds wide; the scaler says so.
+    X = np.random.default_rng(0).normal(1e6, 1e-2, (3000, 1))
+    with pytest.warns(UtilityWarning, match="bounds of column"):
+        DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
+
+
+def test_a_point_mass_keeps_the_bounds_about_the_data():
+    # 60% of the rows at 5, the rest uniform on [5, 105]: the location is 5
+    # and the upper rank (about 0.95) is at 5 + 0.875 * 100 = 92.5; a
+    # candidate near 5 is 0.35 n from that rank in count, the prior's cost
+    # of reaching 92.5 is log2(88.5) = 6.5: with the spread draw it
+    # replaces, the bounds collapsed onto 5 here.
+    rng = np.random.default_rng(4)
+    X = np.where(rng.random(3000) < 0.6, 5.0, rng.uniform(5, 105, 3000))[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        scaler = DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
+    assert scaler.bounds_[1][0] > 50
+    assert 0.5 < scaler.scale_[0] / X.std() < 2.0
+
+
 def test_minmax_bounds_of_a_year_column_are_about_its_range():
     X = _years(3000, 0)[:, None]
     scaler = DPMinMaxScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
-    # Candidates just beyond the data are tied and the prior is flat
-    # within the spread (MAD about 2 years), so a bound may land a few
-    # spreads outside: within 8 years of the data, not 600.
+    # Candidates just beyond the data are tied; the prior weighs each
+    # 2^(-1/4) of the one before (offsets from 2006 of 3, 3.6, 4.2, ...):
+    # a bound lands a few years outside, within 8 of the data, not 600.
     assert 1995 <= scaler.data_min_[0] < scaler.data_max_[0] <= 2017
 
 
