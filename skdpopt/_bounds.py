@@ -142,7 +142,7 @@ list of them
         location = refine_location(values, grid[cell], grid[cell + 1],
                                    draws.location_cells,
                                    draws.location_sensitivity, rng)
-        return np.maximum(_located_ranks(values, location, cell, draws, rng),
+        return np.maximum(_located_ranks(values, location, draws, rng),
                           draws.floor)
     picks = []
     for q in draws.quantiles:  # a handful of ranks, never rows
@@ -210,28 +210,28 @@ def refine_location(values, cell_low, cell_high, n_cells, score_sensitivity, rng
     return fine[rows, drawn] / 2 + fine[rows, drawn + 1] / 2
 
 
-def _located_ranks(values, location, cell, draws, rng):
-    """Each rank drawn from the union of the grid and the grid shifted to
-    the column's location ``m``."""
-    from .plans.bounds import PRIOR_WEIGHT
+def _located_ranks(values, location, draws, rng):
+    """Each rank drawn from the grid shifted to the column's location ``m``:
+    candidates ``m + c`` for every ``c`` of the grid (rounded, then
+    deduplicated: public given ``m``), scored like the grid's own, with
+    :func:`anchored_prior` on the offsets ``c`` anchored at ``m`` (weight
+    ``draws.prior_weight``, lighter than the grid's: the offsets start at
+    0 whatever the column's magnitude).  With ``m`` near 0 these are the
+    grid's candidates; a column far
+    from 0 relative to its spread (years, prices) gets candidates 19% of
+    their distance from ``m`` apart, not of their magnitude.  Every
+    candidate is at most ``2^61`` in magnitude: nothing overflows."""
     n_samples = _column(values, 0).shape[0]
-    grid = draws.grid
     out = np.empty((len(draws.quantiles), len(location)))
     for j, m in enumerate(location):  # columns, never rows
-        shifted = m + grid
-        candidates, inverse = np.unique(np.concatenate([grid, shifted]),
-                                        return_inverse=True)
-        offsets = shifted - m
+        candidates = np.unique(m + draws.grid)
+        offsets = candidates - m
         below = np.atleast_2d(counts_below(_column(values, j), candidates))
         picks = []
         for q in draws.quantiles:
-            parts = np.concatenate([
-                anchored_prior(q, np.array([m]), grid, PRIOR_WEIGHT)[0],
-                anchored_prior(q, np.zeros(1), offsets, draws.prior_weight)[0]])
-            prior = np.full(len(candidates), -np.inf)
-            np.logaddexp.at(prior, inverse, parts)
+            prior = anchored_prior(q, np.zeros(1), offsets, draws.prior_weight)
             picks.append(_draw(np.abs(below - q * n_samples),
-                               draws.score_sensitivity, prior[None, :], rng))
+                               draws.score_sensitivity, prior, rng))
         picks = _order_pair(np.array(picks), draws.quantiles, len(candidates))
         out[:, j] = candidates[picks[:, 0]]
     return out
