@@ -210,9 +210,6 @@ def refine_location(values, cell_low, cell_high, n_cells, score_sensitivity, rng
     return fine[rows, drawn] / 2 + fine[rows, drawn + 1] / 2
 
 
-RELATIVE_UNIT = 2.0 ** -6
-
-
 def _located_ranks(values, location, draws, rng):
     """Each rank drawn from the grid shifted to the column's location ``m``:
     candidates ``m + c`` for every ``c`` of the grid (rounded, then
@@ -231,9 +228,8 @@ def _located_ranks(values, location, draws, rng):
         offsets = candidates - m
         below = np.atleast_2d(counts_below(_column(values, j), candidates))
         picks = []
-        unit = max(abs(m) * RELATIVE_UNIT, 1.0)
         for q in draws.quantiles:
-            prior = anchored_prior(q, np.zeros(1), offsets / unit, draws.prior_weight)
+            prior = anchored_prior(q, np.zeros(1), offsets, draws.prior_weight)
             picks.append(_draw(np.abs(below - q * n_samples),
                                draws.score_sensitivity, prior, rng))
         picks = _order_pair(np.array(picks), draws.quantiles, len(candidates))
