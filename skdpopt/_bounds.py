@@ -142,8 +142,7 @@ list of them
         location = refine_location(values, grid[cell], grid[cell + 1],
                                    draws.location_cells,
                                    draws.location_sensitivity, rng)
-        resolution = (grid[cell + 1] - grid[cell]) / (2 * draws.location_cells)
-        return np.maximum(_located_ranks(values, location, resolution, draws, rng),
+        return np.maximum(_located_ranks(values, location, draws, rng),
                           draws.floor)
     picks = []
     for q in draws.quantiles:  # a handful of ranks, never rows
@@ -211,7 +210,7 @@ def refine_location(values, cell_low, cell_high, n_cells, score_sensitivity, rng
     return fine[rows, drawn] / 2 + fine[rows, drawn + 1] / 2
 
 
-def _located_ranks(values, location, resolution, draws, rng):
+def _located_ranks(values, location, draws, rng):
     """Each rank drawn from the grid shifted to the column's location ``m``:
     candidates ``m + c`` for every ``c`` of the grid (rounded, then
     deduplicated: public given ``m``), scored like the grid's own, with
@@ -225,8 +224,7 @@ def _located_ranks(values, location, resolution, draws, rng):
     n_samples = _column(values, 0).shape[0]
     out = np.empty((len(draws.quantiles), len(location)))
     for j, m in enumerate(location):  # columns, never rows
-        offsets = draws.grid[np.abs(draws.grid) >= resolution[j]]
-        candidates = np.unique(m + np.concatenate([[0.0], offsets]))
+        candidates = np.unique(m + draws.grid)
         offsets = candidates - m
         below = np.atleast_2d(counts_below(_column(values, j), candidates))
         picks = []
