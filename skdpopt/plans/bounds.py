@@ -217,6 +217,9 @@ class QuantileDraws:
         relative to its spread (years, prices) gets bounds at the
         resolution of its spread, not of its magnitude, and a column whose
         median is near 0 the grid's own candidates.
+    anchor_sensitivity : float or None
+        Of the median-cell draws, where they are sharper than the others
+        (they anchor everything after them); None: ``score_sensitivity``.
     """
 
     n_samples: int
@@ -227,6 +230,13 @@ class QuantileDraws:
     floor: float = -np.inf
     prior_weight: float = PRIOR_WEIGHT
     location_cells: int = 0
+    anchor_sensitivity: float = None
+
+    @property
+    def median_sensitivity(self):
+        """Score sensitivity of each column's median-cell draw."""
+        return (self.score_sensitivity if self.anchor_sensitivity is None
+                else self.anchor_sensitivity)
 
     @property
     def grid(self):
@@ -248,18 +258,22 @@ class QuantileDraws:
     @property
     def event(self):
         """The draws' event (``EpsilonDeltaEvent(inf, 0)`` without privacy)."""
-        others = quantile_event(self.score_sensitivity,
-                                self.n_columns * (1 + len(self.quantiles)))
-        if not self.location_cells or not np.isfinite(self.score_sensitivity):
-            return others
-        return compose(others, quantile_event(self.location_sensitivity,
-                                              self.n_columns))
+        if not np.isfinite(self.score_sensitivity) or (
+                self.anchor_sensitivity is None and not self.location_cells):
+            return quantile_event(self.score_sensitivity,
+                                  self.n_columns * self.draws_per_column)
+        parts = [quantile_event(self.median_sensitivity, self.n_columns),
+                 quantile_event(self.score_sensitivity,
+                                self.n_columns * len(self.quantiles))]
+        if self.location_cells:
+            parts.append(quantile_event(self.location_sensitivity, self.n_columns))
+        return compose(*parts)
 
     @property
     def lost(self):
         """Whether the budget and the rows are too few for the median-cell
         draw to find the data's scale (public quantities only)."""
-        return not median_cell_is_reliable(self.n_samples, self.score_sensitivity,
+        return not median_cell_is_reliable(self.n_samples, self.median_sensitivity,
                                            len(self.grid))
 
     @property
@@ -272,7 +286,8 @@ class QuantileDraws:
 
 
 def quantile_draws(*, n_samples, n_columns, score_sensitivity,
-                   quantiles=(0.01, 0.99), floor=-np.inf, location_cells=0):
+                   quantiles=(0.01, 0.99), floor=-np.inf, location_cells=0,
+                   anchor_sensitivity=None):
     """Draws of the given score sensitivity, their ranks moved inwards where
     the draws could not find them (public quantities only).
 
@@ -285,7 +300,8 @@ def quantile_draws(*, n_samples, n_columns, score_sensitivity,
                                     weight)
     return QuantileDraws(n_samples, n_columns, effective, float(score_sensitivity),
                          tuple(float(q) for q in quantiles), floor,
-                         prior_weight=weight, location_cells=int(location_cells))
+                         prior_weight=weight, location_cells=int(location_cells),
+                         anchor_sensitivity=anchor_sensitivity)
 
 
 def quantile_draws_for_rho(rho, *, n_samples, n_columns, quantiles=(0.01, 0.99),
