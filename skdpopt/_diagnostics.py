@@ -12,6 +12,8 @@ releases nothing.
 
 import math
 
+import numpy as np
+
 from .exceptions import UtilityWarning, warn_at_caller
 
 # Levers, in the words of a message.
@@ -251,5 +253,51 @@ def warn_if_clipped(estimator, share, check, *, noise, name="feature_bound"):
         "little of those columns. Levers: put a DP scaler before it in a "
         "private pipeline (make_private_pipeline(DPStandardScaler(), ...)), or "
         f"pass a public {name} of the features' scale.",
+        UtilityWarning)
+    return True
+
+
+# Bounds wider than this many released standard deviations: a column
+# uniform between its bounds is sqrt(12) = 3.5 of them wide, a normal one
+# between its 1% and 99% quantiles 4.7, a 0/1 column with a share p of
+# ones 1 / sqrt(p (1 - p)) (20 at p = 0.25%).
+WIDE_BOUNDS_RATIO = 20.0
+
+
+def warn_if_bounds_wide(estimator, low, high, scale):
+    """Warn with :class:`UtilityWarning` when a column's bounds are more
+    than :data:`WIDE_BOUNDS_RATIO` times its scale wide: the values then
+    sit in a small part of the clipped range, the noise of the released
+    moments is large relative to them, and the scaled column is nearly
+    constant.
+
+    Decided from released (or public) values only, ``bounds_`` and
+    ``scale_`` (post-processing); the message names the columns, not the
+    values.
+
+    Parameters
+    ----------
+    estimator : object
+        Named in the message.
+    low, high, scale : ndarray of shape (n_columns,)
+        The bounds and the released scale (positive).
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    # Width on halves: finite for any finite bounds.
+    ratio = 2.0 * (np.asarray(high) / 2 - np.asarray(low) / 2) / np.asarray(scale)
+    wide = np.flatnonzero(ratio > WIDE_BOUNDS_RATIO)
+    if wide.size == 0:
+        return False
+    shown = ", ".join(str(j) for j in wide[:10]) + (", ..." if wide.size > 10 else "")
+    warn_at_caller(
+        f"{type(estimator).__name__}: the bounds of column(s) {shown} are more "
+        f"than {WIDE_BOUNDS_RATIO:g} times their released standard deviation "
+        "wide, so their scaled values are nearly constant and the released "
+        "moments noisy. Levers: pass public bounds=(low, high) around the "
+        f"data's range, {MORE_EPSILON}, {MORE_ROWS}.",
         UtilityWarning)
     return True
