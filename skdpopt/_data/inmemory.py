@@ -5,7 +5,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._clipping import clip_scalars, example_norms
-from .._sums import Columns, column_sums, row_dots, total
+from .._sums import (
+    ROWS_PER_BLOCK,
+    VALUES_PER_BLOCK,
+    Columns,
+    column_sums,
+    row_dots,
+    total,
+)
 from ..mechanisms import poisson_batches
 
 # Index of the intercept's coordinate in greedy coordinate descent.
@@ -56,16 +63,38 @@ class InMemoryLinearRows:
             X_batch = self.X
         elif type(self.X) is np.ndarray and type(rows) is np.ndarray:
             X_batch = self.X.take(rows, axis=0)
-        else:  # a sparse matrix, or a slice of rows (Dask's staged batches)
+        else:  # a sparse matrix, or a slice of rows (gathered batches)
             X_batch = self.X[rows]
         y_batch = self.y if rows is None else self.y[rows]
         limits = self.limits
         if rows is not None and np.ndim(limits):
             limits = limits[rows]
-        residual = self.loss.derivative(row_dots(X_batch, coef) + intercept, y_batch)
-        scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
-        # Sums in float64 whatever X's dtype (see skdpopt._sums).
-        return column_sums(X_batch, scaled), total(scaled)
+        n_rows, n_columns = X_batch.shape
+        # The per-step arithmetic of DP-SGD on a batch of a few hundred
+        # rows, in as few numpy calls as it needs: one float64 block is
+        # summed in one pass (what column_sums and total do with it).
+        one_block = (type(X_batch) is np.ndarray and X_batch.dtype == np.float64
+                     and n_rows <= ROWS_PER_BLOCK
+                     and n_rows * n_columns <= VALUES_PER_BLOCK)
+        prediction = (X_batch @ coef if one_block and type(coef) is np.ndarray
+                      and coef.dtype == np.float64 else row_dots(X_batch, coef))
+        prediction += intercept
+        scaled = np.asarray(self.loss.derivative(prediction, y_batch),
+                            dtype=np.float64).ravel()
+        if not one_block:
+            scaled = clip_scalars(scaled, limits)
+            # Sums in float64 whatever X's dtype (see skdpopt._sums).
+            return column_sums(X_batch, scaled), total(scaled)
+        # clip_scalars, its NaN check folded into the released sum.
+        np.minimum(scaled, limits, out=scaled)
+        np.negative(scaled, out=scaled)
+        np.minimum(scaled, limits, out=scaled)
+        np.negative(scaled, out=scaled)
+        scaled_total = float(np.add.reduce(scaled))
+        if scaled_total != scaled_total:  # NaN: some r_i is NaN
+            scaled[np.isnan(scaled)] = 0.0
+            scaled_total = float(np.add.reduce(scaled))
+        return X_batch.T @ scaled, scaled_total
 
     def poisson_sampler(self, rng, sampling_rate, n_steps, block):
         """Poisson batches of rows for steps ``0 .. n_steps - 1``.

@@ -66,11 +66,14 @@ class StepRule:
     n_epochs: int
 
 
-# An extreme row can overflow a prediction (clipping then handles it); the
-# floating-point warning would say so, outside the privacy guarantee.
-@np.errstate(over="ignore", invalid="ignore")
 def take_step(walk, rule, grad_coef, grad_intercept, noise, eta, t):
-    """Step t from the clipped gradients' sum and its noise (in place)."""
+    """Step t from the clipped gradients' sum and its noise (in place).
+
+    Called under the callers' ``np.errstate(over="ignore",
+    invalid="ignore")``: an extreme row can overflow a prediction (clipping
+    then handles it); the floating-point warning would say so, outside the
+    privacy guarantee.
+    """
     n_features = rule.n_features
     coef = walk.coef
     # The step on the coefficients: eta / (q n) times the noisy sum.
