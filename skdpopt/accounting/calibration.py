@@ -175,36 +175,21 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
         return Accountant(relation).compose(make_event(value)).epsilon(
             delta, points=points, fast=True)
 
+    aim, tolerance = epsilon, rtol
     low, high = bracket.factors
-    guess = bracket.guess
-    # The default accounting at the bracket's middle (the search's first
-    # probe) gives the default-to-coarse factor before the search: the
-    # search then aims the coarse answer, times that factor, inside the
-    # tolerance, instead of finding the coarse answer first and correcting
-    # it after.
-    # (computed as the search computes it: the search's own first probe
-    # is then the accountant's cached answer).
-    value = float(np.exp(0.5 * (np.log(low * guess) + np.log(high * guess))))
-    coarse = epsilon_of(value, COARSE_POINTS)
-    checked = [(value, epsilon_of(value))]
-    if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
-        return Calibrated(*checked[-1])
-    aim, tolerance = epsilon * (1 - rtol / 4), rtol / 2
+    value = bracket.guess
+    checked = []
     for _ in range(2):
-        factor = checked[-1][1] / coarse
-        if not (np.isfinite(factor) and factor > 0):
-            factor = 1.0
         value, coarse = _search(
-            lambda v, f=factor: f * epsilon_of(v, COARSE_POINTS), aim,
-            low * guess, high * guess, increasing=bracket.increasing,
-            rtol=tolerance, slope=bracket.slope)
-        coarse /= factor
+            lambda v: epsilon_of(v, COARSE_POINTS), aim, low * value,
+            high * value, increasing=bracket.increasing, rtol=tolerance,
+            slope=bracket.slope)
         checked.append((value, epsilon_of(value)))
         if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
             return Calibrated(*checked[-1])
-        # Near the last value: the factor seen there is the better one.
-        guess, low, high = value, 0.97, 1.03
-    checked = checked[-2:]
+        aim = epsilon * (1 - rtol / 4) * coarse / checked[-1][1]
+        tolerance = rtol / 2
+        low, high = 0.97, 1.03
     # The factor moved too much: finish on the default accounting itself,
     # with the slope seen between the two checks.
     (v1, e1), (v2, e2) = checked
