@@ -175,21 +175,33 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
         return Accountant(relation).compose(make_event(value)).epsilon(
             delta, points=points, fast=True)
 
-    aim, tolerance = epsilon, rtol
+    probes = []  # the coarse search's (value, epsilon), in order
+
+    def coarse_of(value):
+        probes.append((value, epsilon_of(value, COARSE_POINTS)))
+        return probes[-1][1]
+
+    aim, tolerance, slope = epsilon, rtol, bracket.slope
     low, high = bracket.factors
     value = bracket.guess
     checked = []
     for _ in range(2):
         value, coarse = _search(
-            lambda v: epsilon_of(v, COARSE_POINTS), aim, low * value,
-            high * value, increasing=bracket.increasing, rtol=tolerance,
-            slope=bracket.slope)
+            coarse_of, aim, low * value, high * value,
+            increasing=bracket.increasing, rtol=tolerance, slope=slope)
         checked.append((value, epsilon_of(value)))
         if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
             return Calibrated(*checked[-1])
         aim = epsilon * (1 - rtol / 4) * coarse / checked[-1][1]
         tolerance = rtol / 2
         low, high = 0.97, 1.03
+        # The slope the search saw near its answer, where it saw one: the
+        # corrected search starts at the Newton step to the new aim (its
+        # first probe), not at the value whose coarse epsilon is known.
+        slope = _local_slope(probes) or bracket.slope
+        if slope and np.isfinite(np.log(aim / coarse)):
+            move = np.log(aim / coarse) / slope
+            value *= float(np.exp(move if bracket.increasing else -move))
     # The factor moved too much: finish on the default accounting itself,
     # with the slope seen between the two checks.
     (v1, e1), (v2, e2) = checked
@@ -201,14 +213,26 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
     return Calibrated(value, spent)
 
 
+def _local_slope(probes):
+    """``|d log epsilon / d log value|`` between the last two distinct
+    probes, or None."""
+    finite = [(v, e) for v, e in probes if 0 < e < np.inf]
+    for i in range(len(finite) - 1, 0, -1):
+        (v1, e1), (v2, e2) = finite[i - 1], finite[i]
+        if v1 != v2 and e1 != e2:
+            return abs(np.log(e1 / e2) / np.log(v1 / v2))
+    return None
+
+
 def _search(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
               max_evals=60, slope=None):
     """Solve ``epsilon_of(x) = target`` from below for a monotone ``epsilon_of``.
 
     Runs a bracketing secant search (the Illinois variant of regula falsi) on
     ``log epsilon`` against ``log x`` and stops at the first ``x`` whose
-    epsilon lies in ``[(1 - rtol) * target, target]``.  The bracket is widened
-    geometrically when the target is not inside ``[lower, upper]``.
+    epsilon lies in ``[(1 - rtol) * target, target]``; its steps aim at the
+    middle of that window.  The bracket is widened geometrically when the
+    window is not inside ``[lower, upper]``.
 
     Parameters
     ----------
@@ -243,6 +267,10 @@ def _search(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
         If no parameter in (0, inf) reaches the target within the budget.
     """
     sign = 1.0 if increasing else -1.0
+    # Steps aim at the middle of the accepted window, not at its top edge,
+    # where half of the near misses would land above the target.  Every
+    # bracket end with a gap <= 0 is then within budget, with margin.
+    middle = target * (1 - rtol / 2)
 
     def probe(log_x):
         """Epsilon at exp(log_x), and the log-gap used for interpolation,
@@ -252,11 +280,11 @@ def _search(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
         eps = epsilon_of(float(np.exp(log_x)))
         if eps <= 0:
             return eps, -sign * np.inf
-        gap = sign * (np.log(eps) - np.log(target))
-        # Keep the sign faithful to eps vs target despite rounding in logs.
-        if eps > target and gap * sign <= 0:
+        gap = sign * (np.log(eps) - np.log(middle))
+        # Keep the sign faithful to eps vs middle despite rounding in logs.
+        if eps > middle and gap * sign <= 0:
             gap = sign * 1e-300
-        if eps <= target and gap * sign > 0:
+        if eps <= middle and gap * sign > 0:
             gap = -sign * 1e-300
         return eps, gap
 
