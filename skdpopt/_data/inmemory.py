@@ -79,22 +79,12 @@ class InMemoryLinearRows:
         prediction = (X_batch @ coef if one_block and type(coef) is np.ndarray
                       and coef.dtype == np.float64 else row_dots(X_batch, coef))
         prediction += intercept
-        scaled = np.asarray(self.loss.derivative(prediction, y_batch),
-                            dtype=np.float64).ravel()
-        if not one_block:
-            scaled = clip_scalars(scaled, limits)
-            # Sums in float64 whatever X's dtype (see skdpopt._sums).
-            return column_sums(X_batch, scaled), total(scaled)
-        # clip_scalars, its NaN check folded into the released sum.
-        np.minimum(scaled, limits, out=scaled)
-        np.negative(scaled, out=scaled)
-        np.minimum(scaled, limits, out=scaled)
-        np.negative(scaled, out=scaled)
-        scaled_total = float(np.add.reduce(scaled))
-        if scaled_total != scaled_total:  # NaN: some r_i is NaN
-            scaled[np.isnan(scaled)] = 0.0
-            scaled_total = float(np.add.reduce(scaled))
-        return X_batch.T @ scaled, scaled_total
+        residual = self.loss.derivative(prediction, y_batch)
+        scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
+        if one_block:
+            return X_batch.T @ scaled, float(np.add.reduce(scaled))
+        # Sums in float64 whatever X's dtype (see skdpopt._sums).
+        return column_sums(X_batch, scaled), total(scaled)
 
     def poisson_sampler(self, rng, sampling_rate, n_steps, block):
         """Poisson batches of rows for steps ``0 .. n_steps - 1``.
