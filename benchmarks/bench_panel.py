@@ -145,12 +145,19 @@ def _probabilities(model, X):
 
 
 def scores(model, X, y, groups, spec):
-    """{metric: score} of a fitted model on the test rows."""
+    """{metric: score} of a fitted model on the test rows.
+
+    Binary tasks also record the test log-loss, the mean predicted
+    probability of the positive class and the share of rows predicted
+    positive (for the calibration and imbalance diagnostics)."""
     if spec.task == "regression":
         return {"r2": r2_score(y, model.predict(X))}
     proba = _probabilities(model, X)
     if spec.task == "binary":
-        out = {"auc": roc_auc_score(y, proba[:, 1])}
+        out = {"auc": roc_auc_score(y, proba[:, 1]),
+               "logloss": log_loss(y, proba, labels=[0, 1]),
+               "mean_proba": float(proba[:, 1].mean()),
+               "predicted_positive": float(np.mean(model.predict(X) == 1))}
     else:
         out = {"auc": roc_auc_score(y, proba, multi_class="ovr",
                                     average="macro",
@@ -188,7 +195,22 @@ def _set_seed(pipeline, seed):
     pipeline.set_params(**dict.fromkeys(names, seed))
 
 
-def run_task(spec, seed, estimators, epsilons, max_rows):
+def private_model(spec, name, eps, delta, scaler):
+    """The private path: the documented pipeline (``scaler="private"``), or
+    the oracle that scales with scikit-learn's exact StandardScaler and
+    gives the estimator the share of the budget it gets in the pipeline
+    (``scaler="exact"``: separates the scaler's effect from the model's)."""
+    if scaler == "private":
+        return skdpopt.make_private_pipeline(
+            default_preprocessor(spec), make_estimator(name, spec),
+            epsilon=eps, delta=delta)
+    share = 1.0 - skdpopt.pipeline.PREPROCESSING_SHARE
+    estimator = make_estimator(name, spec).set_params(
+        epsilon=share * eps, delta=share * delta)
+    return make_pipeline(public_preprocessor(spec), estimator)
+
+
+def run_task(spec, seed, estimators, epsilons, max_rows, scaler="private"):
     """Every fit of one table and one seed: a list of records."""
     X, y, groups = load_table(spec.name, max_rows=max_rows, random_state=seed)
     stratify = None if spec.task == "regression" else y
@@ -218,13 +240,11 @@ def run_task(spec, seed, estimators, epsilons, max_rows):
         if spec.group is not None:
             other = "auc" if metric == "wg_logloss" else "wg_logloss"
         for eps in epsilons:
-            pipeline = skdpopt.make_private_pipeline(
-                default_preprocessor(spec), make_estimator(name, spec),
-                epsilon=eps, delta=delta)
+            pipeline = private_model(spec, name, eps, delta, scaler)
             _set_seed(pipeline, seed)
             fit_params = {}
             if name == "DPMinimaxClassifier":
-                fit_params["dpminimaxclassifier__sensitive_features"] = g_tr
+                fit_params[f"{pipeline.steps[-1][0]}__sensitive_features"] = g_tr
             error = ""
             start = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
@@ -245,6 +265,16 @@ def run_task(spec, seed, estimators, epsilons, max_rows):
                 warnings=";".join(f"{k}:{v}" for k, v in sorted(counts.items())),
                 utility_warning=counts["UtilityWarning"] > 0,
                 error=error, fit_seconds=elapsed)
+            if spec.task == "binary":
+                record.update(
+                    base_rate=float(np.mean(y_tr)),
+                    **{f"{key}_private": private.get(key, np.nan)
+                       for key in ("logloss", "mean_proba",
+                                   "predicted_positive")},
+                    **{f"{key}_{ref}": values[key] for ref, values in (
+                        ("nonprivate", nonprivate), ("trivial", trivial))
+                       for key in ("logloss", "mean_proba",
+                                   "predicted_positive")})
             record["fraction"] = fraction(record["private"],
                                           record["nonprivate"],
                                           record["trivial"])
@@ -519,6 +549,13 @@ def parse_args(argv):
                         help=f"tables {', '.join(QUICK_TABLES)}, epsilon 1, "
                              "2 seeds")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--scaler", choices=("private", "exact"),
+                        default="private",
+                        help="exact: scale with scikit-learn's StandardScaler "
+                             "(an oracle, not a private path) and give the "
+                             "estimator its pipeline share of the budget")
+    parser.add_argument("--csv", default=None,
+                        help="also write every fit's record to this CSV")
     parser.add_argument("--write", action="store_true",
                         help="write the tables and the fits' records to "
                              "docs/benchmarks/_generated/")
@@ -528,6 +565,8 @@ def parse_args(argv):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.write and args.scaler != "private":
+        raise SystemExit("--write records the documented private path only")
     specs = OUTSIDE if args.outside else PANEL
     if args.half != "all" and not args.outside:
         specs = [s for s in specs if s.half == args.half]
@@ -563,7 +602,8 @@ def main(argv=None):
     start = time.perf_counter()
     records = []
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(run_task)(spec, seed, names, epsilons, args.max_rows)
+        delayed(run_task)(spec, seed, names, epsilons, args.max_rows,
+                          args.scaler)
         for spec, seed, names in tasks)
     for k, result in enumerate(results, 1):
         records += result
@@ -581,6 +621,8 @@ def main(argv=None):
     print()
     print(text)
     print(f"wall time {wall:.0f} s")
+    if args.csv:
+        frame.to_csv(args.csv, index=False, float_format="%.6g")
     if args.write:
         GENERATED.mkdir(parents=True, exist_ok=True)
         stem = "panel_outside" if args.outside else "panel"

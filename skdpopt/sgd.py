@@ -31,8 +31,11 @@ from ._diagnostics import (
     warn_if_noise_dominates,
 )
 from ._targets import classifier_data
+from ._validation import check_sample_weight
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
+from .plans.classes import problem_weights, public_class_weights
 from .plans.sgd import plan_dpsgd
+from .solvers.classes import WeightedProblem, release_class_totals
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
 
 _COMMON_PARAMETER_CONSTRAINTS = {
@@ -55,7 +58,7 @@ _COMMON_PARAMETER_CONSTRAINTS = {
 class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
     """Shared fitting machinery of the DP-SGD estimators."""
 
-    def _fit_problems(self, X, targets, loss):
+    def _fit_problems(self, X, targets, loss, sample_weight=None):
         """Fit one linear model per target vector, all in one budget.
 
         Parameters
@@ -64,6 +67,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         targets : list of ndarray
             One target vector per binary (or regression) problem.
         loss : object
+        sample_weight : ndarray or None, default=None
+            Validated weights in ``[0, sample_weight_bound]`` (classifier).
 
         Returns
         -------
@@ -77,7 +82,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm),
-            auto_target=self._auto_target_scale())
+            auto_target=self._auto_target_scale(),
+            **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
@@ -86,15 +92,16 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
         self._begin_release(plan)
         rng = make_generator(self.random_state)
+        problems = self._weighted_problems(targets, loss, sample_weight, plan, rng)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
         schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
         coefs, intercepts = [], []
-        for target in targets:
+        for target, problem in zip(targets, problems, strict=True):
             result = noisy_sgd(
                 X,
                 target,
-                loss,
+                problem.loss if problem else loss,
                 sampling_rate=plan.sampling_rate,
                 n_steps=plan.n_steps,
                 clip_norm=clip_norm,
@@ -107,10 +114,14 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 single_pass=self.sampling == "single_pass",
                 rng=rng,
                 n_epochs=plan.n_epochs,
+                **(problem.solver_args() if problem else {}),
                 verbose=self.verbose,
             )
+            intercept = result.intercept
+            if plan.calibration_steps:
+                intercept = problem.calibrate(X, result.coef, intercept, plan, rng)
             coefs.append(result.coef)
-            intercepts.append(result.intercept)
+            intercepts.append(intercept)
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
@@ -128,6 +139,14 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
     def _auto_target_scale(self):
         """Whether the fit releases a private target scale (regressor)."""
         return False
+
+    def _class_plan(self, loss, sample_weight):
+        """The plan's class totals and calibration (classifier)."""
+        return {}
+
+    def _weighted_problems(self, targets, loss, sample_weight, plan, rng):
+        """One :class:`WeightedProblem` per target (None for regression)."""
+        return [None] * len(targets)
 
     def _scaled_problem(self, targets, loss, plan, rng):
         """The targets and loss the solver fits (classifiers: as given)."""
@@ -552,6 +571,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     _parameter_constraints = {
         **_COMMON_PARAMETER_CONSTRAINTS,
         "loss": [StrOptions(set(CLASSIFICATION_LOSSES))],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "sample_weight_bound": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
     }
 
@@ -573,6 +594,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         clip_norm=1.0,
         sampling="poisson",
         radius=None,
+        class_weight=None,
+        sample_weight_bound=1.0,
         classes=None,
         verbose=0,
         random_state=None,
@@ -592,12 +615,14 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         self.clip_norm = clip_norm
         self.sampling = sampling
         self.radius = radius
+        self.class_weight = class_weight
+        self.sample_weight_bound = sample_weight_bound
         self.classes = classes
         self.verbose = verbose
         self.random_state = random_state
 
     @keep_fit_on_error
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
         Parameters
@@ -607,6 +632,11 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
             bound: each example's gradient is clipped to ``clip_norm``.
         y : array-like of shape (n_samples,)
             Class labels, all in ``classes`` when it is given.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows, in ``[0, sample_weight_bound]`` (larger
+            ones are refused).  They multiply each row's loss, with the
+            class weights, as in scikit-learn; the noise grows with the
+            bound.  Not with Dask collections.
 
         Returns
         -------
@@ -616,10 +646,36 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         self._validate_params()
         X, self.classes_, targets = classifier_data(
             self, X, y, on_dask=self._fits_on_dask(X))
-        coefs, intercepts = self._fit_problems(X, targets,
-                                               CLASSIFICATION_LOSSES[self.loss]())
+        public_class_weights(self.class_weight, self.classes_)  # checks a dict
+        sample_weight = check_sample_weight(self, sample_weight, X,
+                                            self.sample_weight_bound)
+        coefs, intercepts = self._fit_problems(
+            X, targets, CLASSIFICATION_LOSSES[self.loss](), sample_weight)
         self.coef_, self.intercept_ = coefs, intercepts
         return self
+
+    def _class_plan(self, loss, sample_weight):
+        # The class totals start the intercepts and set "balanced" weights;
+        # the intercepts of losses with a probability are calibrated last.
+        count = self.fit_intercept or self.class_weight == "balanced"
+        return {"n_classes": len(self.classes_) if count else None,
+                "weight_bound": self._weight_bound(sample_weight),
+                "calibrate_intercept": (self.fit_intercept
+                                        and hasattr(loss, "probability"))}
+
+    def _weight_bound(self, sample_weight):
+        return 1.0 if sample_weight is None else float(self.sample_weight_bound)
+
+    def _weighted_problems(self, targets, loss, sample_weight, plan, rng):
+        totals = None
+        if plan.class_totals is not None:
+            totals = release_class_totals(targets, sample_weight,
+                                          plan.class_totals, rng)
+        bound = self._weight_bound(sample_weight)
+        scaled = None if sample_weight is None else sample_weight / bound
+        return [WeightedProblem(target, loss, weights, scaled, self.fit_intercept)
+                for target, weights in zip(targets, problem_weights(
+                    self.class_weight, self.classes_, totals, bound), strict=True)]
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

@@ -25,10 +25,11 @@ class InMemoryLinearRows:
     in_memory = True
 
     def __init__(self, X, y, loss, *, clip_norm=None, limit=None,
-                 fit_intercept=True):
+                 fit_intercept=True, sample_weight=None):
         self.X = X
         self.y = y
         self.loss = loss
+        self.sample_weight = sample_weight
         self.n_samples, self.n_features = X.shape
         if clip_norm is None:
             self.limits = float(limit)
@@ -40,14 +41,19 @@ class InMemoryLinearRows:
 
     def gradient_sum(self, coef, intercept, rows=None):
         """``sum_i r_i x_i`` and ``sum_i r_i`` over ``rows`` (None: all),
-        with each ``r_i`` clipped (NaN -> 0)."""
+        with each ``r_i`` (weighted, if the rows have weights) clipped
+        (NaN -> 0)."""
         X_batch = self.X if rows is None else self.X[rows]
         y_batch = self.y if rows is None else self.y[rows]
         limits = self.limits
         if rows is not None and np.ndim(limits):
             limits = limits[rows]
-        residual = self.loss.derivative(X_batch @ coef + intercept, y_batch)
-        scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
+        residual = np.asarray(self.loss.derivative(X_batch @ coef + intercept, y_batch),
+                              dtype=np.float64).ravel()
+        if self.sample_weight is not None:
+            weight = self.sample_weight
+            residual *= weight if rows is None else weight[rows]
+        scaled = clip_scalars(residual, limits)
         return np.asarray(X_batch.T @ scaled).ravel(), float(scaled.sum())
 
     def poisson_sampler(self, rng, sampling_rate, n_steps, block):

@@ -13,6 +13,7 @@ from .._auto_bounds import (
 )
 from ..accounting import (
     EpsilonDeltaEvent,
+    GaussianMechanism,
     NoiseBracket,
     SubsampledGaussianMechanism,
     calibrate,
@@ -22,6 +23,13 @@ from ..accounting import (
     zcdp,
 )
 from .base import PrivacyPlan
+from .classes import (
+    CALIBRATION_SHARE,
+    CALIBRATION_STEPS,
+    COUNT_SHARE,
+    ClassTotalsPlan,
+    plan_class_totals,
+)
 from .preprocessing import QuantileDraws
 
 # Rank of the "auto" clip norm among the per-example gradient norms at the
@@ -67,7 +75,17 @@ class DPSGDPlan(PrivacyPlan):
         ``|y_i|``), released first; None for a public scale.
     bounds_share : float
         Share of ``rho_for(epsilon, delta)`` (zCDP units) given to all the
-        "auto" draws together; the noise is calibrated for the rest.
+        "auto" draws together, the class totals and the calibration; the
+        steps' noise is calibrated for the rest.
+    class_totals : ClassTotalsPlan or None
+        The release of the class totals, first (classifiers with an
+        intercept or ``class_weight="balanced"``).
+    calibration_steps : int
+        Steps of the intercept's calibration after the run, per problem
+        (0: none).
+    calibration_noise : float
+        Standard deviation of the noise on each calibration sum (rows'
+        weights in [0, 1]: sensitivity 1).
     """
 
     sampling_rate: float
@@ -79,6 +97,9 @@ class DPSGDPlan(PrivacyPlan):
     clip_draws: QuantileDraws = None
     target_draws: QuantileDraws = None
     bounds_share: float = 0.0
+    class_totals: ClassTotalsPlan = None
+    calibration_steps: int = 0
+    calibration_noise: float = 0.0
 
 
 # batch_size="auto": at most MAX_AUTO_BATCH rows, and small enough that
@@ -121,7 +142,8 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 
 
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
-               max_iter, average, auto_clip=False, auto_target=False):
+               max_iter, average, auto_clip=False, auto_target=False,
+               n_classes=None, weight_bound=1.0, calibrate_intercept=False):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -143,6 +165,16 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         makes it reliable for ``n_samples`` rows, within
         ``[AUTO_BOUNDS_SHARE, MAX_TARGET_SHARE]``; the steps' noise is then
         calibrated so that the whole event spends ``epsilon``.
+    n_classes : int or None, default=None
+        Release the total weight of each of these classes first, on
+        ``COUNT_SHARE`` of the budget (None: no release).
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights (the totals' sensitivity).
+    calibrate_intercept : bool, default=False
+        Calibrate each problem's intercept after the run
+        (:func:`skdpopt.solvers.classes.calibrate_intercept`):
+        ``CALIBRATION_STEPS`` noisy sums per problem on
+        ``CALIBRATION_SHARE`` of the budget.
 
     Returns
     -------
@@ -156,7 +188,6 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     else:
         # Like scikit-learn, an integer ``average`` counts samples seen.
         average_start = max(int(average) / (rate * n_samples) - 1.0, 0.0)
-    n_auto = int(auto_clip) + int(auto_target)
     if epsilon != np.inf and delta == 0:
         raise ValueError(
             "delta must be > 0: Gaussian noise gives no pure (delta=0) "
@@ -177,18 +208,34 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         target_draws = auto_draws(target_share * rho, n_samples=n_samples,
                                   n_bounds=1, epsilon=epsilon,
                                   quantile=TARGET_QUANTILE)
-    share = clip_share + target_share
+    count_share = COUNT_SHARE if n_classes is not None else 0.0
+    calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
+    share = clip_share + target_share + count_share + calibration_share
+    totals = None
+    if n_classes is not None:
+        totals = plan_class_totals(n_classes, count_share * rho if rho else np.inf,
+                                   weight_bound)
+    calibration_steps = CALIBRATION_STEPS if calibrate_intercept else 0
+    calibration_noise, calibration_event = 0.0, None
+    if calibrate_intercept and epsilon != np.inf:
+        releases = calibration_steps * n_problems
+        multiplier = 1.0 / np.sqrt(2.0 * calibration_share * rho / releases)
+        calibration_noise = multiplier  # sensitivity 1
+        calibration_event = repeat(GaussianMechanism(multiplier), releases)
     if epsilon == np.inf:
         noise_multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)
     else:
-        bounds_event = compose(*(d.event for d in (target_draws, clip_draws)
-                                 if d is not None))
+        first = [d.event for d in (target_draws, clip_draws) if d is not None]
+        if totals is not None:
+            first.insert(0, totals.event)
+        last = [] if calibration_event is None else [calibration_event]
 
         def make_event(sigma):
             steps_event = repeat(
                 SubsampledGaussianMechanism(min(rate, 1.0), sigma),
                 steps * n_problems)
-            return compose(bounds_event, steps_event) if n_auto else steps_event
+            parts = [*first, steps_event, *last]
+            return compose(*parts) if len(parts) > 1 else steps_event
 
         # The problems run one after another: calibrate their total.  In
         # zCDP terms the steps keep 1 - share of the budget.
@@ -201,4 +248,6 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
         noise_multiplier=noise_multiplier, average_start=average_start,
-        clip_draws=clip_draws, target_draws=target_draws, bounds_share=share)
+        clip_draws=clip_draws, target_draws=target_draws, bounds_share=share,
+        class_totals=totals, calibration_steps=calibration_steps,
+        calibration_noise=calibration_noise)

@@ -98,6 +98,9 @@ def noisy_sgd(
     single_pass,
     rng,
     n_epochs,
+    intercept_init=0.0,
+    sample_weight=None,
+    weight_scale=1.0,
     verbose=0,
 ):
     """Run DP-SGD on a linear model.
@@ -134,24 +137,34 @@ def noisy_sgd(
     rng : numpy.random.Generator
     n_epochs : int
         Number of epochs the steps make up; used for progress messages only.
+    intercept_init : float, default=0.0
+        Starting intercept (public, or released before the run).
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights in [0, 1], multiplying each derivative before the clip
+        (the sensitivity stays that of unweighted rows).
+    weight_scale : float, default=1.0
+        What the weights were divided by to lie in [0, 1] (the largest
+        weight a row can carry): the noisy gradient is multiplied by it, so
+        the steps are those of the weighted objective, noise included.
     verbose : int, default=0
 
     Returns
     -------
     NoisySGDResult
     """
-    data = linear_rows(X, y, loss, clip_norm=clip_norm, fit_intercept=fit_intercept)
+    data = linear_rows(X, y, loss, clip_norm=clip_norm, fit_intercept=fit_intercept,
+                       sample_weight=sample_weight)
     if single_pass and not data.in_memory:
         raise ValueError("single_pass sampling needs the rows in memory (it "
                          "tracks which rows were seen); use 'poisson' or 'full'")
     n_samples, n_features = data.n_samples, data.n_features
     full_batch = sampling_rate >= 1.0
-    denominator = sampling_rate * n_samples
+    denominator = sampling_rate * n_samples / weight_scale
     noise_std = noise_multiplier * clip_norm
     dim = n_features + int(fit_intercept)
 
     coef = np.zeros(n_features)
-    intercept = 0.0
+    intercept = float(intercept_init) if fit_intercept else 0.0
     coef_sum = np.zeros(n_features)
     intercept_sum = 0.0
     n_averaged = 0
