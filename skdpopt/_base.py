@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
@@ -46,13 +47,35 @@ def keep_fit_on_error(fit):
     def wrapper(self, *args, **kwargs):
         before = dict(self.__dict__)
         try:
-            return fit(self, *args, **kwargs)
+            result = fit(self, *args, **kwargs)
         except BaseException:
+            _withdraw_if_nothing_drawn(self)
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
+        self.__dict__.pop("_open_release", None)
+        return result
 
     return wrapper
+
+
+def _withdraw_if_nothing_drawn(estimator):
+    """Take a failed fit's record out of the ledgers if it released nothing.
+
+    A fit records its plan before its solver reads the data, and its
+    generator makes every random number of the fit (noise, samples,
+    selections).  If the fit raised before that generator produced a single
+    number, everything it computed was a function of the data and public
+    quantities alone: no noisy quantity, hence nothing of the plan's
+    releases, existed to leave the process.  Otherwise the record stays:
+    the error (or a verbose line before it) may depend on noisy values.
+    """
+    opened = estimator.__dict__.get("_open_release")
+    if opened is None:
+        return
+    handle, rng, state = opened
+    if rng.bit_generator.state == state:
+        ledger.withdraw(handle)
 
 
 # Why an estimator, or one of its settings, reads rows otherwise than by
@@ -110,38 +133,88 @@ def validate_training_data(estimator, X, y, **kwargs):
 
 
 def make_generator(random_state):
-    """One ``numpy.random.Generator`` for a whole fit.
+    """The ``numpy.random.Generator`` of one fit's noise.
 
     Parameters
     ----------
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
-        ``None`` draws fresh entropy from the operating system, which is what
-        a real private release should do: a fixed seed lets anyone who knows
-        it reproduce (and so subtract) the noise.  A RandomState seeds the
-        generator with 256 bits drawn from it (it advances), which keep all
-        of its entropy (an unseeded RandomState holds 128 bits from the
-        operating system); a Generator is used as is.
+        An int seeds the generator, so that a fixed seed reproduces a fit
+        exactly: for tests and documentation only, since anyone who knows
+        the seed can reproduce (and so subtract) the noise.  Anything else
+        (``None``, a RandomState, a Generator) draws fresh entropy from the
+        operating system at every fit: scikit-learn's ``clone`` deep-copies
+        a RandomState, so the clones that ``GridSearchCV`` or
+        ``cross_validate`` fit would otherwise draw identical noise, and two
+        releases with the same noise on overlapping data reveal the exact
+        difference of their statistics.
 
     Returns
     -------
     numpy.random.Generator
     """
-    if random_state is None or isinstance(random_state, Integral):
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
         return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        # 256 bits from the RandomState (not one 31-bit integer, which would
-        # leave only 2**31 noise streams to enumerate).
-        words = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
-        return np.random.default_rng(np.random.SeedSequence(words.tolist()))
-    if isinstance(random_state, np.random.Generator):
-        return random_state
+    if random_state is None or isinstance(
+            random_state, (np.random.RandomState, np.random.Generator)):
+        return np.random.default_rng()
     raise ValueError(
         "random_state must be None, an int or a numpy RandomState, got "
         f"{random_state!r}"
     )
 
 
-class DPEstimatorMixin:
+def sampling_generator(random_state):
+    """A ``numpy.random.Generator`` for post-processing (drawing records
+    from a released model), where reproducibility costs no privacy.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        ``None``: fresh entropy; an int: a seed; a RandomState: seeds the
+        generator with 256 bits drawn from it (it advances), which keep all
+        of its entropy; a Generator: used as is.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    if isinstance(random_state, np.random.RandomState):
+        # 256 bits from the RandomState (not one 31-bit integer, which would
+        # leave only 2**31 streams).
+        words = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
+        return np.random.default_rng(np.random.SeedSequence(words.tolist()))
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return make_generator(random_state)
+
+
+class BudgetMixin:
+    """How a private pipeline hands an estimator (or a nested pipeline)
+    its budget: a configured copy, never a change to the object itself."""
+
+    def with_budget(self, epsilon, delta):
+        """An unfitted copy of this estimator that spends ``(epsilon, delta)``.
+
+        How :class:`~skdpopt.PrivatePipeline` hands each private step (a
+        nested private pipeline included) its share: this object is left
+        as it is.
+
+        Parameters
+        ----------
+        epsilon : float
+            The copy's ``epsilon``: its fit's privacy budget.
+        delta : float
+            The copy's ``delta``: its fit's failure probability.
+
+        Returns
+        -------
+        estimator
+            A clone with ``epsilon`` and ``delta`` set.
+        """
+        return clone(self).set_params(epsilon=epsilon, delta=delta)
+
+
+class DPEstimatorMixin(BudgetMixin):
     """Mixin for estimators that take ``epsilon`` and ``delta``.
 
     Provides the checks and bookkeeping every private estimator needs; the
@@ -165,15 +238,49 @@ class DPEstimatorMixin:
                 stacklevel=3,
             )
 
-    def _begin_release(self, plan):
-        """Record the plan in any active :class:`~skdpopt.PrivacyLedger`.
+    def uses_privacy_budget(self):
+        """Whether a fit with these parameters releases anything.
+
+        A private pipeline gives a share of its budget only to the steps
+        that do (a scaler with public bounds that computes no statistic
+        releases nothing).
+
+        Returns
+        -------
+        bool
+        """
+        return True
+
+    @property
+    def privacy_event_(self):
+        """Event tree of everything the fitted model depends on.
+
+        The plan's event, composed with the fit it started from on a warm
+        start; what ``privacy_spent_`` is computed from, and what a
+        pipeline composes its steps' guarantees from.
+        """
+        if not hasattr(self, "_privacy_event"):
+            raise AttributeError(
+                f"{type(self).__name__} is not fitted: privacy_event_ is set by fit")
+        return self._privacy_event
+
+    def _begin_release(self, plan, rng=None):
+        """Record the plan in any active :class:`~skdpopt.PrivacyLedger`, and
+        return the fit's generator (``rng``, or one made from
+        ``random_state``).
 
         Called once the plan is made and before the solver touches the
         data: a ledger whose budget the fit would exceed refuses it here
         (:class:`~skdpopt.exceptions.BudgetExceededError`), having released
-        nothing.
+        nothing.  A fit (wrapped in :func:`keep_fit_on_error`) that raises
+        before the generator has drawn anything is taken out of the ledgers
+        again: it released nothing.
         """
-        ledger.record_release(self, plan)
+        handle = ledger.record_release(self, plan)
+        if rng is None:
+            rng = make_generator(self.random_state)
+        self._open_release = (handle, rng, rng.bit_generator.state)
+        return rng
 
     def _finish_release(self, plan, previous_event=None):
         """Store the plan and the guarantee it gives as fitted attributes.

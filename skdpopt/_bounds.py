@@ -33,6 +33,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from ._sums import row_blocks, sum_parts
 from .accounting import (
     ExponentialMechanism,
     GaussianMechanism,
@@ -422,6 +423,19 @@ def moments_event(noise_multipliers, n_columns, mechanism="gaussian"):
     return compose(*events)
 
 
+def _unit_sums(X, low, high):
+    """``S1`` and ``S2`` of :func:`private_moments` (before noise), in
+    float64 a block of rows at a time: no float64 copy of the whole of X,
+    and sums whose rounding does not depend on the data's order (see
+    :mod:`skdpopt._sums`)."""
+    firsts, seconds = [np.zeros(X.shape[1])], [np.zeros(X.shape[1])]
+    for start, end in row_blocks(*X.shape):
+        u = clip_to_unit(X[start:end], low, high)
+        firsts.append(u.sum(axis=0))
+        seconds.append((u * u - 0.5).sum(axis=0))
+    return sum_parts(firsts), sum_parts(seconds)
+
+
 def private_moments(X, low, high, noise_multipliers, rng, mechanism="gaussian"):
     """Private mean and second moment of each column clipped to bounds.
 
@@ -456,10 +470,9 @@ def private_moments(X, low, high, noise_multipliers, rng, mechanism="gaussian"):
     noise_std : (float or None, float or None)
         Standard deviation of the noise on each mean (public).
     """
-    u = clip_to_unit(X, low, high)
-    n_samples, d = u.shape
+    n_samples, d = X.shape
     n = max(n_samples, 1)
-    stats = (u.sum(axis=0), (u * u - 0.5).sum(axis=0))
+    stats = _unit_sums(X, low, high)
     sensitivity = (2.0, 1.0)
     means, stds = [], []
     for stat, z, sens in zip(stats, noise_multipliers, sensitivity, strict=True):

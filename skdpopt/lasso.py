@@ -13,7 +13,6 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
     validate_training_data,
 )
 from ._clipping import clip_targets
@@ -144,10 +143,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------
@@ -302,8 +303,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             warn_if_noise_dominates(self, noisy_sum_ratio(
                 noise_multiplier=2.0 * plan.gradient_noise_multiplier,
                 n_steps=1, expected_batch=n_samples, n_params=1))
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
         if is_dask_collection(X):
             X = clip_rows(X, self.feature_bound_)

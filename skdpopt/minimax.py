@@ -13,7 +13,6 @@ from ._base import (
     DPEstimatorMixin,
     LinearClassifierMixin,
     keep_fit_on_error,
-    make_generator,
     validate_training_data,
 )
 from ._clipping import clip_features
@@ -367,8 +366,7 @@ class DPMinimaxClassifier(
             n_vertices=self.n_vertices)
         self._say(f"solver={plan.solver!r}, {len(self.groups_)} group(s), "
                   f"{n_samples} rows")
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         problem = GroupProblem(
             clip_features(X, self.feature_bound), np.where(encoded == 1, 1.0, -1.0),
             codes, len(self.groups_),

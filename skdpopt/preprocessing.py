@@ -18,8 +18,8 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
 )
+from ._data import refuse_dask
 from .exceptions import UtilityWarning
 from .plans.preprocessing import plan_scaler
 
@@ -71,9 +71,17 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """Which clipped moments the fit releases: (sum, sum of squares)."""
         raise NotImplementedError
 
-    def _uses_privacy_budget(self):
-        """Whether a fit with these parameters releases anything (a private
-        pipeline gives budget only to steps that do)."""
+    def uses_privacy_budget(self):
+        """Whether a fit with these parameters releases anything.
+
+        With public ``bounds`` and no statistic to compute, nothing is
+        read from the data; a private pipeline gives budget only to the
+        steps that release something.
+
+        Returns
+        -------
+        bool
+        """
         return self.bounds is None or any(self._moments())
 
     def _fit_statistics(self, X):
@@ -82,6 +90,8 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         Returns the bounds and the noisy unit moments (see
         :func:`skdpopt._bounds.private_moments`).
         """
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(its statistics are computed in memory)")
         X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
         quantiles = _check_quantiles(self.quantiles)
         n_samples, n_features = X.shape
@@ -96,8 +106,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                            private_bounds=public is None and needs_bounds,
                            quantiles=quantiles, moments=moments)
         self._warn_if_bounds_are_coarse(plan, quantiles, n_samples)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         if public is not None:
             low, high = public
         elif plan.bounds is not None:
@@ -185,7 +194,10 @@ class DPStandardScaler(_DPScaler):
     copy : bool, default=True
         Work on a copy of the input in ``transform``.
     random_state : None, int or numpy.random.RandomState, default=None
-        Source of the noise; ``None`` (fresh entropy) for a real release.
+        Source of the noise.  An int reproduces the fit (for tests and
+        documentation); ``None`` (use it for a real release) and a
+        RandomState draw fresh entropy from the operating system at every
+        fit, so clones never share noise.
 
     Attributes
     ----------
@@ -363,7 +375,10 @@ class DPMinMaxScaler(_DPScaler):
     copy : bool, default=True
         Work on a copy of the input in ``transform``.
     random_state : None, int or numpy.random.RandomState, default=None
-        Source of the noise; ``None`` for a real release.
+        Source of the noise.  An int reproduces the fit (for tests and
+        documentation); ``None`` (use it for a real release) and a
+        RandomState draw fresh entropy from the operating system at every
+        fit, so clones never share noise.
 
     Attributes
     ----------
@@ -423,7 +438,13 @@ class DPMinMaxScaler(_DPScaler):
     def _needs_bounds(self):
         return True
 
-    def _uses_privacy_budget(self):
+    def uses_privacy_budget(self):
+        """Whether a fit releases anything: only the private bounds.
+
+        Returns
+        -------
+        bool
+        """
         return self.bounds is None
 
     @keep_fit_on_error

@@ -14,7 +14,6 @@ from ._base import (
     DPEstimatorMixin,
     LinearClassifierMixin,
     keep_fit_on_error,
-    make_generator,
     validate_training_data,
 )
 from ._clipping import example_norms
@@ -90,8 +89,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             expected_batch=plan.sampling_rate * n_samples,
             n_params=X.shape[1] + int(self.fit_intercept)),
             levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         problems = self._weighted_problems(targets, loss, sample_weight, plan, rng)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
@@ -263,10 +261,12 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------
@@ -522,10 +522,12 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------

@@ -18,8 +18,9 @@ from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
+    sampling_generator,
 )
+from ._data import refuse_dask
 from .plans import synthetic as synthetic_plans
 from .solvers.query_release import (
     MarginalWorkload,
@@ -103,7 +104,10 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         past it is not a candidate for selection (as in AIM); every
         column's 1-way table must fit.  Memory and time grow with it.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's noise.  Leave it ``None`` for a real release.
+        Seeds the fit's noise.  Leave it ``None`` for a real release.  An
+        int reproduces the fit (for tests and documentation); ``None`` and
+        a RandomState draw fresh entropy from the operating system at
+        every fit, so clones never share noise.
     verbose : int, default=0
         Print one line per round: the columns measured, the model's size
         and the time so far (selections are released values; no error
@@ -220,6 +224,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             The fitted generator.
         """
         self._validate_params()
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(it reads every column's values in memory)")
         if self._is_private and self.delta == 0:
             raise ValueError(
                 "delta must be > 0 for a finite epsilon: DPSyntheticData "
@@ -262,8 +268,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             l2_sensitivity_times_n=queries.l2_sensitivity_times_n,
             epsilon=self.epsilon, delta=self.delta, max_iter=self.max_iter,
             preprocessor_epsilon=self.preprocessor_epsilon)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         for i in numeric_missing:
             values = _finite_numeric(names[i], columns[i])
             low, high = _domain.private_bounds(values, plan.bounds_epsilon, rng)
@@ -396,7 +401,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_samples : int, default=None
             Number of records; ``None`` draws as many as the training data.
         random_state : int, RandomState instance or None, default=None
-            Seeds the draw.
+            Seeds the draw (a RandomState advances); sampling releases
+            nothing new, so a seed here is safe.
         method : {"systematic", "iid"}, default="systematic"
             ``"systematic"``: down the model's junction tree, the records
             sharing the values of a node's separator get the node's other
@@ -426,7 +432,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"method must be 'systematic' or 'iid', got {method!r}."
             )
-        rng = make_generator(random_state)
+        rng = sampling_generator(random_state)
         codes = self.model_.sample(int(n_samples), rng, method=method)
         values = [_domain.decode_column(col, codes[:, i], rng)
                   for i, col in enumerate(self.domain_)]

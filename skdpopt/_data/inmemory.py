@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._clipping import clip_scalars, example_norms
+from .._sums import Columns, column_sums, row_dots, total
 from ..mechanisms import poisson_batches
 
 # Index of the intercept's coordinate in greedy coordinate descent.
@@ -48,13 +49,15 @@ class InMemoryLinearRows:
         limits = self.limits
         if rows is not None and np.ndim(limits):
             limits = limits[rows]
-        residual = np.asarray(self.loss.derivative(X_batch @ coef + intercept, y_batch),
-                              dtype=np.float64).ravel()
+        residual = np.asarray(
+            self.loss.derivative(row_dots(X_batch, coef) + intercept, y_batch),
+            dtype=np.float64).ravel()
         if self.sample_weight is not None:
             weight = self.sample_weight
             residual *= weight if rows is None else weight[rows]
         scaled = clip_scalars(residual, limits)
-        return np.asarray(X_batch.T @ scaled).ravel(), float(scaled.sum())
+        # Sums in float64 whatever X's dtype (see skdpopt._sums).
+        return column_sums(X_batch, scaled), total(scaled)
 
     def poisson_sampler(self, rng, sampling_rate, n_steps, block):
         """Poisson batches of rows for steps ``0 .. n_steps - 1``.
@@ -129,11 +132,12 @@ class ClippedLeastSquares:
         self.feature_bound = float(feature_bound)
         self.residual_bound = float(residual_bound)
         self.residual = -self.y.copy()
+        self._columns = Columns(X)  # its sums in float64 (see skdpopt._sums)
         self._column_squares = None
 
     def reset(self, coef, intercept):
         """Set the residual to that of ``(coef, intercept)``."""
-        self.residual = np.asarray(self.X @ coef, dtype=float).ravel()
+        self.residual = row_dots(self.X, coef)
         self.residual += intercept - self.y
 
     def clipped_residual(self):
@@ -143,7 +147,7 @@ class ClippedLeastSquares:
     def mean_square_residual(self):
         """``(1/n) sum_i clip(r_i)^2``: each term lies in ``[0, C^2]``."""
         r = self.clipped_residual()
-        return float(r @ r) / self.n_samples
+        return total(r * r) / self.n_samples
 
     def gradient(self):
         """Gradient of the average clipped loss: coefficients, intercept.
@@ -152,10 +156,10 @@ class ClippedLeastSquares:
         constant ``feature_bound`` (intercept = feature_bound * coordinate).
         """
         r = self.clipped_residual()
-        # In the data's precision (float32 stays float32: no upcast copy of X).
-        product = self.X.T @ r.astype(self.X.dtype, copy=False)
-        grad = np.asarray(product, dtype=float).ravel() / self.n_samples
-        return grad, self.feature_bound * r.mean()
+        # In float64 whatever X's dtype, a block of X at a time: a float32
+        # sum rounds in a data-dependent order and breaks the sensitivity.
+        grad = self._columns.sums(r) / self.n_samples
+        return grad, self.feature_bound * total(r) / self.n_samples
 
     def column(self, j):
         """Row indices (or None for all rows) and values of column j."""
@@ -177,13 +181,9 @@ class ClippedLeastSquares:
 
     def curvature(self, j):
         """``(1/n) sum_i x_ij^2``, an upper bound on coordinate j's smoothness."""
-        if sp.issparse(self.X):
-            values = self.column(j)[1]
-            return float(values @ values) / self.n_samples
         if self._column_squares is None:
-            # One pass over X beats a strided column read per step.
-            self._column_squares = np.einsum("ij,ij->j", self.X, self.X,
-                                             dtype=float) / self.n_samples
+            # One pass over X (in float64) beats a strided column read per step.
+            self._column_squares = self._columns.squares() / self.n_samples
         return float(self._column_squares[j])
 
 

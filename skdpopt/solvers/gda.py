@@ -30,6 +30,7 @@ for a linear model the gradient of row i is ``d_i (x_i, b)`` with a scalar
 import numpy as np
 import scipy.sparse as sp
 
+from .._sums import column_sums, group_sums, row_dots, total
 from ..mechanisms import gaussian_noise
 from .problems import WorstGroupResult
 
@@ -119,8 +120,7 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
     n_features = X.shape[1]
     has_intercept = intercept_value is not None
     b = float(intercept_value) if has_intercept else 0.0
-    margin = X @ w[:n_features]
-    margin = target * (np.asarray(margin, dtype=np.float64).ravel()
+    margin = target * (row_dots(X, w[:n_features])
                        + (w[-1] * b if has_intercept else 0.0))
     # d loss / d prediction = -y sigma(-y z); the row's gradient norm is
     # |sigma| ||(x, b)||.
@@ -134,13 +134,13 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
         factor = np.where(grad_norm > clip_norm, clip_norm / grad_norm, 1.0)
     d = -target * sigma * factor * group_weight[codes]
     gradient = np.empty(len(w))
-    gradient[:n_features] = np.asarray(X.T @ d, dtype=np.float64).ravel()
+    # Sums in float64, in blocks of rows (see skdpopt._sums).
+    gradient[:n_features] = column_sums(X, d)
     if has_intercept:
-        gradient[-1] = b * d.sum()
+        gradient[-1] = b * total(d)
     half = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
     loss = np.minimum(loss_all, loss_bound) - half
-    sums = np.bincount(codes, weights=loss, minlength=len(group_weight))
-    return gradient, sums
+    return gradient, group_sums(codes, loss, len(group_weight))
 
 
 def noisy_gda(problem, plan, rng):

@@ -32,6 +32,7 @@ docs/privacy/dplogisticsimplex.md).
 import numpy as np
 from scipy.special import expit
 
+from .._sums import column_sums, gram
 from ..geometry import project_l1_ball
 from ..mechanisms import gaussian_noise, laplace_noise
 
@@ -94,9 +95,10 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     floor = max(_HESSIAN_SPREADS * spread * hessian_noise, _MIN_CURVATURE)
     for _ in range(n_steps):
         margin = y * (Z @ theta)
-        gradient = Z.T @ (-y * expit(-margin)) / n_samples
+        # Sums over rows in float64 blocks (see skdpopt._sums).
+        gradient = column_sums(Z, -y * expit(-margin)) / n_samples
         weights = expit(margin) * expit(-margin)
-        hessian = (Z.T * weights) @ Z / n_samples
+        hessian = gram(Z, weights) / n_samples
         if gradient_noise > 0:
             gradient = gradient + sample(rng, gradient_noise, n_params)
         if hessian_noise > 0:

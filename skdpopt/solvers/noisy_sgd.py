@@ -179,10 +179,9 @@ def noisy_sgd(
     sampler = (None if full_batch
                else data.poisson_sampler(rng, sampling_rate, n_steps, block))
     for t in range(n_steps):
-        if t % block == 0:
-            steps_left = min(block, n_steps - t)
-            noise = gaussian_noise(rng, noise_std, (steps_left, dim))
         i = t % block
+        if i == 0 and not full_batch:
+            noise = gaussian_noise(rng, noise_std, (min(block, n_steps - t), dim))
         source, rows = (data, None) if full_batch else sampler.batch(t)
         if single_pass:
             rows = np.arange(n_samples) if rows is None else rows
@@ -191,6 +190,12 @@ def noisy_sgd(
         # The clipped gradients' sum: r_i (x_i, 1) clipped to norm C by
         # clipping r_i (NaN -> 0).
         grad_coef, grad_intercept = source.gradient_sum(coef, intercept, rows)
+        if i == 0 and full_batch:
+            # Full batches draw nothing but noise: drawn once the first sum
+            # is in, so that a fit whose first pass over the data fails has
+            # drawn nothing, and is withdrawn from the ledgers (the stream
+            # of draws is the same).
+            noise = gaussian_noise(rng, noise_std, (min(block, n_steps - t), dim))
         step_noise = noise[i]
         eta = learning_rate(t)
         # The step on the coefficients: eta / (q n) times the noisy sum.
