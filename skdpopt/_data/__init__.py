@@ -31,6 +31,7 @@ __all__ = [
     "linear_rows",
     "map_rows",
     "marginal_counts",
+    "vector_total",
 ]
 
 
@@ -145,6 +146,16 @@ def map_rows(function, X, n_columns=None, dtype=np.float64):
     if not is_dask_collection(X):
         return function(X)
     return _dask_backend().map_rows(function, X, n_columns, dtype)
+
+
+def vector_total(values):
+    """Float64 sum of a vector of per-row terms (a Dask array block by
+    block, the blocks' sums added exactly)."""
+    if is_dask_collection(values):
+        return _dask_backend().vector_total(values)
+    from .._sums import total
+
+    return total(values)
 
 
 def counts_below(values):

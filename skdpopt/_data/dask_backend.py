@@ -473,6 +473,7 @@ class _DaskPoissonSampler:
         source = InMemoryLinearRows.__new__(InMemoryLinearRows)
         source.X, source.y, source.loss, source.limits = (
             X_rows, y_rows, self.data.loss, limits)
+        source.sample_weight = None  # weights are refused on Dask
         source.n_samples, source.n_features = X_rows.shape
         self.source = source
         self.start = chunk * self.chunk_steps
@@ -576,6 +577,15 @@ def map_rows(function, X, n_columns, dtype):
     if n_columns is None:
         return X.map_blocks(function, drop_axis=1, dtype=dtype)
     return X.map_blocks(function, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
+
+
+def vector_total(values):
+    """:func:`skdpopt._data.vector_total` of a Dask vector."""
+    import dask
+
+    parts = dask.compute(*(dask.delayed(total)(block)
+                           for block in values.to_delayed().ravel()))
+    return math.fsum(parts)
 
 
 def counts_below(values):

@@ -30,15 +30,10 @@ from functools import partial
 
 import numpy as np
 
-from .._data import is_dask_collection, map_rows
+from .._data import map_rows, vector_total
+from .._sums import row_dots
 from ..losses import ClassWeighted
 from ..mechanisms import gaussian_noise, laplace_noise
-
-
-def _total(values):
-    """Float64 sum of a vector (computed, for a Dask array)."""
-    total = values.sum(dtype=np.float64)
-    return float(total.compute() if is_dask_collection(total) else total)
 
 
 def class_totals(targets, sample_weight=None):
@@ -57,7 +52,7 @@ def class_totals(targets, sample_weight=None):
     ndarray of shape (n_classes,)
     """
     def weighted(mask):
-        return _total(mask if sample_weight is None else mask * sample_weight)
+        return vector_total(mask if sample_weight is None else mask * sample_weight)
 
     if len(targets) == 1:
         positive = targets[0] > 0
@@ -102,13 +97,13 @@ def probability_sum(scores, intercept, loss, weights=None):
     with np.errstate(over="ignore", invalid="ignore"):
         values = loss.probability(scores + intercept)
     values = np.where(np.isnan(values), 0.0, values)
-    return _total(values if weights is None else values * weights)
+    return vector_total(values if weights is None else values * weights)
 
 
 def _scores(rows, coef):
     # An extreme row may overflow its score; the sum maps it into [0, 1].
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(rows @ coef, dtype=np.float64).ravel()
+        return row_dots(rows, coef)
 
 
 def calibrate_intercept(X, coef, intercept, loss, weights, share, total,
