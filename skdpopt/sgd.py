@@ -32,9 +32,9 @@ from ._diagnostics import (
 from ._targets import classifier_data
 from ._validation import check_sample_weight
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
-from .plans.classes import problem_weights, public_class_weights
+from .plans.classes import public_class_weights
 from .plans.sgd import plan_dpsgd
-from .solvers.classes import WeightedProblem, release_class_totals
+from .solvers.classes import weighted_problems
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
 
 _COMMON_PARAMETER_CONSTRAINTS = {
@@ -669,15 +669,12 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         return 1.0 if sample_weight is None else float(self.sample_weight_bound)
 
     def _weighted_problems(self, targets, loss, sample_weight, plan, rng):
-        totals = None
-        if plan.class_totals is not None:
-            totals = release_class_totals(targets, sample_weight,
-                                          plan.class_totals, rng)
-        bound = self._weight_bound(sample_weight)
-        scaled = None if sample_weight is None else sample_weight / bound
-        return [WeightedProblem(target, loss, weights, scaled, self.fit_intercept)
-                for target, weights in zip(targets, problem_weights(
-                    self.class_weight, self.classes_, totals, bound), strict=True)]
+        return weighted_problems(
+            targets, loss, sample_weight=sample_weight,
+            weight_bound=self._weight_bound(sample_weight),
+            class_weight=self.class_weight, classes=self.classes_,
+            fit_intercept=self.fit_intercept, totals_plan=plan.class_totals,
+            rng=rng)
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

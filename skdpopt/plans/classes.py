@@ -22,7 +22,6 @@ import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
 from ..accounting import EpsilonDeltaEvent, GaussianMechanism, LaplaceMechanism
-from ..accounting.zcdp import gaussian_noise_multiplier, pure_epsilon_for
 
 # Shares of the zCDP budget (pure epsilon when delta = 0) of the class
 # totals and of the intercept's calibration (chosen on the panel's design
@@ -63,15 +62,17 @@ class ClassTotalsPlan:
     event: object
 
 
-def plan_class_totals(n_classes, rho, weight_bound=1.0, pure=False):
-    """Plan the release of the class totals on a zCDP budget ``rho``.
+def plan_class_totals(n_classes, noise_multiplier, weight_bound=1.0, pure=False):
+    """Plan the release of the class totals.
 
     Parameters
     ----------
     n_classes : int
-    rho : float
-        zCDP budget of the release (``inf``: no privacy); with ``pure``,
-        the release is ``pure_epsilon_for(rho)``-DP (Laplace).
+    noise_multiplier : float
+        Noise over sensitivity: the Gaussian's standard deviation over its
+        L2 sensitivity ``sqrt(2) W_s``, or with ``pure`` the Laplace scale
+        over its L1 sensitivity ``2 W_s`` (an ``1 / noise_multiplier``-DP
+        release).  0: no privacy, the exact totals.
     weight_bound : float, default=1.0
         Public bound ``W_s`` on each row's sample weight (1 without
         weights).
@@ -81,20 +82,18 @@ def plan_class_totals(n_classes, rho, weight_bound=1.0, pure=False):
     -------
     ClassTotalsPlan
     """
-    if np.isinf(rho):
+    if noise_multiplier == 0:
         return ClassTotalsPlan(n_classes, None, 0.0, 0.5,
                                EpsilonDeltaEvent(np.inf, 0.0))
     if pure:
-        epsilon0 = pure_epsilon_for(rho)
-        scale = 2.0 * weight_bound / epsilon0
+        scale = noise_multiplier * 2.0 * weight_bound
         return ClassTotalsPlan(n_classes, "laplace", scale,
                                max(TOTAL_FLOOR_SPREADS * math.sqrt(2.0) * scale, 0.5),
-                               LaplaceMechanism(epsilon0))
-    multiplier = gaussian_noise_multiplier(rho)
-    std = multiplier * math.sqrt(2.0) * weight_bound
+                               LaplaceMechanism(1.0 / noise_multiplier))
+    std = noise_multiplier * math.sqrt(2.0) * weight_bound
     return ClassTotalsPlan(n_classes, "gaussian", std,
                            max(TOTAL_FLOOR_SPREADS * std, 0.5),
-                           GaussianMechanism(multiplier))
+                           GaussianMechanism(noise_multiplier))
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,15 @@ from ..accounting import (
     compose,
     repeat,
 )
-from ..accounting.zcdp import draw_score_sensitivity, rho_for
+from ..accounting.zcdp import (
+    draw_score_sensitivity,
+    gaussian_noise_multiplier,
+    pure_epsilon_for,
+    rho_for,
+)
 from .base import PrivacyPlan
+from .classes import COUNT_SHARE, ClassTotalsPlan, plan_class_totals
+from .sgd import plan_dpsgd
 
 # The per-feature signal |E[dloss * x_j]| / (2 b) that the default schedule
 # is designed to detect (see mirror_descent_schedule).
@@ -30,14 +37,22 @@ REFIT_SHARE = 0.12
 # largest scale the l1 ball leaves the direction (0 would ignore it).
 REFIT_STEPS = 3
 REFIT_START = 0.5
+# solver="auto": mirror descent where sqrt(d) exceeds this many times
+# n epsilon, DP-SGD over the polytope below (chosen on generated sparse
+# families and the panel's design half: benchmarks/design_classify.py).
+AUTO_SQRT_D_PER_ROW = 0.05
+# DP-SGD over the polytope: epochs, and each example's gradient clipped to
+# this many feature bounds (one feature's worth).
+SGD_EPOCHS = 5
+SGD_CLIP = 1.0
 
 
 @dataclass(frozen=True)
 class MirrorDescentPlan(PrivacyPlan):
-    """What a mirror-descent fit releases, for each binary problem: a noisy
-    label count (with an intercept), the data-dependent vertex draws, and a
-    noisy gradient and Hessian per Newton step of the scale and intercept
-    fit.
+    """What a mirror-descent fit releases: the class totals (with an
+    intercept), then for each binary problem the data-dependent vertex
+    draws and a noisy gradient and Hessian per Newton step of the scale and
+    intercept fit.
 
     Attributes
     ----------
@@ -64,9 +79,9 @@ class MirrorDescentPlan(PrivacyPlan):
         Their noise over their sensitivity (0 without privacy).
     noise : {"gaussian", "laplace"}
         Laplace (L1 sensitivities) when delta = 0.
-    offset_noise_scale : float
-        Noise on the count of positive labels (sensitivity 1): standard
-        deviation, or Laplace scale.
+    class_totals : ClassTotalsPlan or None
+        The release of the class totals, with the statistics' noise
+        multiplier (:mod:`skdpopt.plans.classes`).
     refit_gradient_noise, refit_hessian_noise : float
         Noise on each coordinate of a Newton step's mean gradient and on
         each entry of its mean Hessian (:func:`refit_sensitivities`).
@@ -87,7 +102,7 @@ class MirrorDescentPlan(PrivacyPlan):
     n_statistics: int
     noise_multiplier: float
     noise: str
-    offset_noise_scale: float = 0.0
+    class_totals: ClassTotalsPlan = None
     refit_gradient_noise: float = 0.0
     refit_hessian_noise: float = 0.0
     refit_steps: int = REFIT_STEPS
@@ -113,6 +128,8 @@ class SimplexFrankWolfePlan(PrivacyPlan):
         ``step_size * 2 R b / n``: replace-one sensitivity of the scores.
     n_draws : int
         ``n_steps * n_problems``.
+    class_totals : ClassTotalsPlan or None
+        The release of the class totals (``class_weight="balanced"``).
     """
 
     n_problems: int
@@ -120,6 +137,7 @@ class SimplexFrankWolfePlan(PrivacyPlan):
     step_size: float
     score_sensitivity: float
     n_draws: int
+    class_totals: ClassTotalsPlan = None
 
 
 def refresh_steps(n_steps, refresh_every):
@@ -274,7 +292,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
                         constraint, radius, feature_bound, fit_intercept,
                         max_iter=None, n_vertices=None, refresh_every=None,
                         refit_share=REFIT_SHARE, refit_steps=REFIT_STEPS,
-                        refit_start=REFIT_START):
+                        refit_start=REFIT_START, n_classes=None, class_totals=None,
+                        weight_bound=1.0):
     """Plan a mirror-descent fit (Algorithm 5) from public quantities.
 
     Parameters
@@ -287,11 +306,21 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     refit_share, refit_steps, refit_start : float, int, float
         Share of the nominal budget, Newton steps and starting scale of
         the scale and intercept fit.
+    n_classes : int or None, default=None
+        Number of classes (``n_problems``, or 2 for one problem).
+    class_totals : bool or None, default=None
+        Release the class totals first (None: when ``fit_intercept``).
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights (the totals' sensitivity).
 
     Returns
     -------
     MirrorDescentPlan
     """
+    if n_classes is None:
+        n_classes = 2 if n_problems == 1 else n_problems
+    if class_totals is None:
+        class_totals = fit_intercept
     # Vertices over the features only: the intercept is fitted afterwards
     # with the scale of the released direction.
     m = polytope_vertices(n_features, constraint)
@@ -310,9 +339,11 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     # Fresh disjoint batches; the smallest one bounds the sensitivity.
     batch_size = n_samples // n_steps
     draws = count_vertex_draws(n_steps, K, q)
-    # Noisy statistics per problem: the count of positive labels (for the
-    # intercept), then a gradient and a Hessian per Newton step.
-    statistics = int(fit_intercept) + 2 * refit_steps
+    # Noisy statistics: the class totals (one release for all problems, if
+    # any: for the intercept's offset or "balanced" weights), then a
+    # gradient and a Hessian per Newton step and problem.
+    per_problem = 2 * refit_steps
+    statistics = int(class_totals) + per_problem * n_problems
     lipschitz = radius * feature_bound
     pure = delta == 0
 
@@ -331,19 +362,24 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         if not statistics:
             return np.inf
         score = sensitivity(step_size)
-        draws_cost = draws * (2.0 * score if pure else 0.5 * score**2)
+        draws_cost = n_problems * draws * (2.0 * score if pure else 0.5 * score**2)
         per_statistic = draws_cost * refit_share / (1.0 - refit_share) / statistics
         return 1.0 / per_statistic if pure else math.sqrt(0.5 / per_statistic)
 
+    def statistic(multiplier):
+        return (LaplaceMechanism(1.0 / multiplier) if pure
+                else GaussianMechanism(multiplier))
+
     def run_event(step_size):
         multiplier = noise_multiplier(step_size)
-        statistic = (LaplaceMechanism(1.0 / multiplier) if pure
-                     else GaussianMechanism(multiplier))
-        # Within a problem the count comes first and the Newton statistics
+        # Within a problem the draws come first and the Newton statistics
         # last; the order is immaterial to their composition.
         problem = compose(repeat(ExponentialMechanism(sensitivity(step_size)), draws),
-                          repeat(statistic, statistics))
-        return repeat(problem, n_problems)
+                          repeat(statistic(multiplier), per_problem))
+        problems = repeat(problem, n_problems)
+        if not class_totals:
+            return problems
+        return compose(statistic(multiplier), problems)
 
     if epsilon == np.inf:
         step_size = regret_step_size(n_steps, m, lipschitz)
@@ -358,13 +394,16 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         multiplier, event = noise_multiplier(step_size), run_event(step_size)
     gradient_sensitivity, hessian_sensitivity = refit_sensitivities(
         n_samples, 1 + int(fit_intercept), feature_bound, pure)
+    totals = None
+    if class_totals:
+        totals = plan_class_totals(n_classes, multiplier, weight_bound, pure)
     return MirrorDescentPlan(
         epsilon=epsilon, delta=delta, event=event, n_problems=n_problems,
         n_steps=n_steps, refresh_every=q, n_vertices=K, batch_size=batch_size,
         step_size=step_size, score_sensitivity=sensitivity(step_size),
-        n_draws=draws * n_problems, n_statistics=statistics * n_problems,
+        n_draws=draws * n_problems, n_statistics=statistics,
         noise_multiplier=multiplier, noise="laplace" if pure else "gaussian",
-        offset_noise_scale=multiplier,
+        class_totals=totals,
         refit_gradient_noise=multiplier * gradient_sensitivity,
         refit_hessian_noise=multiplier * hessian_sensitivity,
         refit_steps=refit_steps, refit_start=refit_start)
@@ -372,7 +411,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
 
 def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delta,
                              constraint, radius, feature_bound, fit_intercept,
-                             max_iter=None):
+                             max_iter=None, n_classes=None, class_totals=False,
+                             weight_bound=1.0):
     """Plan a private Frank-Wolfe fit over the l1 ball or simplex.
 
     Parameters
@@ -381,11 +421,19 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
     epsilon, delta : float
     constraint, radius, feature_bound, fit_intercept, max_iter
         The estimator's hyperparameters of the same names.
+    n_classes : int or None, default=None
+    class_totals : bool, default=False
+        Release the class totals first (``class_weight="balanced"``), on
+        ``COUNT_SHARE`` of the budget.
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights (the totals' sensitivity).
 
     Returns
     -------
     SimplexFrankWolfePlan
     """
+    if n_classes is None:
+        n_classes = 2 if n_problems == 1 else n_problems
     # The intercept is one more coordinate, of either sign.
     m = polytope_vertices(n_features + int(fit_intercept), constraint,
                           signed=int(fit_intercept))
@@ -393,31 +441,91 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
     n_steps = max_iter or frank_wolfe_steps(n_samples, m, epsilon, delta,
                                             lipschitz, lipschitz**2 / 4.0)
     draws = n_steps * n_problems
+    pure = delta == 0
 
     def sensitivity(step_size):
         # <v, grad F> changes by at most R * 2 b / n for every vertex v.
         return 2.0 * step_size * lipschitz / n_samples
 
     if epsilon == np.inf:
+        totals = (plan_class_totals(n_classes, 0.0, weight_bound) if class_totals
+                  else None)
         return SimplexFrankWolfePlan(
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_problems=n_problems, n_steps=n_steps, step_size=np.inf,
-            score_sensitivity=np.inf, n_draws=draws)
+            score_sensitivity=np.inf, n_draws=draws, class_totals=totals)
+
+    totals, share = None, 0.0
+    if class_totals:
+        share = COUNT_SHARE
+        rho = share * rho_for(epsilon, delta)
+        multiplier = (1.0 / pure_epsilon_for(rho) if pure
+                      else gaussian_noise_multiplier(rho))
+        totals = plan_class_totals(n_classes, multiplier, weight_bound, pure)
 
     def run_event(step_size):
-        return repeat(ExponentialMechanism(sensitivity(step_size)), draws)
+        draws_event = repeat(ExponentialMechanism(sensitivity(step_size)), draws)
+        return draws_event if totals is None else compose(totals.event, draws_event)
 
     step_size = calibrate(run_event, epsilon, delta, ScaleBracket(
-        draw_score_sensitivity(epsilon, delta, draws) / sensitivity(1.0))).value
+        draw_score_sensitivity(epsilon, delta, draws / (1.0 - share))
+        / sensitivity(1.0))).value
     return SimplexFrankWolfePlan(
         epsilon=epsilon, delta=delta, event=run_event(step_size),
         n_problems=n_problems, n_steps=n_steps, step_size=step_size,
-        score_sensitivity=sensitivity(step_size), n_draws=draws)
+        score_sensitivity=sensitivity(step_size), n_draws=draws,
+        class_totals=totals)
+
+
+def choose_solver(n_samples, n_features, epsilon, delta):
+    """The solver of ``solver="auto"``, from public quantities.
+
+    Mirror descent's error grows with ``log d``, DP-SGD's with ``sqrt(d) /
+    (n epsilon)``: "auto" picks mirror descent where ``sqrt(d) >
+    AUTO_SQRT_D_PER_ROW n epsilon`` (bags of words, hashed features) and
+    for pure differential privacy (``delta=0``, which Gaussian noise cannot
+    give); DP-SGD ("sgd") otherwise, and without privacy.
+
+    Returns
+    -------
+    {"sgd", "mirror_descent"}
+    """
+    if np.isinf(epsilon):
+        return "sgd"
+    if delta <= 0:
+        return "mirror_descent"
+    if math.sqrt(n_features) > AUTO_SQRT_D_PER_ROW * n_samples * epsilon:
+        return "mirror_descent"
+    return "sgd"
+
+
+def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
+                      n_classes, weight_bound=1.0, class_totals=None):
+    """Plan DP-SGD over the polytope (``solver="sgd"``).
+
+    The DP-SGD plan (:func:`skdpopt.plans.sgd.plan_dpsgd`) with the
+    schedule of DPSGDClassifier's defaults (``SGD_EPOCHS`` Poisson epochs,
+    batch size "auto", averaged iterates), the class totals first (with an
+    intercept) and the intercept's calibration last.
+
+    Returns
+    -------
+    DPSGDPlan
+    """
+    if class_totals is None:
+        class_totals = fit_intercept
+    return plan_dpsgd(
+        n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
+        delta=delta, sampling="poisson", batch_size="auto",
+        max_iter=SGD_EPOCHS, average=True,
+        n_classes=n_classes if class_totals else None,
+        weight_bound=weight_bound, calibrate_intercept=fit_intercept)
 
 
 def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
                           solver, constraint, radius, feature_bound, fit_intercept,
-                          max_iter, n_vertices, refresh_every):
+                          max_iter, n_vertices, refresh_every, n_classes=None,
+                          balanced=False, weight_bound=1.0):
     """Plan a DPLogisticSimplex fit from public quantities (never X or y).
 
     Parameters
@@ -426,14 +534,31 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
     n_problems : int
         1 for two classes, else the number of classes (one-vs-rest).
     epsilon, delta : float
-    solver, constraint, radius, feature_bound, fit_intercept, max_iter,
+    solver : {"sgd", "mirror_descent", "frank_wolfe"}
+        The solver ("auto" resolved by :func:`choose_solver`).
+    constraint, radius, feature_bound, fit_intercept, max_iter,
     n_vertices, refresh_every
         The estimator's hyperparameters of the same names.
+    n_classes : int or None, default=None
+        The number of classes (None: 2 for one problem, else n_problems).
+    balanced : bool, default=False
+        ``class_weight="balanced"``: the class totals are released even
+        without an intercept.
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights.
 
     Returns
     -------
-    MirrorDescentPlan or SimplexFrankWolfePlan
+    DPSGDPlan, MirrorDescentPlan or SimplexFrankWolfePlan
     """
+    if n_classes is None:
+        n_classes = 2 if n_problems == 1 else n_problems
+    totals = fit_intercept or balanced
+    if solver == "sgd":
+        return plan_polytope_sgd(
+            n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
+            delta=delta, fit_intercept=fit_intercept, n_classes=n_classes,
+            weight_bound=weight_bound, class_totals=totals)
     common = {"n_samples": n_samples, "n_features": n_features,
               "n_problems": n_problems, "epsilon": epsilon, "delta": delta,
               "constraint": constraint, "radius": radius,
@@ -441,5 +566,11 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
               "max_iter": max_iter}
     if solver == "mirror_descent":
         return plan_mirror_descent(**common, n_vertices=n_vertices,
-                                   refresh_every=refresh_every)
-    return plan_simplex_frank_wolfe(**common)
+                                   refresh_every=refresh_every,
+                                   n_classes=n_classes, class_totals=totals,
+                                   weight_bound=weight_bound)
+    # Frank-Wolfe's intercept is a coordinate of the polytope: it needs the
+    # totals only for "balanced" weights.
+    return plan_simplex_frank_wolfe(**common, n_classes=n_classes,
+                                    class_totals=balanced,
+                                    weight_bound=weight_bound)

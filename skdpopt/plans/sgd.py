@@ -213,8 +213,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     share = clip_share + target_share + count_share + calibration_share
     totals = None
     if n_classes is not None:
-        totals = plan_class_totals(n_classes, count_share * rho if rho else np.inf,
-                                   weight_bound)
+        multiplier = zcdp.gaussian_noise_multiplier(count_share * rho) if rho else 0.0
+        totals = plan_class_totals(n_classes, multiplier, weight_bound)
     calibration_steps = CALIBRATION_STEPS if calibrate_intercept else 0
     calibration_noise, calibration_event = 0.0, None
     if calibrate_intercept and epsilon != np.inf:

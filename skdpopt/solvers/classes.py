@@ -34,6 +34,7 @@ from .._data import map_rows, vector_total
 from .._sums import row_dots
 from ..losses import ClassWeighted
 from ..mechanisms import gaussian_noise, laplace_noise
+from ..plans.classes import problem_weights
 
 
 def class_totals(targets, sample_weight=None):
@@ -213,3 +214,40 @@ class WeightedProblem:
             X, coef, intercept, self.base_loss, self.row_weights(),
             self.weights.share, self.weights.total, plan.calibration_steps,
             plan.calibration_noise, rng)
+
+
+def weighted_problems(targets, loss, *, sample_weight, weight_bound, class_weight,
+                      classes, fit_intercept, totals_plan, rng):
+    """The weighting of each binary problem of a classifier fit.
+
+    Releases the class totals first when the plan has them
+    (:func:`release_class_totals`), then sets each problem's class
+    weights, scale and share (:func:`skdpopt.plans.classes.problem_weights`).
+
+    Parameters
+    ----------
+    targets : list of ndarray or dask.array.Array
+        The +-1 targets of each problem.
+    loss : object
+        The unweighted loss.
+    sample_weight : ndarray or None
+        Validated sample weights, in ``[0, weight_bound]``.
+    weight_bound : float
+        Their public bound (1 without weights).
+    class_weight : dict, "balanced" or None
+    classes : ndarray
+    fit_intercept : bool
+    totals_plan : ClassTotalsPlan or None
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of WeightedProblem
+    """
+    totals = None
+    if totals_plan is not None:
+        totals = release_class_totals(targets, sample_weight, totals_plan, rng)
+    scaled = None if sample_weight is None else sample_weight / weight_bound
+    weights = problem_weights(class_weight, classes, totals, weight_bound)
+    return [WeightedProblem(target, loss, problem, scaled, fit_intercept)
+            for target, problem in zip(targets, weights, strict=True)]

@@ -50,8 +50,9 @@ MAX_STEP = 2.0
 
 def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
                           hessian_noise, rng, start=None, nonnegative=None,
-                          noise="gaussian"):
-    """Minimise ``mean log(1 + exp(-y <theta, z>))`` over ``||theta||_1 <= radius``.
+                          noise="gaussian", bounded=None, sample_weight=None):
+    """Minimise ``mean v_i log(1 + exp(-y_i <theta, z_i>))`` over
+    ``||theta_bounded||_1 <= radius``.
 
     Parameters
     ----------
@@ -72,6 +73,12 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     nonnegative : ndarray of bool of shape (n_params,), default=None
         Parameters constrained to be >= 0.
     noise : {"gaussian", "laplace"}, default="gaussian"
+    bounded : ndarray of bool of shape (n_params,), default=None
+        The parameters inside the l1 ball (None: all); the others are
+        free (an intercept).
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Row weights v_i in [0, 1] (None: all 1), which leave the
+        sensitivities those of unweighted rows.
 
     Returns
     -------
@@ -80,11 +87,16 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     """
     n_samples, n_params = Z.shape
 
+    inside = (np.ones(n_params, dtype=bool) if bounded is None
+              else np.asarray(bounded, dtype=bool))
+    row_weight = 1.0 if sample_weight is None else sample_weight
+
     def project(point):
+        point = point.copy()
         if nonnegative is not None:
-            point = point.copy()
             point[nonnegative] = np.maximum(point[nonnegative], 0.0)
-        return project_l1_ball(point, radius)
+        point[inside] = project_l1_ball(point[inside], radius)
+        return point
 
     theta = project(np.zeros(n_params) if start is None
                     else np.array(start, dtype=float))
@@ -96,8 +108,8 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     for _ in range(n_steps):
         margin = y * (Z @ theta)
         # Sums over rows in float64 blocks (see skdpopt._sums).
-        gradient = column_sums(Z, -y * expit(-margin)) / n_samples
-        weights = expit(margin) * expit(-margin)
+        gradient = column_sums(Z, -y * expit(-margin) * row_weight) / n_samples
+        weights = expit(margin) * expit(-margin) * row_weight
         hessian = gram(Z, weights) / n_samples
         if gradient_noise > 0:
             gradient = gradient + sample(rng, gradient_noise, n_params)

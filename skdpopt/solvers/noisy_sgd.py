@@ -23,12 +23,18 @@ row), contribute the zero vector (docs/privacy/dpsgd.md).
 
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from .._data import linear_rows
 from ..accounting import SubsampledGaussianMechanism
+from ..geometry import project_polytope
 from ..mechanisms import gaussian_noise
+from .problems import LinearResult
+
+# Step size of DP-SGD over the polytope (DPSGDClassifier's default eta0).
+SGD_STEP = 0.5
 
 # Noise and batches for up to this many steps are drawn at once, to amortise
 # call overhead; fewer steps when the model is wide or the batches large, so
@@ -101,6 +107,7 @@ def noisy_sgd(
     intercept_init=0.0,
     sample_weight=None,
     weight_scale=1.0,
+    projection=None,
     verbose=0,
 ):
     """Run DP-SGD on a linear model.
@@ -146,6 +153,9 @@ def noisy_sgd(
         What the weights were divided by to lie in [0, 1] (the largest
         weight a row can carry): the noisy gradient is multiplied by it, so
         the steps are those of the weighted objective, noise included.
+    projection : callable or None, default=None
+        Maps the coefficients back onto a constraint set after each step
+        (after the ``radius`` projection, if any).
     verbose : int, default=0
 
     Returns
@@ -210,6 +220,8 @@ def noisy_sgd(
             norm = np.linalg.norm(coef)
             if norm > radius:
                 coef *= radius / norm
+        if projection is not None:
+            coef = projection(coef)
         if average_start is not None and t >= average_start:
             coef_sum += coef
             intercept_sum += intercept
@@ -232,3 +244,46 @@ def noisy_sgd(
         mechanism=SubsampledGaussianMechanism(
             min(sampling_rate, 1.0), noise_multiplier),
     )
+
+
+def polytope_sgd_logistic(problem, plan, rng, *, verbose=0):
+    """DP-SGD on the logistic loss over the l1 ball or the simplex
+    (DPLogisticSimplex's ``solver="sgd"``).
+
+    The rows are clipped to the feature bound b, each example's gradient
+    to norm ``SGD_CLIP b`` (:mod:`skdpopt.plans.logistic_simplex`), and the
+    coefficients are projected back onto the polytope after every step;
+    the intercept stays outside it.  The weighting (class totals, class and
+    sample weights) starts the intercept, which is calibrated after the
+    run (:func:`skdpopt.solvers.classes.calibrate_intercept`).
+
+    Parameters
+    ----------
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` already clipped to ``feature_bound``, ``y`` the +-1 targets,
+        ``radius``, ``constraint``, ``fit_intercept``, ``clip_norm`` and
+        ``weighting`` (a :class:`skdpopt.solvers.classes.WeightedProblem`).
+    plan : DPSGDPlan
+    rng : numpy.random.Generator
+    verbose : int, default=0
+
+    Returns
+    -------
+    LinearResult
+    """
+    weighting = problem.weighting
+    result = noisy_sgd(
+        problem.X, problem.y, weighting.loss, sampling_rate=plan.sampling_rate,
+        n_steps=plan.n_steps, clip_norm=problem.clip_norm,
+        noise_multiplier=plan.noise_multiplier,
+        learning_rate=learning_rate_schedule("constant", SGD_STEP, 0.0),
+        alpha=0.0, fit_intercept=problem.fit_intercept,
+        average_start=plan.average_start, radius=None, single_pass=False,
+        rng=rng, n_epochs=plan.n_epochs,
+        projection=partial(project_polytope, radius=problem.radius,
+                           constraint=problem.constraint),
+        verbose=verbose, **weighting.solver_args())
+    intercept = result.intercept
+    if plan.calibration_steps:
+        intercept = weighting.calibrate(problem.X, result.coef, intercept, plan, rng)
+    return LinearResult(result.coef, float(intercept))
