@@ -117,7 +117,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             )
             intercept = result.intercept
             if plan.calibration_steps:
-                intercept = problem.calibrate(X, result.coef, intercept, plan, rng)
+                intercept = problem.calibrated_intercept(X, result.coef, intercept,
+                                                         plan, rng)
             coefs.append(result.coef)
             intercepts.append(intercept)
         self.noise_multiplier_ = plan.noise_multiplier

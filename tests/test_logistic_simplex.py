@@ -129,14 +129,14 @@ def test_recorded_draws_and_sensitivity_follow_from_the_run(sparse_binary):
     """n_draws_ is the plan's count and the sensitivity is 2 tau R b / B."""
     X, y = sparse_binary
     clf = DPLogisticSimplex(epsilon=2.0, delta=1e-8, radius=4.0, feature_bound=0.5,
-                            random_state=0).fit(X, y)
+                            solver="mirror_descent", random_state=0).fit(X, y)
     n = X.shape[0]
     batch = n // clf.n_iter_
     assert clf.score_sensitivity_ == pytest.approx(
         2 * clf.step_size_ * 4.0 * 0.5 / batch, rel=1e-12)
     assert clf.n_draws_ == count_vertex_draws(clf.n_iter_, clf.n_vertices_,
                                               clf.refresh_every_)
-    # The label count, then a gradient and a Hessian per Newton step.
+    # The class totals, then a gradient and a Hessian per Newton step.
     assert clf.n_noisy_statistics_ == 1 + 2 * REFIT_STEPS
     # Never more than the paper's T K / q + q K + K.
     T, K, q = clf.n_iter_, clf.n_vertices_, clf.refresh_every_
@@ -147,12 +147,14 @@ def test_multiclass_composes_every_binary_fit():
     X, y = make_classification(n_samples=3000, n_features=20, n_informative=5,
                                n_classes=3, random_state=0)
     clf = DPLogisticSimplex(epsilon=2.0, delta=1e-8, feature_bound=3.0,
-                            random_state=0).fit(X, y)
+                            solver="mirror_descent", random_state=0).fit(X, y)
     per_problem = count_vertex_draws(clf.n_iter_, clf.n_vertices_,
                                      clf.refresh_every_)
     assert clf.n_draws_ == 3 * per_problem
     assert clf.coef_.shape == (3, 20) and clf.intercept_.shape == (3,)
-    assert clf.n_noisy_statistics_ == 3 * (1 + 2 * REFIT_STEPS)
+    # One release of the class totals for all problems, then each
+    # problem's Newton statistics.
+    assert clf.n_noisy_statistics_ == 1 + 3 * 2 * REFIT_STEPS
     assert clf.privacy_spent_.epsilon >= claimed_reference(clf, 1e-8) * (1 - 1e-4)
     assert clf.privacy_spent_.epsilon <= 2.0
 
@@ -160,17 +162,19 @@ def test_multiclass_composes_every_binary_fit():
 @pytest.mark.parametrize("constraint", ["l1_ball", "simplex"])
 def test_coef_is_sparse_and_feasible(sparse_binary, constraint):
     X, y = sparse_binary
-    clf = DPLogisticSimplex(epsilon=3.0, delta=1e-8, constraint=constraint,
-                            radius=5.0, random_state=1).fit(X, y)
-    assert np.count_nonzero(clf.coef_) <= clf.n_vertices_
-    # The output is an average of vertices of the polytope (with the
-    # intercept's coordinate scaled by b = 1).
-    total = np.abs(clf.coef_).sum() + np.abs(clf.intercept_).sum()
-    assert total <= 5.0 + 1e-9
+    for solver in ("mirror_descent", "sgd"):
+        clf = DPLogisticSimplex(epsilon=3.0, delta=1e-8, constraint=constraint,
+                                radius=5.0, solver=solver, random_state=1).fit(X, y)
+        if solver == "mirror_descent":
+            assert np.count_nonzero(clf.coef_) <= clf.n_vertices_
+        # The coefficients lie in the polytope; the intercept is outside it.
+        assert np.abs(clf.coef_).sum() <= 5.0 + 1e-9
+        if constraint == "simplex":
+            assert np.all(clf.coef_ >= 0)
     if constraint == "simplex":
-        assert np.all(clf.coef_ >= 0)
         no_intercept = DPLogisticSimplex(epsilon=3.0, delta=1e-8, radius=5.0,
                                          constraint="simplex", fit_intercept=False,
+                                         solver="mirror_descent",
                                          random_state=1).fit(X, y)
         assert np.all(no_intercept.coef_ >= 0)
         assert no_intercept.coef_.sum() <= 5.0 + 1e-9
@@ -202,10 +206,16 @@ def test_frank_wolfe_solver(sparse_binary):
 
 def test_no_privacy(sparse_binary):
     X, y = sparse_binary
-    clf = DPLogisticSimplex(epsilon=np.inf, random_state=0).fit(X, y)
+    clf = DPLogisticSimplex(epsilon=np.inf, solver="mirror_descent",
+                            random_state=0).fit(X, y)
     assert clf.privacy_spent_ == PrivacySpent(np.inf, 0.0)
     assert clf.n_iter_ == X.shape[0]  # one row per step, as the theorem says
     assert clf.score(X, y) > 0.7
+    # "auto" without privacy: DP-SGD over the polytope, without noise.
+    auto = DPLogisticSimplex(epsilon=np.inf, random_state=0).fit(X, y)
+    assert auto.solver_ == "sgd" and auto.noise_multiplier_ == 0
+    assert auto.privacy_spent_ == PrivacySpent(np.inf, 0.0)
+    assert auto.score(X, y) > 0.7
 
 
 def test_sparse_input_gives_the_dense_result(sparse_binary):
@@ -254,11 +264,12 @@ def test_probabilities_agree_with_the_decision(n_classes):
 def test_feature_scale_changes_nothing_about_privacy(sparse_binary):
     """Clipping to the public bound fixes the sensitivity."""
     X, y = sparse_binary
-    base = DPLogisticSimplex(random_state=0).fit(X, y)
-    huge = DPLogisticSimplex(random_state=0).fit(X * 1e12, y)
-    assert huge.score_sensitivity_ == base.score_sensitivity_
-    assert huge.privacy_spent_ == base.privacy_spent_
-    assert np.all(np.isfinite(huge.coef_))
+    for solver in ("mirror_descent", "sgd"):
+        base = DPLogisticSimplex(solver=solver, random_state=0).fit(X, y)
+        huge = DPLogisticSimplex(solver=solver, random_state=0).fit(X * 1e12, y)
+        assert huge.privacy_plan_ == base.privacy_plan_
+        assert huge.privacy_spent_ == base.privacy_spent_
+        assert np.all(np.isfinite(huge.coef_))
 
 
 def test_schedule_follows_theorem_when_the_budget_allows():
@@ -290,10 +301,10 @@ def test_one_class_is_rejected():
         ({"epsilon": 0.0}, "epsilon"),
         ({"delta": 1.0}, "delta"),
         ({"constraint": "l2_ball"}, "constraint"),
-        ({"solver": "sgd"}, "solver"),
+        ({"solver": "newton"}, "solver"),
         ({"n_vertices": 0}, "n_vertices"),
         ({"refresh_every": 0}, "refresh_every"),
-        ({"max_iter": 10**6}, "max_iter"),
+        ({"max_iter": 10**6, "solver": "mirror_descent"}, "max_iter"),
     ],
 )
 def test_bad_parameters_name_themselves(sparse_binary, params, name):
@@ -312,9 +323,14 @@ def test_non_finite_input_rejected(bad):
 
 def test_verbose_prints_progress(sparse_binary, capsys):
     X, y = sparse_binary
-    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, random_state=0).fit(X, y)
+    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, solver="mirror_descent",
+                      random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "-- Step" in out and "elapsed" in out
+    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, solver="sgd",
+                      random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "-- Epoch" in out and "Elapsed" in out
 
 
 @pytest.mark.parametrize("delta", [1e-8, 0.0])
@@ -335,6 +351,7 @@ def test_refit_noise_is_the_multiplier_times_the_derived_sensitivities(
     monkeypatch.setattr(mirror_descent, "noisy_newton_logistic", spy)
     b = 0.5
     clf = DPLogisticSimplex(epsilon=1.0, delta=delta, feature_bound=b,
+                            solver="mirror_descent",
                             random_state=0).fit(X * 3.0, y)  # clipped to b
     ((Z, kwargs),) = seen
     n, m = X.shape[0], clf.noise_multiplier_
@@ -416,8 +433,7 @@ def test_plan_is_made_from_public_quantities_only(sparse_binary):
         params = clf.get_params()
         plan = plan_logistic_simplex(
             n_samples=X.shape[0], n_features=X.shape[1], n_problems=1,
-            **{name: params[name] for name in parameters
-               if name not in ("n_samples", "n_features", "n_problems")})
+            **{name: params[name] for name in parameters if name in params})
         assert plan == clf.privacy_plan_
 
 

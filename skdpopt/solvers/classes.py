@@ -206,7 +206,7 @@ class WeightedProblem:
                 "sample_weight": self.sample_weight,
                 "weight_scale": self.weights.scale}
 
-    def calibrate(self, X, coef, intercept, plan, rng):
+    def calibrated_intercept(self, X, coef, intercept, plan, rng):
         """The intercept calibrated to the released share (see
         :func:`calibrate_intercept`); reads the plan's
         ``calibration_steps`` and ``calibration_noise``."""

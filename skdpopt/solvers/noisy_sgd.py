@@ -285,5 +285,6 @@ def polytope_sgd_logistic(problem, plan, rng, *, verbose=0):
         verbose=verbose, **weighting.solver_args())
     intercept = result.intercept
     if plan.calibration_steps:
-        intercept = weighting.calibrate(problem.X, result.coef, intercept, plan, rng)
+        intercept = weighting.calibrated_intercept(problem.X, result.coef,
+                                                   intercept, plan, rng)
     return LinearResult(result.coef, float(intercept))
