@@ -1,5 +1,4 @@
-"""Labels and groups: which are public, and each row's index into them;
-sample weights within their public bound.
+"""Labels and groups: which are public, and each row's index into them.
 
 A label set or a group set is public only when the user declares it
 (``classes=``, ``groups=``); read from the data it reveals which labels or
@@ -13,9 +12,7 @@ import warnings
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_sample_weight
 
-from ._data import is_dask_collection
 from .exceptions import PrivacyLeakWarning
 
 
@@ -263,49 +260,3 @@ def check_group_sizes(sizes, groups, what, min_group_size):
             f"{sizes[g]:.1f} < min_group_size={min_group_size}. "
             "Merge it with another group or lower min_group_size."
         )
-
-
-def check_sample_weight(estimator, sample_weight, X, bound):
-    """Validated sample weights, all in ``[0, bound]`` (a public bound).
-
-    Parameters
-    ----------
-    estimator : estimator
-        Named in messages.
-    sample_weight : array-like of shape (n_samples,) or None
-    X : array-like or dask.array.Array
-        The training features (their number of rows).
-    bound : float
-        The estimator's ``sample_weight_bound``.
-
-    Returns
-    -------
-    ndarray of float64 or None
-
-    Raises
-    ------
-    TypeError
-        For weights with Dask input (the Dask backend reads no weights).
-    ValueError
-        For weights of the wrong shape, not finite, negative or above
-        ``bound``.  Weights are refused, not clipped: a weight cut to the
-        bound would change the objective asked for.  The messages name no
-        weight and no count.
-    """
-    if sample_weight is None:
-        return None
-    name = type(estimator).__name__
-    if is_dask_collection(X) or is_dask_collection(sample_weight):
-        raise TypeError(
-            f"{name} takes no sample_weight with Dask collections: compute "
-            "the data into memory (X.compute()) to weight its rows.")
-    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                         ensure_non_negative=True)
-    if sample_weight.max(initial=0.0) > bound:
-        raise ValueError(
-            f"{name}: some sample weights exceed sample_weight_bound={bound}. "
-            "The bound is public and scales the noise (the sensitivity grows "
-            "with the largest weight a row may carry): raise it to the "
-            "largest weight your weighting scheme can give, or rescale the "
-            "weights.")
-    return sample_weight

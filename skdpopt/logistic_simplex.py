@@ -14,13 +14,13 @@ from ._base import (
     keep_fit_on_error,
 )
 from ._clipping import clip_features
-from ._data import clip_rows, is_dask_collection
-from ._targets import classifier_data
-from ._validation import check_sample_weight
+from ._data import clip_rows, is_dask_collection, map_rows
+from ._diagnostics import warn_if_no_better_than_prior
+from ._targets import check_sample_weight, classifier_data
 from .losses import LogLoss
-from .plans.classes import public_class_weights
+from .plans.classes import FIT_CHECK_SPREADS, class_stage, public_class_weights
 from .plans.logistic_simplex import SGD_CLIP, choose_solver, plan_logistic_simplex
-from .solvers.classes import weighted_problems
+from .solvers.classes import release_class_totals, release_fit_check, weigh_problems
 from .solvers.frank_wolfe import frank_wolfe_logistic
 from .solvers.mirror_descent import vertex_sampling_logistic
 from .solvers.noisy_sgd import polytope_sgd_logistic
@@ -294,13 +294,14 @@ class DPLogisticSimplex(
             feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
             max_iter=self.max_iter, n_vertices=self.n_vertices,
             refresh_every=self.refresh_every, n_classes=len(self.classes_),
-            balanced=self.class_weight == "balanced", weight_bound=bound)
+            weight_bound=bound)
         rng = self._begin_release(plan)
-        problems = weighted_problems(
-            targets, LogLoss(), sample_weight=sample_weight, weight_bound=bound,
-            class_weight=self.class_weight, classes=self.classes_,
-            fit_intercept=self.fit_intercept, totals_plan=plan.class_totals,
-            rng=rng)
+        totals = release_class_totals(targets, sample_weight, plan.class_totals, rng)
+        weighting = weigh_problems(
+            targets, LogLoss(),
+            class_stage(self.class_weight, self.classes_, totals, bound),
+            fit_intercept=self.fit_intercept,
+            sample_weight=None if sample_weight is None else sample_weight / bound)
         if self.solver_ == "mirror_descent":
             # Mirror descent clips each batch as it reads it (no copy of X).
             solve = partial(vertex_sampling_logistic, verbose=self.verbose)
@@ -314,9 +315,17 @@ class DPLogisticSimplex(
             X, target, self.fit_intercept, radius=self.radius,
             constraint=self.constraint, feature_bound=self.feature_bound,
             clip_norm=SGD_CLIP * self.feature_bound, weighting=problem),
-            plan, rng) for target, problem in zip(targets, problems, strict=True)]
+            plan, rng) for target, problem in zip(targets, weighting.problems,
+                                                  strict=True)]
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
+        # A released check of the fitted model against the class prior.
+        released = release_fit_check(
+            map_rows(self.predict_log_proba, X, len(self.classes_)), targets,
+            weighting.log_prior(), weighting.row_weights(targets), plan.fit_check,
+            rng)
+        warn_if_no_better_than_prior(self, released, plan.fit_check,
+                                     spreads=FIT_CHECK_SPREADS, stacklevel=4)
         self._store_plan(plan)
         self._finish_release(plan)
         return self

@@ -27,14 +27,14 @@ from ._diagnostics import (
     MORE_EPSILON,
     MORE_ROWS,
     noisy_sum_ratio,
+    warn_if_no_better_than_prior,
     warn_if_noise_dominates,
 )
-from ._targets import classifier_data
-from ._validation import check_sample_weight
+from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
-from .plans.classes import public_class_weights
+from .plans.classes import FIT_CHECK_SPREADS, class_stage, public_class_weights
 from .plans.sgd import plan_dpsgd
-from .solvers.classes import weighted_problems
+from .solvers.classes import release_class_totals, release_fit_check, weigh_problems
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
 
 _COMMON_PARAMETER_CONSTRAINTS = {
@@ -90,7 +90,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             n_params=X.shape[1] + int(self.fit_intercept)),
             levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
         rng = self._begin_release(plan)
-        problems = self._weighted_problems(targets, loss, sample_weight, plan, rng)
+        weighting = self._weighting(targets, loss, sample_weight, plan, rng)
+        problems = weighting.problems if weighting else [None] * len(targets)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
         schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
@@ -121,11 +122,15 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                                                          plan, rng)
             coefs.append(result.coef)
             intercepts.append(intercept)
+        coefs, intercepts = np.array(coefs), np.array(intercepts)
+        if plan.fit_check is not None:
+            self.coef_, self.intercept_ = coefs, intercepts
+            self._check_fit(X, targets, weighting, plan, rng)
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
         self._finish_release(plan)
-        return np.array(coefs), np.array(intercepts)
+        return coefs, intercepts
 
     def _fits_on_dask(self, X):
         # single_pass tracks the rows seen: validate_training_data refuses
@@ -143,9 +148,9 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         """The plan's class totals and calibration (classifier)."""
         return {}
 
-    def _weighted_problems(self, targets, loss, sample_weight, plan, rng):
-        """One :class:`WeightedProblem` per target (None for regression)."""
-        return [None] * len(targets)
+    def _weighting(self, targets, loss, sample_weight, plan, rng):
+        """The classes' weighting (classifier; None for regression)."""
+        return None
 
     def _scaled_problem(self, targets, loss, plan, rng):
         """The targets and loss the solver fits (classifiers: as given)."""
@@ -658,24 +663,38 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         return self
 
     def _class_plan(self, loss, sample_weight):
-        # The class totals start the intercepts and set "balanced" weights;
-        # the intercepts of losses with a probability are calibrated last.
-        count = self.fit_intercept or self.class_weight == "balanced"
+        # The class totals start the intercepts, set "balanced" weights and
+        # the prior of the fit check; the intercepts of losses with a
+        # probability are calibrated, and their fit checked, last.
+        proba = self._has_proba()
+        count = self.fit_intercept or self.class_weight == "balanced" or proba
         return {"n_classes": len(self.classes_) if count else None,
                 "weight_bound": self._weight_bound(sample_weight),
-                "calibrate_intercept": (self.fit_intercept
-                                        and hasattr(loss, "probability"))}
+                "calibrate_intercept": self.fit_intercept and proba,
+                "fit_check": proba}
 
     def _weight_bound(self, sample_weight):
         return 1.0 if sample_weight is None else float(self.sample_weight_bound)
 
-    def _weighted_problems(self, targets, loss, sample_weight, plan, rng):
-        return weighted_problems(
-            targets, loss, sample_weight=sample_weight,
-            weight_bound=self._weight_bound(sample_weight),
-            class_weight=self.class_weight, classes=self.classes_,
-            fit_intercept=self.fit_intercept, totals_plan=plan.class_totals,
-            rng=rng)
+    def _weighting(self, targets, loss, sample_weight, plan, rng):
+        totals = None
+        if plan.class_totals is not None:
+            totals = release_class_totals(targets, sample_weight,
+                                          plan.class_totals, rng)
+        bound = self._weight_bound(sample_weight)
+        stage = class_stage(self.class_weight, self.classes_, totals, bound)
+        return weigh_problems(
+            targets, loss, stage, fit_intercept=self.fit_intercept,
+            sample_weight=None if sample_weight is None else sample_weight / bound)
+
+    def _check_fit(self, X, targets, weighting, plan, rng):
+        # A released check of the fitted model against the class prior.
+        released = release_fit_check(
+            map_rows(self.predict_log_proba, X, len(self.classes_)), targets,
+            weighting.log_prior(), weighting.row_weights(targets), plan.fit_check,
+            rng)
+        warn_if_no_better_than_prior(self, released, plan.fit_check,
+                                     spreads=FIT_CHECK_SPREADS, stacklevel=6)
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

@@ -33,6 +33,14 @@ CALIBRATION_STEPS = 3
 # Released totals are floored at this many standard deviations of their
 # noise, so that a class the noise hides gets a bounded weight.
 TOTAL_FLOOR_SPREADS = 2.0
+# The fit check: each training row's gain in log-likelihood of the fitted
+# model over the class prior, clipped to [-FIT_CHECK_BOUND, FIT_CHECK_BOUND]
+# nats, summed and released on FIT_CHECK_SHARE of the budget; the fit warns
+# when the released sum is not above FIT_CHECK_SPREADS standard deviations
+# of its noise (the model is then not clearly better than the prior).
+FIT_CHECK_SHARE = 0.02
+FIT_CHECK_BOUND = 0.5
+FIT_CHECK_SPREADS = 2.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,53 @@ def plan_class_totals(n_classes, noise_multiplier, weight_bound=1.0, pure=False)
     return ClassTotalsPlan(n_classes, "gaussian", std,
                            max(TOTAL_FLOOR_SPREADS * std, 0.5),
                            GaussianMechanism(noise_multiplier))
+
+
+@dataclass(frozen=True)
+class FitCheckPlan:
+    """The release of the fit check's sum.
+
+    Attributes
+    ----------
+    noise : {"gaussian", "laplace", None}
+    noise_scale : float
+        Standard deviation (Gaussian) or scale (Laplace) of the noise on
+        the sum; replacing one record moves it by at most ``2 bound``.
+    bound : float
+        Each row's gain is clipped to ``[-bound, bound]``.
+    event : event
+    """
+
+    noise: str
+    noise_scale: float
+    bound: float
+    event: object
+
+    @property
+    def spread(self):
+        """Standard deviation of the noise."""
+        return self.noise_scale * (math.sqrt(2.0) if self.noise == "laplace" else 1.0)
+
+
+def plan_fit_check(noise_multiplier, pure=False, bound=FIT_CHECK_BOUND):
+    """Plan the fit check's release: noise over its sensitivity ``2 bound``
+    (Gaussian, or Laplace with ``pure``); 0: no privacy, no noise."""
+    if noise_multiplier == 0:
+        return FitCheckPlan(None, 0.0, bound, EpsilonDeltaEvent(np.inf, 0.0))
+    if pure:
+        return FitCheckPlan("laplace", noise_multiplier * 2.0 * bound, bound,
+                            LaplaceMechanism(1.0 / noise_multiplier))
+    return FitCheckPlan("gaussian", noise_multiplier * 2.0 * bound, bound,
+                        GaussianMechanism(noise_multiplier))
+
+
+def class_weight_vector(class_weight, classes, totals):
+    """The weight of each class: public (None, a dict) or "balanced" from
+    the released totals, ``sum(totals) / (n_classes * totals)``."""
+    weights = public_class_weights(class_weight, classes)
+    if weights is None:
+        weights = totals.sum() / (len(classes) * totals)
+    return weights
 
 
 @dataclass(frozen=True)
@@ -167,9 +222,7 @@ def problem_weights(class_weight, classes, totals, weight_bound=1.0):
     list of ProblemWeights
     """
     n_classes = len(classes)
-    weights = public_class_weights(class_weight, classes)
-    if weights is None:
-        weights = totals.sum() / (n_classes * totals)
+    weights = class_weight_vector(class_weight, classes, totals)
     if n_classes == 2:
         pairs = [(1, weights[1], weights[0])]
     else:
@@ -186,3 +239,29 @@ def problem_weights(class_weight, classes, totals, weight_bound=1.0):
         problems.append(ProblemWeights(positive / top, negative / top,
                                        weight_bound * top, share, total))
     return problems
+
+
+@dataclass(frozen=True)
+class ClassStage:
+    """What the public class weights and the released totals set.
+
+    Attributes
+    ----------
+    problems : list of ProblemWeights
+        One per binary problem (:func:`problem_weights`).
+    class_weights : ndarray of shape (n_classes,)
+        The weight of each class (:func:`class_weight_vector`).
+    totals : ndarray of shape (n_classes,) or None
+        The released totals (None when not released).
+    """
+
+    problems: list
+    class_weights: np.ndarray
+    totals: np.ndarray = None
+
+
+def class_stage(class_weight, classes, totals, weight_bound=1.0):
+    """The weighting stage of a classifier fit, from public and released
+    values only (see :func:`problem_weights`)."""
+    return ClassStage(problem_weights(class_weight, classes, totals, weight_bound),
+                      class_weight_vector(class_weight, classes, totals), totals)

@@ -22,7 +22,14 @@ from ..accounting.zcdp import (
     rho_for,
 )
 from .base import PrivacyPlan
-from .classes import COUNT_SHARE, ClassTotalsPlan, plan_class_totals
+from .classes import (
+    COUNT_SHARE,
+    FIT_CHECK_SHARE,
+    ClassTotalsPlan,
+    FitCheckPlan,
+    plan_class_totals,
+    plan_fit_check,
+)
 from .sgd import plan_dpsgd
 
 # The per-feature signal |E[dloss * x_j]| / (2 b) that the default schedule
@@ -82,6 +89,8 @@ class MirrorDescentPlan(PrivacyPlan):
     class_totals : ClassTotalsPlan or None
         The release of the class totals, with the statistics' noise
         multiplier (:mod:`skdpopt.plans.classes`).
+    fit_check : FitCheckPlan or None
+        The release of the fit check, last, with the same multiplier.
     refit_gradient_noise, refit_hessian_noise : float
         Noise on each coordinate of a Newton step's mean gradient and on
         each entry of its mean Hessian (:func:`refit_sensitivities`).
@@ -103,6 +112,7 @@ class MirrorDescentPlan(PrivacyPlan):
     noise_multiplier: float
     noise: str
     class_totals: ClassTotalsPlan = None
+    fit_check: FitCheckPlan = None
     refit_gradient_noise: float = 0.0
     refit_hessian_noise: float = 0.0
     refit_steps: int = REFIT_STEPS
@@ -129,7 +139,9 @@ class SimplexFrankWolfePlan(PrivacyPlan):
     n_draws : int
         ``n_steps * n_problems``.
     class_totals : ClassTotalsPlan or None
-        The release of the class totals (``class_weight="balanced"``).
+        The release of the class totals.
+    fit_check : FitCheckPlan or None
+        The release of the fit check, last.
     """
 
     n_problems: int
@@ -138,6 +150,7 @@ class SimplexFrankWolfePlan(PrivacyPlan):
     score_sensitivity: float
     n_draws: int
     class_totals: ClassTotalsPlan = None
+    fit_check: FitCheckPlan = None
 
 
 def refresh_steps(n_steps, refresh_every):
@@ -309,7 +322,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     n_classes : int or None, default=None
         Number of classes (``n_problems``, or 2 for one problem).
     class_totals : bool or None, default=None
-        Release the class totals first (None: when ``fit_intercept``).
+        Release the class totals first (None: yes; they also set the fit
+        check's prior).
     weight_bound : float, default=1.0
         Public bound on the rows' sample weights (the totals' sensitivity).
 
@@ -320,7 +334,7 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     if n_classes is None:
         n_classes = 2 if n_problems == 1 else n_problems
     if class_totals is None:
-        class_totals = fit_intercept
+        class_totals = True
     # Vertices over the features only: the intercept is fitted afterwards
     # with the scale of the released direction.
     m = polytope_vertices(n_features, constraint)
@@ -339,11 +353,12 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     # Fresh disjoint batches; the smallest one bounds the sensitivity.
     batch_size = n_samples // n_steps
     draws = count_vertex_draws(n_steps, K, q)
-    # Noisy statistics: the class totals (one release for all problems, if
-    # any: for the intercept's offset or "balanced" weights), then a
-    # gradient and a Hessian per Newton step and problem.
+    # Noisy statistics: the class totals (one release for all problems:
+    # the intercept's offset, "balanced" weights, the fit check's prior),
+    # a gradient and a Hessian per Newton step and problem, and the fit
+    # check.
     per_problem = 2 * refit_steps
-    statistics = int(class_totals) + per_problem * n_problems
+    statistics = int(class_totals) + per_problem * n_problems + 1
     lipschitz = radius * feature_bound
     pure = delta == 0
 
@@ -378,8 +393,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
                           repeat(statistic(multiplier), per_problem))
         problems = repeat(problem, n_problems)
         if not class_totals:
-            return problems
-        return compose(statistic(multiplier), problems)
+            return compose(problems, statistic(multiplier))
+        return compose(statistic(multiplier), problems, statistic(multiplier))
 
     if epsilon == np.inf:
         step_size = regret_step_size(n_steps, m, lipschitz)
@@ -403,7 +418,7 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         step_size=step_size, score_sensitivity=sensitivity(step_size),
         n_draws=draws * n_problems, n_statistics=statistics,
         noise_multiplier=multiplier, noise="laplace" if pure else "gaussian",
-        class_totals=totals,
+        class_totals=totals, fit_check=plan_fit_check(multiplier, pure),
         refit_gradient_noise=multiplier * gradient_sensitivity,
         refit_hessian_noise=multiplier * hessian_sensitivity,
         refit_steps=refit_steps, refit_start=refit_start)
@@ -411,7 +426,7 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
 
 def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delta,
                              constraint, radius, feature_bound, fit_intercept,
-                             max_iter=None, n_classes=None, class_totals=False,
+                             max_iter=None, n_classes=None, class_totals=True,
                              weight_bound=1.0):
     """Plan a private Frank-Wolfe fit over the l1 ball or simplex.
 
@@ -422,9 +437,10 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
     constraint, radius, feature_bound, fit_intercept, max_iter
         The estimator's hyperparameters of the same names.
     n_classes : int or None, default=None
-    class_totals : bool, default=False
-        Release the class totals first (``class_weight="balanced"``), on
-        ``COUNT_SHARE`` of the budget.
+    class_totals : bool, default=True
+        Release the class totals first (``class_weight="balanced"``, the
+        fit check's prior), on ``COUNT_SHARE`` of the budget; the fit
+        check is released last, on ``FIT_CHECK_SHARE``.
     weight_bound : float, default=1.0
         Public bound on the rows' sample weights (the totals' sensitivity).
 
@@ -453,19 +469,24 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
         return SimplexFrankWolfePlan(
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_problems=n_problems, n_steps=n_steps, step_size=np.inf,
-            score_sensitivity=np.inf, n_draws=draws, class_totals=totals)
+            score_sensitivity=np.inf, n_draws=draws, class_totals=totals,
+            fit_check=plan_fit_check(0.0))
 
-    totals, share = None, 0.0
-    if class_totals:
-        share = COUNT_SHARE
+    def multiplier_for(share):
         rho = share * rho_for(epsilon, delta)
-        multiplier = (1.0 / pure_epsilon_for(rho) if pure
-                      else gaussian_noise_multiplier(rho))
-        totals = plan_class_totals(n_classes, multiplier, weight_bound, pure)
+        return 1.0 / pure_epsilon_for(rho) if pure else gaussian_noise_multiplier(rho)
+
+    totals, share = None, FIT_CHECK_SHARE
+    if class_totals:
+        share += COUNT_SHARE
+        totals = plan_class_totals(n_classes, multiplier_for(COUNT_SHARE),
+                                   weight_bound, pure)
+    check = plan_fit_check(multiplier_for(FIT_CHECK_SHARE), pure)
 
     def run_event(step_size):
         draws_event = repeat(ExponentialMechanism(sensitivity(step_size)), draws)
-        return draws_event if totals is None else compose(totals.event, draws_event)
+        first = [] if totals is None else [totals.event]
+        return compose(*first, draws_event, check.event)
 
     step_size = calibrate(run_event, epsilon, delta, ScaleBracket(
         draw_score_sensitivity(epsilon, delta, draws / (1.0 - share))
@@ -474,7 +495,7 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
         epsilon=epsilon, delta=delta, event=run_event(step_size),
         n_problems=n_problems, n_steps=n_steps, step_size=step_size,
         score_sensitivity=sensitivity(step_size), n_draws=draws,
-        class_totals=totals)
+        class_totals=totals, fit_check=check)
 
 
 def choose_solver(n_samples, n_features, epsilon, delta):
@@ -500,32 +521,30 @@ def choose_solver(n_samples, n_features, epsilon, delta):
 
 
 def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
-                      n_classes, weight_bound=1.0, class_totals=None):
+                      n_classes, weight_bound=1.0):
     """Plan DP-SGD over the polytope (``solver="sgd"``).
 
     The DP-SGD plan (:func:`skdpopt.plans.sgd.plan_dpsgd`) with the
     schedule of DPSGDClassifier's defaults (``SGD_EPOCHS`` Poisson epochs,
-    batch size "auto", averaged iterates), the class totals first (with an
-    intercept) and the intercept's calibration last.
+    batch size "auto", averaged iterates), the class totals first, the
+    intercept's calibration and the fit check last.
 
     Returns
     -------
     DPSGDPlan
     """
-    if class_totals is None:
-        class_totals = fit_intercept
     return plan_dpsgd(
         n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
         delta=delta, sampling="poisson", batch_size="auto",
-        max_iter=SGD_EPOCHS, average=True,
-        n_classes=n_classes if class_totals else None,
-        weight_bound=weight_bound, calibrate_intercept=fit_intercept)
+        max_iter=SGD_EPOCHS, average=True, n_classes=n_classes,
+        weight_bound=weight_bound, calibrate_intercept=fit_intercept,
+        fit_check=True)
 
 
 def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
                           solver, constraint, radius, feature_bound, fit_intercept,
                           max_iter, n_vertices, refresh_every, n_classes=None,
-                          balanced=False, weight_bound=1.0):
+                          weight_bound=1.0):
     """Plan a DPLogisticSimplex fit from public quantities (never X or y).
 
     Parameters
@@ -541,9 +560,6 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
         The estimator's hyperparameters of the same names.
     n_classes : int or None, default=None
         The number of classes (None: 2 for one problem, else n_problems).
-    balanced : bool, default=False
-        ``class_weight="balanced"``: the class totals are released even
-        without an intercept.
     weight_bound : float, default=1.0
         Public bound on the rows' sample weights.
 
@@ -553,12 +569,11 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
     """
     if n_classes is None:
         n_classes = 2 if n_problems == 1 else n_problems
-    totals = fit_intercept or balanced
     if solver == "sgd":
         return plan_polytope_sgd(
             n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
             delta=delta, fit_intercept=fit_intercept, n_classes=n_classes,
-            weight_bound=weight_bound, class_totals=totals)
+            weight_bound=weight_bound)
     common = {"n_samples": n_samples, "n_features": n_features,
               "n_problems": n_problems, "epsilon": epsilon, "delta": delta,
               "constraint": constraint, "radius": radius,
@@ -567,10 +582,6 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
     if solver == "mirror_descent":
         return plan_mirror_descent(**common, n_vertices=n_vertices,
                                    refresh_every=refresh_every,
-                                   n_classes=n_classes, class_totals=totals,
-                                   weight_bound=weight_bound)
-    # Frank-Wolfe's intercept is a coordinate of the polytope: it needs the
-    # totals only for "balanced" weights.
+                                   n_classes=n_classes, weight_bound=weight_bound)
     return plan_simplex_frank_wolfe(**common, n_classes=n_classes,
-                                    class_totals=balanced,
                                     weight_bound=weight_bound)

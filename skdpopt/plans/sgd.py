@@ -27,8 +27,11 @@ from .classes import (
     CALIBRATION_SHARE,
     CALIBRATION_STEPS,
     COUNT_SHARE,
+    FIT_CHECK_SHARE,
     ClassTotalsPlan,
+    FitCheckPlan,
     plan_class_totals,
+    plan_fit_check,
 )
 from .preprocessing import QuantileDraws
 
@@ -86,6 +89,9 @@ class DPSGDPlan(PrivacyPlan):
     calibration_noise : float
         Standard deviation of the noise on each calibration sum (rows'
         weights in [0, 1]: sensitivity 1).
+    fit_check : FitCheckPlan or None
+        The release of the fit check, last (classifiers with
+        probabilities).
     """
 
     sampling_rate: float
@@ -100,6 +106,7 @@ class DPSGDPlan(PrivacyPlan):
     class_totals: ClassTotalsPlan = None
     calibration_steps: int = 0
     calibration_noise: float = 0.0
+    fit_check: FitCheckPlan = None
 
 
 # batch_size="auto": at most MAX_AUTO_BATCH rows, and small enough that
@@ -143,7 +150,8 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
-               n_classes=None, weight_bound=1.0, calibrate_intercept=False):
+               n_classes=None, weight_bound=1.0, calibrate_intercept=False,
+               fit_check=False):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -175,6 +183,9 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         (:func:`skdpopt.solvers.classes.calibrate_intercept`):
         ``CALIBRATION_STEPS`` noisy sums per problem on
         ``CALIBRATION_SHARE`` of the budget.
+    fit_check : bool, default=False
+        Release the fit check last (:mod:`skdpopt.plans.classes`), on
+        ``FIT_CHECK_SHARE`` of the budget.
 
     Returns
     -------
@@ -210,7 +221,9 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                                   quantile=TARGET_QUANTILE)
     count_share = COUNT_SHARE if n_classes is not None else 0.0
     calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
-    share = clip_share + target_share + count_share + calibration_share
+    check_share = FIT_CHECK_SHARE if fit_check else 0.0
+    share = (clip_share + target_share + count_share + calibration_share
+             + check_share)
     totals = None
     if n_classes is not None:
         multiplier = zcdp.gaussian_noise_multiplier(count_share * rho) if rho else 0.0
@@ -222,6 +235,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         multiplier = 1.0 / np.sqrt(2.0 * calibration_share * rho / releases)
         calibration_noise = multiplier  # sensitivity 1
         calibration_event = repeat(GaussianMechanism(multiplier), releases)
+    check = None
+    if fit_check:
+        check = plan_fit_check(
+            zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0)
     if epsilon == np.inf:
         noise_multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)
     else:
@@ -229,6 +246,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         if totals is not None:
             first.insert(0, totals.event)
         last = [] if calibration_event is None else [calibration_event]
+        if check is not None:
+            last.append(check.event)
 
         def make_event(sigma):
             steps_event = repeat(
@@ -250,4 +269,4 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         noise_multiplier=noise_multiplier, average_start=average_start,
         clip_draws=clip_draws, target_draws=target_draws, bounds_share=share,
         class_totals=totals, calibration_steps=calibration_steps,
-        calibration_noise=calibration_noise)
+        calibration_noise=calibration_noise, fit_check=check)

@@ -34,7 +34,6 @@ from .._data import map_rows, vector_total
 from .._sums import row_dots
 from ..losses import ClassWeighted
 from ..mechanisms import gaussian_noise, laplace_noise
-from ..plans.classes import problem_weights
 
 
 def class_totals(targets, sample_weight=None):
@@ -216,13 +215,51 @@ class WeightedProblem:
             plan.calibration_noise, rng)
 
 
-def weighted_problems(targets, loss, *, sample_weight, weight_bound, class_weight,
-                      classes, fit_intercept, totals_plan, rng):
-    """The weighting of each binary problem of a classifier fit.
+@dataclass(frozen=True)
+class ClassWeighting:
+    """A classifier fit's weighting, from public and released values.
 
-    Releases the class totals first when the plan has them
-    (:func:`release_class_totals`), then sets each problem's class
-    weights, scale and share (:func:`skdpopt.plans.classes.problem_weights`).
+    Attributes
+    ----------
+    problems : list of WeightedProblem
+        One per binary problem.
+    totals : ndarray of shape (n_classes,) or None
+        The released (floored) class totals; None when not released.
+    class_weights : ndarray of shape (n_classes,)
+        The weight of each class (public, or "balanced" from the totals).
+    sample_weight : ndarray or None
+        The rows' sample weights over their bound, in [0, 1].
+    """
+
+    problems: list
+    totals: np.ndarray
+    class_weights: np.ndarray
+    sample_weight: np.ndarray = None
+
+    def log_prior(self):
+        """Log of the classes' weighted shares in the released totals."""
+        mass = self.class_weights * self.totals
+        return np.log(mass / mass.sum())
+
+    def row_weights(self, targets):
+        """Each row's weight in [0, 1]: its class's weight over the largest
+        class weight, times its sample weight over the bound."""
+        scaled = self.class_weights / self.class_weights.max()
+        weights = None
+        if not np.all(scaled == 1.0):
+            if len(targets) == 1:
+                weights = np.where(targets[0] > 0, scaled[1], scaled[0])
+            else:
+                weights = sum(np.where(target > 0, scaled[k], 0.0)
+                              for k, target in enumerate(targets))
+        if self.sample_weight is not None:
+            weights = (self.sample_weight if weights is None
+                       else weights * self.sample_weight)
+        return weights
+
+
+def weigh_problems(targets, loss, stage, *, sample_weight, fit_intercept):
+    """The weighting of a classifier fit and of each of its binary problems.
 
     Parameters
     ----------
@@ -230,24 +267,75 @@ def weighted_problems(targets, loss, *, sample_weight, weight_bound, class_weigh
         The +-1 targets of each problem.
     loss : object
         The unweighted loss.
+    stage : ClassStage
+        Each problem's class weights, scale and share, and the classes'
+        weights, from the public ``class_weight`` and the released totals
+        (:func:`skdpopt.plans.classes.class_stage`).
     sample_weight : ndarray or None
-        Validated sample weights, in ``[0, weight_bound]``.
-    weight_bound : float
-        Their public bound (1 without weights).
-    class_weight : dict, "balanced" or None
-    classes : ndarray
+        The rows' sample weights over their public bound, in [0, 1].
     fit_intercept : bool
-    totals_plan : ClassTotalsPlan or None
+
+    Returns
+    -------
+    ClassWeighting
+    """
+    problems = [WeightedProblem(target, loss, weights, sample_weight, fit_intercept)
+                for target, weights in zip(targets, stage.problems, strict=True)]
+    return ClassWeighting(problems, stage.totals, stage.class_weights, sample_weight)
+
+
+def log_likelihood_gains(log_proba, targets, log_prior, bound):
+    """Each row's gain in log-likelihood over the prior, clipped.
+
+    ``clip(log p(y_i | x_i) - log prior(y_i), -bound, bound)``, NaN as 0:
+    every term lies in ``[-bound, bound]``, so replacing one record moves
+    their (weighted, weights in [0, 1]) sum by at most ``2 bound``.
+
+    Parameters
+    ----------
+    log_proba : ndarray or dask.array.Array of shape (n_samples, n_classes)
+        The fitted model's log-probabilities on the training rows.
+    targets : list of ndarray or dask.array.Array
+        The +-1 targets (one problem for two classes, else one per class).
+    log_prior : ndarray of shape (n_classes,)
+        Log of the released class shares.
+    bound : float
+
+    Returns
+    -------
+    ndarray or dask.array.Array of shape (n_samples,)
+    """
+    gains = log_proba - log_prior
+    if len(targets) == 1:
+        term = np.where(targets[0] > 0, gains[:, 1], gains[:, 0])
+    else:
+        term = sum(np.where(target > 0, gains[:, k], 0.0)
+                   for k, target in enumerate(targets))
+    with np.errstate(invalid="ignore"):
+        term = np.clip(term, -bound, bound)
+    return np.where(np.isnan(term), 0.0, term)
+
+
+def release_fit_check(log_proba, targets, log_prior, weights, plan, rng):
+    """The sum of the rows' clipped gains (weighted), plus the plan's noise.
+
+    Parameters
+    ----------
+    log_proba, targets, log_prior
+        As :func:`log_likelihood_gains`.
+    weights : ndarray or None
+        Rows' weights in [0, 1] (class and sample weights over their
+        bounds); None: all 1.
+    plan : FitCheckPlan
     rng : numpy.random.Generator
 
     Returns
     -------
-    list of WeightedProblem
+    float
     """
-    totals = None
-    if totals_plan is not None:
-        totals = release_class_totals(targets, sample_weight, totals_plan, rng)
-    scaled = None if sample_weight is None else sample_weight / weight_bound
-    weights = problem_weights(class_weight, classes, totals, weight_bound)
-    return [WeightedProblem(target, loss, problem, scaled, fit_intercept)
-            for target, problem in zip(targets, weights, strict=True)]
+    gains = log_likelihood_gains(log_proba, targets, log_prior, plan.bound)
+    released = vector_total(gains if weights is None else gains * weights)
+    if plan.noise is not None:
+        noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
+        released += noise(rng, plan.noise_scale, 1)[0]
+    return float(released)
