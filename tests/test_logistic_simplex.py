@@ -47,54 +47,65 @@ def zcdp_epsilon(rho, delta):
     return best.fun
 
 
-def pld_epsilon(epsilon0, count, delta, gaussian_std=None, gaussian_count=0):
+def pld_epsilon(epsilon0, count, delta, releases=()):
     """dp-accounting's PLD for ``count`` compositions of an epsilon0-DP
     mechanism (its dominating pair is randomised response), composed with
-    ``gaussian_count`` Gaussian mechanisms of noise ``gaussian_std`` times
-    their sensitivity.  The grid is pessimistic: its epsilon lies above the
-    exact one by about 1e-4 relative here, which bounds how far a sound
-    claim can sit below it."""
+    Gaussian mechanisms: ``releases`` of (noise over sensitivity, count).
+    The grid is pessimistic: its epsilon lies above the exact one by about
+    1e-4 relative here, which bounds how far a sound claim can sit below
+    it."""
     interval = 1e-5
     pld = pld_lib.from_privacy_parameters(
         common.DifferentialPrivacyParameters(epsilon0, 0.0),
         value_discretization_interval=interval).self_compose(count)
-    if gaussian_count:
+    for std, times in releases:
         gaussian = pld_lib.from_gaussian_mechanism(
-            gaussian_std, sensitivity=1.0,
-            value_discretization_interval=interval)
-        pld = pld.compose(gaussian.self_compose(gaussian_count))
+            std, sensitivity=1.0, value_discretization_interval=interval)
+        pld = pld.compose(gaussian.self_compose(times))
     return pld.get_epsilon_for_delta(delta)
 
 
-def reference_epsilon(score_sensitivity, count, delta, noise_multiplier=None,
-                      n_statistics=0):
+def reference_epsilon(score_sensitivity, count, delta, releases=()):
     """The tightest of the independent bounds for ``count`` draws whose
-    scores move by at most D, plus ``n_statistics`` Gaussian releases with
-    the given noise multiplier (std over L2 sensitivity): each draw is
-    D^2/2-zCDP (bounded range, and for the average of iterates the mixture
-    argument of the privacy page) and 2D-DP; each Gaussian release is
-    1/(2 m^2)-zCDP.  Composed by zCDP, or by dp-accounting's PLD."""
+    scores move by at most D, plus Gaussian releases (noise over L2
+    sensitivity, count): each draw is D^2/2-zCDP (bounded range, and for
+    the average of iterates the mixture argument of the privacy page) and
+    2D-DP; each Gaussian release is 1/(2 m^2)-zCDP.  Composed by zCDP, or
+    by dp-accounting's PLD."""
     D = score_sensitivity
-    rho = count * D**2 / 2
-    if n_statistics:
-        rho += n_statistics / (2 * noise_multiplier**2)
-    bounds = [zcdp_epsilon(rho, delta),
-              pld_epsilon(2 * D, count, delta, noise_multiplier, n_statistics)]
-    if not n_statistics:
+    rho = count * D**2 / 2 + sum(times / (2 * m**2) for m, times in releases)
+    bounds = [zcdp_epsilon(rho, delta), pld_epsilon(2 * D, count, delta, releases)]
+    if not releases:
         bounds.append(2 * D * count)
     return min(bounds)
 
 
+def recorded_releases(clf):
+    """(noise over sensitivity, count) of every noisy statistic of a fit.
+
+    Mirror descent records its statistics (the class totals, the Newton
+    statistics, the fit check) and their one multiplier; Frank-Wolfe has
+    the totals and the fit check, whose multipliers are their noise scales
+    over the sensitivities derived here: sqrt(2) in l2 (2 in l1) for the
+    totals (one record moves two totals by 1), 2 * bound for the check's
+    sum of gains clipped to [-bound, bound]."""
+    if hasattr(clf, "n_noisy_statistics_"):
+        return [(clf.noise_multiplier_, clf.n_noisy_statistics_)]
+    plan = clf.privacy_plan_
+    pure = plan.fit_check.noise == "laplace"
+    totals = plan.class_totals.noise_scale / (2.0 if pure else math.sqrt(2))
+    check = plan.fit_check.noise_scale / (2 * plan.fit_check.bound)
+    return [(totals, 1), (check, 1)]
+
+
 def claimed_reference(clf, delta):
     """Epsilon recomputed from what the fit recorded: its draws and their
-    score sensitivity, and (mirror descent) its noisy statistics and their
-    noise multiplier."""
-    statistics = getattr(clf, "n_noisy_statistics_", 0)
+    score sensitivity, and its noisy statistics and their noise."""
+    releases = recorded_releases(clf)
     if delta == 0:  # pure DP: 2 D per draw, 1 / m per Laplace statistic
         pure = 2 * clf.score_sensitivity_ * clf.n_draws_
-        return pure + (statistics / clf.noise_multiplier_ if statistics else 0.0)
-    return reference_epsilon(clf.score_sensitivity_, clf.n_draws_, delta,
-                             getattr(clf, "noise_multiplier_", None), statistics)
+        return pure + sum(times / m for m, times in releases)
+    return reference_epsilon(clf.score_sensitivity_, clf.n_draws_, delta, releases)
 
 
 @pytest.fixture(scope="module")
@@ -136,8 +147,9 @@ def test_recorded_draws_and_sensitivity_follow_from_the_run(sparse_binary):
         2 * clf.step_size_ * 4.0 * 0.5 / batch, rel=1e-12)
     assert clf.n_draws_ == count_vertex_draws(clf.n_iter_, clf.n_vertices_,
                                               clf.refresh_every_)
-    # The class totals, then a gradient and a Hessian per Newton step.
-    assert clf.n_noisy_statistics_ == 1 + 2 * REFIT_STEPS
+    # The class totals, a gradient and a Hessian per Newton step, the fit
+    # check.
+    assert clf.n_noisy_statistics_ == 1 + 2 * REFIT_STEPS + 1
     # Never more than the paper's T K / q + q K + K.
     T, K, q = clf.n_iter_, clf.n_vertices_, clf.refresh_every_
     assert clf.n_draws_ <= T * K / q + q * K + K
@@ -152,9 +164,9 @@ def test_multiclass_composes_every_binary_fit():
                                      clf.refresh_every_)
     assert clf.n_draws_ == 3 * per_problem
     assert clf.coef_.shape == (3, 20) and clf.intercept_.shape == (3,)
-    # One release of the class totals for all problems, then each
-    # problem's Newton statistics.
-    assert clf.n_noisy_statistics_ == 1 + 3 * 2 * REFIT_STEPS
+    # One release of the class totals for all problems, each problem's
+    # Newton statistics, the fit check.
+    assert clf.n_noisy_statistics_ == 1 + 3 * 2 * REFIT_STEPS + 1
     assert clf.privacy_spent_.epsilon >= claimed_reference(clf, 1e-8) * (1 - 1e-4)
     assert clf.privacy_spent_.epsilon <= 2.0
 
@@ -230,8 +242,10 @@ def test_sparse_input_gives_the_dense_result(sparse_binary):
             np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-12)
             np.testing.assert_allclose(sparse.intercept_, dense.intercept_,
                                        atol=1e-12)
+            # Sparse and dense products sum in different orders.
             np.testing.assert_allclose(sparse.decision_function(fmt(X)),
-                                       dense.decision_function(X.toarray()))
+                                       dense.decision_function(X.toarray()),
+                                       atol=1e-12)
 
 
 def test_random_state_reproduces_fit(sparse_binary):
@@ -365,7 +379,7 @@ def test_refit_noise_is_the_multiplier_times_the_derived_sensitivities(
         assert kwargs["noise"] == "laplace"
     assert kwargs["gradient_noise"] == pytest.approx(m * gradient, rel=1e-12)
     assert kwargs["hessian_noise"] == pytest.approx(m * hessian, rel=1e-12)
-    assert 1 + 2 * kwargs["n_steps"] == clf.n_noisy_statistics_
+    assert 1 + 2 * kwargs["n_steps"] + 1 == clf.n_noisy_statistics_
     assert 0.97 <= clf.privacy_spent_.epsilon <= 1.0
 
 
@@ -398,24 +412,25 @@ def test_spent_is_recomputed_from_the_plans_event(sparse_binary, solver, epsilon
     statistics = {m: c for m, c in totals.items() if m not in draws}
     ((draw, n_draws),) = draws.items()
     assert n_draws == clf.n_draws_
-    if solver == "frank_wolfe":
-        assert not statistics
-        multiplier, n_statistics = None, 0
-    else:
-        ((statistic, n_statistics),) = statistics.items()
-        assert n_statistics == 1 + 2 * REFIT_STEPS
+    releases = []
+    for statistic, count in statistics.items():
         if delta == 0:
             assert isinstance(statistic, LaplaceMechanism)
-            multiplier = 1.0 / statistic.epsilon0
+            releases.append((1.0 / statistic.epsilon0, count))
         else:
             assert isinstance(statistic, GaussianMechanism)
-            multiplier = statistic.noise_multiplier
+            releases.append((statistic.noise_multiplier, count))
+    # The class totals, the Newton statistics (mirror descent) and the fit
+    # check: one multiplier for mirror descent's, one each for Frank-Wolfe's.
+    if solver == "mirror_descent":
+        assert [count for _, count in releases] == [1 + 2 * REFIT_STEPS + 1]
+    else:
+        assert sorted(count for _, count in releases) == [1, 1]
     D = draw.score_sensitivity
     if delta == 0:  # pure DP: 2 D per draw, 1 / m per Laplace statistic
-        reference = 2 * D * n_draws + (n_statistics / multiplier
-                                       if n_statistics else 0.0)
+        reference = 2 * D * n_draws + sum(count / m for m, count in releases)
     else:
-        reference = reference_epsilon(D, n_draws, delta, multiplier, n_statistics)
+        reference = reference_epsilon(D, n_draws, delta, releases)
     claimed = clf.privacy_spent_.epsilon
     assert reference * (1 - 1e-4) <= claimed <= 1.02 * reference
     assert claimed == clf.privacy_plan_.spent().epsilon

@@ -49,9 +49,9 @@ def test_plan_counts_every_release_of_every_problem():
     per_problem = count_vertex_draws(plan.n_steps, plan.n_vertices,
                                      plan.refresh_every)
     assert plan.n_draws == 3 * per_problem
-    # One release of the three class totals, then each problem's Newton
-    # statistics.
-    assert plan.n_statistics == 1 + 3 * 2 * REFIT_STEPS
+    # One release of the three class totals, each problem's Newton
+    # statistics, the fit check.
+    assert plan.n_statistics == 1 + 3 * 2 * REFIT_STEPS + 1
     assert plan.class_totals.n_classes == 3
     assert plan.batch_size == 5000 // plan.n_steps
 
@@ -88,20 +88,22 @@ def test_auto_solver_follows_the_dimension_against_n_epsilon():
 
 
 @pytest.mark.parametrize("solver", ["mirror_descent", "frank_wolfe", "sgd"])
-def test_balanced_weights_release_the_class_totals(solver):
-    """The totals are released with an intercept (mirror descent, DP-SGD)
-    and for "balanced" weights (every solver), once for all classes, with
-    the sensitivity of a weighted histogram (sqrt(2) W in l2)."""
+def test_every_solver_releases_the_class_totals_and_the_fit_check(solver):
+    """The totals (the intercept's start, "balanced" weights, the fit
+    check's prior) are released once for all classes, with the
+    sensitivity of a weighted histogram (sqrt(2) W in l2), and the fit
+    check's sum with sensitivity 2 * bound."""
     common = dict(n_samples=5000, n_features=40, n_problems=3, epsilon=1.0,
                   delta=1e-8, solver=solver, constraint="l1_ball", radius=10.0,
                   feature_bound=1.0, max_iter=None, n_vertices=None,
                   refresh_every=None)
-    plain = plan_logistic_simplex(**common, fit_intercept=False)
-    assert plain.class_totals is None
     balanced = plan_logistic_simplex(**common, fit_intercept=False,
-                                     balanced=True, weight_bound=4.0)
+                                     weight_bound=4.0)
     totals = balanced.class_totals
     assert totals.n_classes == 3 and totals.noise == "gaussian"
     multiplier = totals.event.noise_multiplier
     assert totals.noise_scale == pytest.approx(multiplier * np.sqrt(2) * 4.0)
+    check = balanced.fit_check
+    assert check.noise_scale == pytest.approx(
+        check.event.noise_multiplier * 2 * check.bound)
     assert 0.97 <= balanced.spent().epsilon <= 1.0
