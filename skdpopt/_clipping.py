@@ -132,3 +132,27 @@ def clip_scalars(values, limit):
     if np.isnan(values.sum()):
         values[np.isnan(values)] = 0.0
     return values
+
+
+def clipped_share(X, bound):
+    """Each row's share of entries outside ``[-bound, bound]``, in [0, 1].
+
+    Non-finite entries count as outside.  Sparse rows count their stored
+    entries (zeros are inside).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    bound : float
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+    """
+    n_features = max(X.shape[1], 1)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        outside = ~(np.abs(X.data) <= bound)
+        return np.bincount(rows[outside], minlength=X.shape[0]) / n_features
+    return np.count_nonzero(~(np.abs(X) <= bound), axis=1) / n_features

@@ -161,3 +161,31 @@ def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
         "the classes.",
         UtilityWarning, stacklevel=stacklevel)
     return True
+
+
+def warn_if_mostly_clipped(estimator, released, n_samples, plan, *, spreads,
+                           bound_name="feature_bound", stacklevel=3):
+    """Warn when a released clip check says most feature values are clipped.
+
+    ``released`` is the noisy sum over the rows of their share of values
+    outside the public bound (:func:`skdpopt.solvers.checks.release_clip_check`);
+    the fit warns when it exceeds half the rows by ``spreads`` standard
+    deviations of its noise.  The released value is never printed.
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if not released > 0.5 * n_samples + spreads * plan.spread:
+        return False
+    bound = getattr(estimator, bound_name)
+    warnings.warn(
+        f"{type(estimator).__name__}: most feature values lie outside "
+        f"[-{bound_name}, {bound_name}] = [-{bound:g}, {bound:g}] (a private "
+        "count) and are clipped there, in fit and in predict, so the model "
+        "sees little of their variation. Scale the features first "
+        "(skdpopt.DPStandardScaler, or a scaler fitted on public data), or "
+        f"raise {bound_name} (the noise grows with it).",
+        UtilityWarning, stacklevel=stacklevel)
+    return True

@@ -15,12 +15,14 @@ from ._base import (
 )
 from ._clipping import clip_features
 from ._data import clip_rows, is_dask_collection, map_rows
-from ._diagnostics import warn_if_no_better_than_prior
+from ._diagnostics import warn_if_mostly_clipped, warn_if_no_better_than_prior
 from ._targets import check_sample_weight, classifier_data
 from .losses import LogLoss
-from .plans.classes import FIT_CHECK_SPREADS, class_stage, public_class_weights
+from .plans.checks import CLIP_CHECK_SPREADS, FIT_CHECK_SPREADS
+from .plans.classes import class_stage, public_class_weights
 from .plans.logistic_simplex import SGD_CLIP, choose_solver, plan_logistic_simplex
-from .solvers.classes import release_class_totals, release_fit_check, weigh_problems
+from .solvers.checks import release_clip_check, release_fit_check
+from .solvers.classes import release_class_totals, weigh_problems
 from .solvers.frank_wolfe import frank_wolfe_logistic
 from .solvers.mirror_descent import vertex_sampling_logistic
 from .solvers.noisy_sgd import polytope_sgd_logistic
@@ -296,6 +298,10 @@ class DPLogisticSimplex(
             refresh_every=self.refresh_every, n_classes=len(self.classes_),
             weight_bound=bound)
         rng = self._begin_release(plan)
+        # A released check of the public bound against the data.
+        warn_if_mostly_clipped(
+            self, release_clip_check(X, self.feature_bound, plan.clip_check, rng),
+            n_samples, plan.clip_check, spreads=CLIP_CHECK_SPREADS, stacklevel=4)
         totals = release_class_totals(targets, sample_weight, plan.class_totals, rng)
         weighting = weigh_problems(
             targets, LogLoss(),

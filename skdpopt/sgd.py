@@ -32,9 +32,11 @@ from ._diagnostics import (
 )
 from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
-from .plans.classes import FIT_CHECK_SPREADS, class_stage, public_class_weights
+from .plans.checks import FIT_CHECK_SPREADS
+from .plans.classes import class_stage, public_class_weights
 from .plans.sgd import plan_dpsgd
-from .solvers.classes import release_class_totals, release_fit_check, weigh_problems
+from .solvers.checks import release_fit_check
+from .solvers.classes import release_class_totals, weigh_problems
 from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
 
 _COMMON_PARAMETER_CONSTRAINTS = {

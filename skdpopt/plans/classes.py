@@ -33,14 +33,6 @@ CALIBRATION_STEPS = 3
 # Released totals are floored at this many standard deviations of their
 # noise, so that a class the noise hides gets a bounded weight.
 TOTAL_FLOOR_SPREADS = 2.0
-# The fit check: each training row's gain in log-likelihood of the fitted
-# model over the class prior, clipped to [-FIT_CHECK_BOUND, FIT_CHECK_BOUND]
-# nats, summed and released on FIT_CHECK_SHARE of the budget; the fit warns
-# when the released sum is not above FIT_CHECK_SPREADS standard deviations
-# of its noise (the model is then not clearly better than the prior).
-FIT_CHECK_SHARE = 0.02
-FIT_CHECK_BOUND = 0.5
-FIT_CHECK_SPREADS = 2.0
 
 
 @dataclass(frozen=True)
@@ -102,44 +94,6 @@ def plan_class_totals(n_classes, noise_multiplier, weight_bound=1.0, pure=False)
     return ClassTotalsPlan(n_classes, "gaussian", std,
                            max(TOTAL_FLOOR_SPREADS * std, 0.5),
                            GaussianMechanism(noise_multiplier))
-
-
-@dataclass(frozen=True)
-class FitCheckPlan:
-    """The release of the fit check's sum.
-
-    Attributes
-    ----------
-    noise : {"gaussian", "laplace", None}
-    noise_scale : float
-        Standard deviation (Gaussian) or scale (Laplace) of the noise on
-        the sum; replacing one record moves it by at most ``2 bound``.
-    bound : float
-        Each row's gain is clipped to ``[-bound, bound]``.
-    event : event
-    """
-
-    noise: str
-    noise_scale: float
-    bound: float
-    event: object
-
-    @property
-    def spread(self):
-        """Standard deviation of the noise."""
-        return self.noise_scale * (math.sqrt(2.0) if self.noise == "laplace" else 1.0)
-
-
-def plan_fit_check(noise_multiplier, pure=False, bound=FIT_CHECK_BOUND):
-    """Plan the fit check's release: noise over its sensitivity ``2 bound``
-    (Gaussian, or Laplace with ``pure``); 0: no privacy, no noise."""
-    if noise_multiplier == 0:
-        return FitCheckPlan(None, 0.0, bound, EpsilonDeltaEvent(np.inf, 0.0))
-    if pure:
-        return FitCheckPlan("laplace", noise_multiplier * 2.0 * bound, bound,
-                            LaplaceMechanism(1.0 / noise_multiplier))
-    return FitCheckPlan("gaussian", noise_multiplier * 2.0 * bound, bound,
-                        GaussianMechanism(noise_multiplier))
 
 
 def class_weight_vector(class_weight, classes, totals):

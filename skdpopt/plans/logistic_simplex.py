@@ -22,14 +22,15 @@ from ..accounting.zcdp import (
     rho_for,
 )
 from .base import PrivacyPlan
-from .classes import (
-    COUNT_SHARE,
+from .checks import (
+    CLIP_CHECK_SHARE,
     FIT_CHECK_SHARE,
-    ClassTotalsPlan,
+    ClipCheckPlan,
     FitCheckPlan,
-    plan_class_totals,
+    plan_clip_check,
     plan_fit_check,
 )
+from .classes import COUNT_SHARE, ClassTotalsPlan, plan_class_totals
 from .sgd import plan_dpsgd
 
 # The per-feature signal |E[dloss * x_j]| / (2 b) that the default schedule
@@ -91,6 +92,8 @@ class MirrorDescentPlan(PrivacyPlan):
         multiplier (:mod:`skdpopt.plans.classes`).
     fit_check : FitCheckPlan or None
         The release of the fit check, last, with the same multiplier.
+    clip_check : ClipCheckPlan or None
+        The release of the clip check, first, with the same multiplier.
     refit_gradient_noise, refit_hessian_noise : float
         Noise on each coordinate of a Newton step's mean gradient and on
         each entry of its mean Hessian (:func:`refit_sensitivities`).
@@ -113,6 +116,7 @@ class MirrorDescentPlan(PrivacyPlan):
     noise: str
     class_totals: ClassTotalsPlan = None
     fit_check: FitCheckPlan = None
+    clip_check: ClipCheckPlan = None
     refit_gradient_noise: float = 0.0
     refit_hessian_noise: float = 0.0
     refit_steps: int = REFIT_STEPS
@@ -142,6 +146,8 @@ class SimplexFrankWolfePlan(PrivacyPlan):
         The release of the class totals.
     fit_check : FitCheckPlan or None
         The release of the fit check, last.
+    clip_check : ClipCheckPlan or None
+        The release of the clip check, first.
     """
 
     n_problems: int
@@ -151,6 +157,7 @@ class SimplexFrankWolfePlan(PrivacyPlan):
     n_draws: int
     class_totals: ClassTotalsPlan = None
     fit_check: FitCheckPlan = None
+    clip_check: ClipCheckPlan = None
 
 
 def refresh_steps(n_steps, refresh_every):
@@ -353,12 +360,12 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     # Fresh disjoint batches; the smallest one bounds the sensitivity.
     batch_size = n_samples // n_steps
     draws = count_vertex_draws(n_steps, K, q)
-    # Noisy statistics: the class totals (one release for all problems:
-    # the intercept's offset, "balanced" weights, the fit check's prior),
-    # a gradient and a Hessian per Newton step and problem, and the fit
-    # check.
+    # Noisy statistics: the clip check, the class totals (one release for
+    # all problems: the intercept's offset, "balanced" weights, the fit
+    # check's prior), a gradient and a Hessian per Newton step and problem,
+    # and the fit check.
     per_problem = 2 * refit_steps
-    statistics = int(class_totals) + per_problem * n_problems + 1
+    statistics = 1 + int(class_totals) + per_problem * n_problems + 1
     lipschitz = radius * feature_bound
     pure = delta == 0
 
@@ -391,10 +398,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         # last; the order is immaterial to their composition.
         problem = compose(repeat(ExponentialMechanism(sensitivity(step_size)), draws),
                           repeat(statistic(multiplier), per_problem))
-        problems = repeat(problem, n_problems)
-        if not class_totals:
-            return compose(problems, statistic(multiplier))
-        return compose(statistic(multiplier), problems, statistic(multiplier))
+        first = repeat(statistic(multiplier), 1 + int(class_totals))
+        return compose(first, repeat(problem, n_problems), statistic(multiplier))
 
     if epsilon == np.inf:
         step_size = regret_step_size(n_steps, m, lipschitz)
@@ -419,6 +424,7 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         n_draws=draws * n_problems, n_statistics=statistics,
         noise_multiplier=multiplier, noise="laplace" if pure else "gaussian",
         class_totals=totals, fit_check=plan_fit_check(multiplier, pure),
+        clip_check=plan_clip_check(multiplier, pure),
         refit_gradient_noise=multiplier * gradient_sensitivity,
         refit_hessian_noise=multiplier * hessian_sensitivity,
         refit_steps=refit_steps, refit_start=refit_start)
@@ -470,22 +476,23 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_problems=n_problems, n_steps=n_steps, step_size=np.inf,
             score_sensitivity=np.inf, n_draws=draws, class_totals=totals,
-            fit_check=plan_fit_check(0.0))
+            fit_check=plan_fit_check(0.0), clip_check=plan_clip_check(0.0))
 
     def multiplier_for(share):
         rho = share * rho_for(epsilon, delta)
         return 1.0 / pure_epsilon_for(rho) if pure else gaussian_noise_multiplier(rho)
 
-    totals, share = None, FIT_CHECK_SHARE
+    totals, share = None, FIT_CHECK_SHARE + CLIP_CHECK_SHARE
     if class_totals:
         share += COUNT_SHARE
         totals = plan_class_totals(n_classes, multiplier_for(COUNT_SHARE),
                                    weight_bound, pure)
     check = plan_fit_check(multiplier_for(FIT_CHECK_SHARE), pure)
+    clipped = plan_clip_check(multiplier_for(CLIP_CHECK_SHARE), pure)
 
     def run_event(step_size):
         draws_event = repeat(ExponentialMechanism(sensitivity(step_size)), draws)
-        first = [] if totals is None else [totals.event]
+        first = [clipped.event] + ([] if totals is None else [totals.event])
         return compose(*first, draws_event, check.event)
 
     step_size = calibrate(run_event, epsilon, delta, ScaleBracket(
@@ -495,7 +502,7 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
         epsilon=epsilon, delta=delta, event=run_event(step_size),
         n_problems=n_problems, n_steps=n_steps, step_size=step_size,
         score_sensitivity=sensitivity(step_size), n_draws=draws,
-        class_totals=totals, fit_check=check)
+        class_totals=totals, fit_check=check, clip_check=clipped)
 
 
 def choose_solver(n_samples, n_features, epsilon, delta):
@@ -526,8 +533,8 @@ def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
 
     The DP-SGD plan (:func:`skdpopt.plans.sgd.plan_dpsgd`) with the
     schedule of DPSGDClassifier's defaults (``SGD_EPOCHS`` Poisson epochs,
-    batch size "auto", averaged iterates), the class totals first, the
-    intercept's calibration and the fit check last.
+    batch size "auto", averaged iterates), the clip check and the class
+    totals first, the intercept's calibration and the fit check last.
 
     Returns
     -------
@@ -538,7 +545,7 @@ def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
         delta=delta, sampling="poisson", batch_size="auto",
         max_iter=SGD_EPOCHS, average=True, n_classes=n_classes,
         weight_bound=weight_bound, calibrate_intercept=fit_intercept,
-        fit_check=True)
+        fit_check=True, clip_check=True)
 
 
 def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,

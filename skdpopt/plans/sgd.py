@@ -23,15 +23,20 @@ from ..accounting import (
     zcdp,
 )
 from .base import PrivacyPlan
+from .checks import (
+    CLIP_CHECK_SHARE,
+    FIT_CHECK_SHARE,
+    ClipCheckPlan,
+    FitCheckPlan,
+    plan_clip_check,
+    plan_fit_check,
+)
 from .classes import (
     CALIBRATION_SHARE,
     CALIBRATION_STEPS,
     COUNT_SHARE,
-    FIT_CHECK_SHARE,
     ClassTotalsPlan,
-    FitCheckPlan,
     plan_class_totals,
-    plan_fit_check,
 )
 from .preprocessing import QuantileDraws
 
@@ -92,6 +97,8 @@ class DPSGDPlan(PrivacyPlan):
     fit_check : FitCheckPlan or None
         The release of the fit check, last (classifiers with
         probabilities).
+    clip_check : ClipCheckPlan or None
+        The release of the clip check, first (DPLogisticSimplex).
     """
 
     sampling_rate: float
@@ -107,6 +114,7 @@ class DPSGDPlan(PrivacyPlan):
     calibration_steps: int = 0
     calibration_noise: float = 0.0
     fit_check: FitCheckPlan = None
+    clip_check: ClipCheckPlan = None
 
 
 # batch_size="auto": at most MAX_AUTO_BATCH rows, and small enough that
@@ -151,7 +159,7 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
                n_classes=None, weight_bound=1.0, calibrate_intercept=False,
-               fit_check=False):
+               fit_check=False, clip_check=False):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -184,8 +192,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         ``CALIBRATION_STEPS`` noisy sums per problem on
         ``CALIBRATION_SHARE`` of the budget.
     fit_check : bool, default=False
-        Release the fit check last (:mod:`skdpopt.plans.classes`), on
+        Release the fit check last (:mod:`skdpopt.plans.checks`), on
         ``FIT_CHECK_SHARE`` of the budget.
+    clip_check : bool, default=False
+        Release the clip check first, on ``CLIP_CHECK_SHARE``.
 
     Returns
     -------
@@ -222,8 +232,9 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     count_share = COUNT_SHARE if n_classes is not None else 0.0
     calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
     check_share = FIT_CHECK_SHARE if fit_check else 0.0
+    clip_check_share = CLIP_CHECK_SHARE if clip_check else 0.0
     share = (clip_share + target_share + count_share + calibration_share
-             + check_share)
+             + check_share + clip_check_share)
     totals = None
     if n_classes is not None:
         multiplier = zcdp.gaussian_noise_multiplier(count_share * rho) if rho else 0.0
@@ -235,16 +246,21 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         multiplier = 1.0 / np.sqrt(2.0 * calibration_share * rho / releases)
         calibration_noise = multiplier  # sensitivity 1
         calibration_event = repeat(GaussianMechanism(multiplier), releases)
-    check = None
+    check = clipped = None
     if fit_check:
         check = plan_fit_check(
             zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0)
+    if clip_check:
+        clipped = plan_clip_check(
+            zcdp.gaussian_noise_multiplier(clip_check_share * rho) if rho else 0.0)
     if epsilon == np.inf:
         noise_multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)
     else:
         first = [d.event for d in (target_draws, clip_draws) if d is not None]
         if totals is not None:
             first.insert(0, totals.event)
+        if clipped is not None:
+            first.insert(0, clipped.event)
         last = [] if calibration_event is None else [calibration_event]
         if check is not None:
             last.append(check.event)
@@ -269,4 +285,4 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         noise_multiplier=noise_multiplier, average_start=average_start,
         clip_draws=clip_draws, target_draws=target_draws, bounds_share=share,
         class_totals=totals, calibration_steps=calibration_steps,
-        calibration_noise=calibration_noise, fit_check=check)
+        calibration_noise=calibration_noise, fit_check=check, clip_check=clipped)
