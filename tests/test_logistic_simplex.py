@@ -83,19 +83,20 @@ def reference_epsilon(score_sensitivity, count, delta, releases=()):
 def recorded_releases(clf):
     """(noise over sensitivity, count) of every noisy statistic of a fit.
 
-    Mirror descent records its statistics (the class totals, the Newton
-    statistics, the fit check) and their one multiplier; Frank-Wolfe has
-    the totals and the fit check, whose multipliers are their noise scales
-    over the sensitivities derived here: sqrt(2) in l2 (2 in l1) for the
-    totals (one record moves two totals by 1), 2 * bound for the check's
-    sum of gains clipped to [-bound, bound]."""
+    Mirror descent records its statistics (the clip check, the class
+    totals, the Newton statistics, the fit check) and their one
+    multiplier; Frank-Wolfe has the clip check, the totals and the fit
+    check, whose multipliers are their noise scales over the sensitivities
+    derived here: 1 for the clip check's sum of shares in [0, 1], sqrt(2)
+    in l2 (2 in l1) for the totals (one record moves two totals by 1),
+    2 * bound for the fit check's sum of gains clipped to [-bound, bound]."""
     if hasattr(clf, "n_noisy_statistics_"):
         return [(clf.noise_multiplier_, clf.n_noisy_statistics_)]
     plan = clf.privacy_plan_
     pure = plan.fit_check.noise == "laplace"
     totals = plan.class_totals.noise_scale / (2.0 if pure else math.sqrt(2))
     check = plan.fit_check.noise_scale / (2 * plan.fit_check.bound)
-    return [(totals, 1), (check, 1)]
+    return [(plan.clip_check.noise_scale, 1), (totals, 1), (check, 1)]
 
 
 def claimed_reference(clf, delta):
@@ -147,9 +148,9 @@ def test_recorded_draws_and_sensitivity_follow_from_the_run(sparse_binary):
         2 * clf.step_size_ * 4.0 * 0.5 / batch, rel=1e-12)
     assert clf.n_draws_ == count_vertex_draws(clf.n_iter_, clf.n_vertices_,
                                               clf.refresh_every_)
-    # The class totals, a gradient and a Hessian per Newton step, the fit
-    # check.
-    assert clf.n_noisy_statistics_ == 1 + 2 * REFIT_STEPS + 1
+    # The clip check, the class totals, a gradient and a Hessian per Newton
+    # step, the fit check.
+    assert clf.n_noisy_statistics_ == 2 + 2 * REFIT_STEPS + 1
     # Never more than the paper's T K / q + q K + K.
     T, K, q = clf.n_iter_, clf.n_vertices_, clf.refresh_every_
     assert clf.n_draws_ <= T * K / q + q * K + K
@@ -164,9 +165,9 @@ def test_multiclass_composes_every_binary_fit():
                                      clf.refresh_every_)
     assert clf.n_draws_ == 3 * per_problem
     assert clf.coef_.shape == (3, 20) and clf.intercept_.shape == (3,)
-    # One release of the class totals for all problems, each problem's
-    # Newton statistics, the fit check.
-    assert clf.n_noisy_statistics_ == 1 + 3 * 2 * REFIT_STEPS + 1
+    # The clip check, one release of the class totals for all problems,
+    # each problem's Newton statistics, the fit check.
+    assert clf.n_noisy_statistics_ == 2 + 3 * 2 * REFIT_STEPS + 1
     assert clf.privacy_spent_.epsilon >= claimed_reference(clf, 1e-8) * (1 - 1e-4)
     assert clf.privacy_spent_.epsilon <= 2.0
 
@@ -379,7 +380,7 @@ def test_refit_noise_is_the_multiplier_times_the_derived_sensitivities(
         assert kwargs["noise"] == "laplace"
     assert kwargs["gradient_noise"] == pytest.approx(m * gradient, rel=1e-12)
     assert kwargs["hessian_noise"] == pytest.approx(m * hessian, rel=1e-12)
-    assert 1 + 2 * kwargs["n_steps"] + 1 == clf.n_noisy_statistics_
+    assert 2 + 2 * kwargs["n_steps"] + 1 == clf.n_noisy_statistics_
     assert 0.97 <= clf.privacy_spent_.epsilon <= 1.0
 
 
@@ -420,12 +421,13 @@ def test_spent_is_recomputed_from_the_plans_event(sparse_binary, solver, epsilon
         else:
             assert isinstance(statistic, GaussianMechanism)
             releases.append((statistic.noise_multiplier, count))
-    # The class totals, the Newton statistics (mirror descent) and the fit
-    # check: one multiplier for mirror descent's, one each for Frank-Wolfe's.
+    # The clip check, the class totals, the Newton statistics (mirror
+    # descent) and the fit check: one multiplier for mirror descent's, one
+    # each for Frank-Wolfe's.
     if solver == "mirror_descent":
-        assert [count for _, count in releases] == [1 + 2 * REFIT_STEPS + 1]
+        assert [count for _, count in releases] == [2 + 2 * REFIT_STEPS + 1]
     else:
-        assert sorted(count for _, count in releases) == [1, 1]
+        assert sorted(count for _, count in releases) == [1, 1, 1]
     D = draw.score_sensitivity
     if delta == 0:  # pure DP: 2 D per draw, 1 / m per Laplace statistic
         reference = 2 * D * n_draws + sum(count / m for m, count in releases)

@@ -49,9 +49,9 @@ def test_plan_counts_every_release_of_every_problem():
     per_problem = count_vertex_draws(plan.n_steps, plan.n_vertices,
                                      plan.refresh_every)
     assert plan.n_draws == 3 * per_problem
-    # One release of the three class totals, each problem's Newton
-    # statistics, the fit check.
-    assert plan.n_statistics == 1 + 3 * 2 * REFIT_STEPS + 1
+    # The clip check, one release of the three class totals, each
+    # problem's Newton statistics, the fit check.
+    assert plan.n_statistics == 2 + 3 * 2 * REFIT_STEPS + 1
     assert plan.class_totals.n_classes == 3
     assert plan.batch_size == 5000 // plan.n_steps
 
