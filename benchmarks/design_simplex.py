@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-import skdpopt.solvers.mirror_descent as mirror_descent
 import skdpopt.plans.logistic_simplex as plans
+import skdpopt.solvers.mirror_descent as mirror_descent
 import skdpopt.solvers.noisy_newton as noisy_newton
 from skdpopt import DPLogisticSimplex
 

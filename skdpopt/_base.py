@@ -2,19 +2,21 @@
 the record of what a fit spent."""
 
 import functools
+import re
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from . import ledger
 from ._data import is_dask_collection, map_rows, refuse_dask
+from ._validation import resolve_classes
 from .accounting import compose, privacy_spent
 
 # A finite epsilon above this promises nothing (exp(1e6)) and only strains
@@ -96,6 +98,94 @@ _DASK_REFUSALS = {
 }
 
 
+# What numpy's and scikit-learn's messages quote from the data: a value in
+# quotes ("could not convert string to float: 'x'") or a list of values
+# ("Found unknown categories ['x'] in column 0 during fit").
+_QUOTED_VALUES = re.compile(r"""'[^']*'|"[^"]*"|\[[^\]]*\]""")
+
+
+def withhold_values(message):
+    """``message`` with every quoted value and list of values withheld.
+
+    For messages of other libraries about the training data, which may
+    quote a record's value; skdpopt's own messages name only public values.
+    """
+    return _QUOTED_VALUES.sub("<a value of the data, withheld>", message)
+
+
+def raised_in_skdpopt(exc):
+    """Whether ``exc`` was raised by skdpopt's code (whose messages print
+    no private value) rather than by a library it called."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_globals.get("__name__", "").startswith("skdpopt")
+
+
+def without_values(exc):
+    """A copy of ``exc`` (same type when it takes a message) whose message
+    withholds the values it quotes; raise it ``from None``, so that the
+    traceback does not print the original."""
+    message = withhold_values(str(exc))
+    try:
+        return type(exc)(message)
+    except Exception:  # noqa: BLE001 (an exception type without a message)
+        return ValueError(message)
+
+
+def check_features(estimator, X, **kwargs):
+    """``validate_data(estimator, X, **kwargs)`` whose errors quote no value
+    of X (scikit-learn's quote a text found in a numeric column, or print
+    a 1-d array whole)."""
+    try:
+        return validate_data(estimator, X, **kwargs)
+    except ValueError as exc:
+        raise ValueError(withhold_values(str(exc))) from None
+
+
+def check_targets(estimator, y):
+    """Check targets for ``estimator`` before anything is fitted on them.
+
+    A private pipeline calls this with its last step before its first step
+    fits: a target the model would refuse must not cost the budget that
+    the earlier (private) steps release.  Regressors need finite numbers;
+    classifiers need labels without missing values, inside a declared
+    ``classes`` where there is one.  Messages quote no value of ``y``.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The model that will be fitted on ``y``.
+    y : array-like or None
+        ``None`` (an unsupervised model) passes.
+    """
+    if y is None or is_dask_collection(y):
+        return  # Dask targets are checked block by block by the model's fit
+    if np.iscomplexobj(y):
+        raise ValueError("Complex data not supported; y must be real.")
+    if is_regressor(estimator):
+        try:
+            values = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("y must be numeric for a regressor.") from None
+        if not np.all(np.isfinite(values)):
+            raise ValueError("y contains NaN or infinity; a regressor needs "
+                             "finite targets.")
+    elif is_classifier(estimator):
+        labels = np.asarray(y)
+        missing = labels != labels  # NaN, as float or inside an object array
+        if labels.dtype == object:
+            missing = missing | np.equal(labels, None)
+        if np.any(missing):
+            raise ValueError("y has missing labels (NaN or None); every row "
+                             "needs a label.")
+        declared = estimator.get_params().get("classes")
+        if declared is not None:
+            resolve_classes(estimator, labels.ravel(), declared)
+
+
 def validate_training_data(estimator, X, y, **kwargs):
     """``validate_data(estimator, X, y, **kwargs)`` with errors that name X or y.
 
@@ -121,15 +211,18 @@ def validate_training_data(estimator, X, y, **kwargs):
             y = y.astype(np.float64)
         return X, y
     except ValueError as exc:
-        message = str(exc)
+        # numpy's and scikit-learn's wording, without the values they quote
+        # (a text in a numeric column, say), and not chained to the
+        # original, which a traceback would print.
+        message = withhold_values(str(exc))
         if "0 sample(s)" in message:
-            raise ValueError(f"X has no rows: {message}") from exc
+            raise ValueError(f"X has no rows: {message}") from None
         if "could not convert" in message:
             culprit = "y"
             if not sp.issparse(X) and np.asarray(X).dtype.kind in "OUS":
                 culprit = "X"
-            raise ValueError(f"{culprit} must be numeric: {message}") from exc
-        raise
+            raise ValueError(f"{culprit} must be numeric: {message}") from None
+        raise ValueError(message) from None
 
 
 def make_generator(random_state):
@@ -361,7 +454,7 @@ class LinearClassifierMixin:
             n_columns = None if self.coef_.shape[0] == 1 else self.coef_.shape[0]
             return map_rows(self.decision_function, X, n_columns)
         X = self._prediction_rows(
-            validate_data(self, X, accept_sparse="csr", reset=False))
+            check_features(self, X, accept_sparse="csr", reset=False))
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 

@@ -15,6 +15,8 @@ another machine) refuses to run with :class:`~skdpopt.exceptions.LedgerError`
 rather than go unrecorded.
 """
 
+import contextlib
+import contextvars
 import os
 import pickle
 import shutil
@@ -37,6 +39,8 @@ except ImportError:  # pragma: no cover
 # The ledgers active in this process, innermost last (``with`` blocks).
 _ACTIVE = []
 _THREAD_LOCK = threading.Lock()
+# Where fits hand their plan instead of the ledgers (see ``release_hook``).
+_HOOK = contextvars.ContextVar("skdpopt_release_hook", default=None)
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,30 @@ def active_channels():
     return tuple(ledger._channel for ledger in _ACTIVE)
 
 
+@contextlib.contextmanager
+def release_hook(hook):
+    """Fits in this block hand their plan to ``hook`` instead of the ledgers.
+
+    For a release made of inner fits that records itself once, with an
+    event covering them all (the private search of
+    :mod:`skdpopt.model_selection`): its inner fits call
+    ``hook(estimator, plan)`` where they would record, and record nothing.
+    The hook may raise to stop a fit before it releases anything.  The
+    block holds in the current thread (a context variable), so the search
+    enters it in every worker that fits.
+
+    Parameters
+    ----------
+    hook : callable
+        ``hook(estimator, plan)``.
+    """
+    token = _HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _HOOK.reset(token)
+
+
 def record_release(estimator, plan):
     """Record a fit's plan in every ledger that must see it.
 
@@ -163,8 +191,13 @@ def record_release(estimator, plan):
     releases anything.  Raises :class:`BudgetExceededError` if a ledger's
     budget would be exceeded, and :class:`LedgerError` if the estimator was
     sent from a ledger this process cannot reach.  Returns where the record
-    went, for :func:`withdraw`.
+    went, for :func:`withdraw`.  Inside :func:`release_hook`, only the hook
+    is called (and nothing is recorded).
     """
+    hook = _HOOK.get()
+    if hook is not None:
+        hook(estimator, plan)
+        return []
     channels = list(active_channels())
     for channel in getattr(estimator, "_ledger_channels", ()):
         if channel in channels:

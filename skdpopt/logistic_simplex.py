@@ -13,16 +13,16 @@ from ._base import (
     LinearClassifierMixin,
     keep_fit_on_error,
 )
+from ._classifiers import check_fit, release_weighting, weight_bound
 from ._clipping import clip_features
-from ._data import clip_rows, is_dask_collection, map_rows
-from ._diagnostics import warn_if_mostly_clipped, warn_if_no_better_than_prior
+from ._data import clip_rows, is_dask_collection
+from ._diagnostics import warn_if_mostly_clipped
 from ._targets import check_sample_weight, classifier_data
 from .losses import LogLoss
-from .plans.checks import CLIP_CHECK_SPREADS, FIT_CHECK_SPREADS
-from .plans.classes import class_stage, public_class_weights
+from .plans.checks import CLIP_CHECK_SPREADS
+from .plans.classes import public_class_weights
 from .plans.logistic_simplex import SGD_CLIP, choose_solver, plan_logistic_simplex
-from .solvers.checks import release_clip_check, release_fit_check
-from .solvers.classes import release_class_totals, weigh_problems
+from .solvers.checks import release_clip_check
 from .solvers.frank_wolfe import frank_wolfe_logistic
 from .solvers.mirror_descent import vertex_sampling_logistic
 from .solvers.noisy_sgd import polytope_sgd_logistic
@@ -288,7 +288,6 @@ class DPLogisticSimplex(
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         self.solver_ = self._resolve_solver(X)
-        bound = 1.0 if sample_weight is None else float(self.sample_weight_bound)
         plan = plan_logistic_simplex(
             n_samples=n_samples, n_features=n_features, n_problems=len(targets),
             epsilon=self.epsilon, delta=self.delta, solver=self.solver_,
@@ -296,18 +295,14 @@ class DPLogisticSimplex(
             feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
             max_iter=self.max_iter, n_vertices=self.n_vertices,
             refresh_every=self.refresh_every, n_classes=len(self.classes_),
-            weight_bound=bound)
+            weight_bound=weight_bound(self, sample_weight))
         rng = self._begin_release(plan)
         # A released check of the public bound against the data.
         warn_if_mostly_clipped(
             self, release_clip_check(X, self.feature_bound, plan.clip_check, rng),
             n_samples, plan.clip_check, spreads=CLIP_CHECK_SPREADS, stacklevel=4)
-        totals = release_class_totals(targets, sample_weight, plan.class_totals, rng)
-        weighting = weigh_problems(
-            targets, LogLoss(),
-            class_stage(self.class_weight, self.classes_, totals, bound),
-            fit_intercept=self.fit_intercept,
-            sample_weight=None if sample_weight is None else sample_weight / bound)
+        weighting = release_weighting(self, targets, LogLoss(), sample_weight,
+                                      plan.class_totals, rng)
         if self.solver_ == "mirror_descent":
             # Mirror descent clips each batch as it reads it (no copy of X).
             solve = partial(vertex_sampling_logistic, verbose=self.verbose)
@@ -326,12 +321,7 @@ class DPLogisticSimplex(
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
         # A released check of the fitted model against the class prior.
-        released = release_fit_check(
-            map_rows(self.predict_log_proba, X, len(self.classes_)), targets,
-            weighting.log_prior(), weighting.row_weights(targets), plan.fit_check,
-            rng)
-        warn_if_no_better_than_prior(self, released, plan.fit_check,
-                                     spreads=FIT_CHECK_SPREADS, stacklevel=4)
+        check_fit(self, X, targets, weighting, plan.fit_check, rng, stacklevel=4)
         self._store_plan(plan)
         self._finish_release(plan)
         return self

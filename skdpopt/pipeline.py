@@ -17,7 +17,14 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
 from sklearn.utils._param_validation import Interval, Options
 
-from ._base import MAX_EPSILON, BudgetMixin, DPEstimatorMixin
+from ._base import (
+    MAX_EPSILON,
+    BudgetMixin,
+    DPEstimatorMixin,
+    check_targets,
+    raised_in_skdpopt,
+    without_values,
+)
 from .accounting import PrivacySpent, compose, privacy_spent
 from .exceptions import PrivacyLeakError
 
@@ -562,9 +569,12 @@ class PrivatePipeline(BudgetMixin, Pipeline):
 
     def _fit(self, *args, **kwargs):
         # Every fitting method of Pipeline (fit, fit_transform, fit_predict)
-        # starts here, before any step sees the data.
+        # starts here, before any step sees the data: targets the model
+        # would refuse are refused now, before a private step releases.
+        y = args[1] if len(args) > 1 else kwargs.get("y")
+        check_targets(_model_at_the_end(self), y)
         self._configure()
-        return super()._fit(*args, **kwargs)
+        return _quoting_no_value(super()._fit, *args, **kwargs)
 
     @property
     def privacy_spent_(self):
@@ -585,6 +595,27 @@ class PrivatePipeline(BudgetMixin, Pipeline):
             return PrivacySpent(np.inf, 0.0)
         composed = privacy_spent(compose(*events), delta)
         return min(basic, composed, key=lambda s: s.epsilon)
+
+
+def _model_at_the_end(pipeline):
+    """The estimator a pipeline's targets reach (inside nested pipelines)."""
+    last = pipeline.steps[-1][1]
+    while isinstance(last, Pipeline):
+        last = last.steps[-1][1]
+    return last
+
+
+def _quoting_no_value(fit, *args, **kwargs):
+    """``fit(*args, **kwargs)``, its errors re-raised without the values of
+    the data that a public step's message quotes (scikit-learn's encoders
+    name the unknown categories they find; skdpopt's own messages name
+    public values only, and stay as they are)."""
+    try:
+        return fit(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        if raised_in_skdpopt(exc):
+            raise
+        raise without_values(exc) from None
 
 
 def _kept_budget(unit):

@@ -7,20 +7,19 @@ mechanism over a public grid (a documented share of the budget).  The
 privacy argument is in ``docs/privacy/preprocessing.md``.
 """
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
+from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted
 
-from . import _bounds
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    check_features,
     keep_fit_on_error,
 )
+from ._bounds import private_bounds, private_moments
 from ._data import refuse_dask
-from .exceptions import UtilityWarning
+from ._diagnostics import warn_if_coarse
 from .plans.preprocessing import plan_scaler
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]
@@ -92,7 +91,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         # Not yet on Dask: refused rather than gathered into memory.
         refuse_dask(self, X, reason="(its statistics are computed in memory)")
-        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
+        X = check_features(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
         quantiles = _check_quantiles(self.quantiles)
         n_samples, n_features = X.shape
         public = None
@@ -105,41 +104,18 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                            epsilon=self.epsilon, delta=self.delta,
                            private_bounds=public is None and needs_bounds,
                            quantiles=quantiles, moments=moments)
-        self._warn_if_bounds_are_coarse(plan, quantiles, n_samples)
+        warn_if_coarse(self, plan.bounds, ["bounds"], public="bounds=(low, high)",
+                       stacklevel=5)
         rng = self._begin_release(plan)
         if public is not None:
             low, high = public
         elif plan.bounds is not None:
-            low, high = _bounds.private_bounds(
-                X, plan.bounds.score_sensitivity, rng,
-                quantiles=plan.bounds.quantiles)
+            low, high = private_bounds(X, plan.bounds, rng)
         else:  # nothing to compute: no bounds needed
             return plan, n_samples, None, None, None, None, (None, None)
-        mean_unit, second_unit, noise_std = _bounds.private_moments(
+        mean_unit, second_unit, noise_std = private_moments(
             X, low, high, plan.noise_multipliers, rng, plan.mechanism)
         return plan, n_samples, low, high, mean_unit, second_unit, noise_std
-
-    def _warn_if_bounds_are_coarse(self, plan, requested, n_samples):
-        """UtilityWarning when the budget and the rows (public) are too few
-        for the private bounds: the median cell cannot be found reliably,
-        or the bounds cannot aim near the requested ranks."""
-        draws = plan.bounds
-        if draws is None:
-            return
-        lost = not _bounds.median_cell_is_reliable(n_samples,
-                                                   draws.score_sensitivity)
-        capped = (draws.quantiles[0] >= _bounds.MAX_TAIL > requested[0])
-        if not (lost or capped):
-            return
-        what = ("may miss the data altogether" if lost else
-                f"can only aim at the {_bounds.MAX_TAIL:g} and "
-                f"{1 - _bounds.MAX_TAIL:g} quantiles")
-        warnings.warn(
-            f"{type(self).__name__}: with {n_samples} rows, {self.n_features_in_} "
-            f"feature(s) and epsilon={self.epsilon:g}, the private bounds {what}, "
-            "so the statistics are coarse. Pass public bounds=(low, high), "
-            "give this step more epsilon, or use more rows.",
-            UtilityWarning, stacklevel=5)
 
     def _needs_bounds(self):
         """Whether the fit needs bounds even without moments."""
@@ -148,7 +124,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     def _validate_for_transform(self, X):
         check_is_fitted(self)
         copy = self.copy
-        return validate_data(self, X, dtype=FLOAT_DTYPES, reset=False,
+        return check_features(self, X, dtype=FLOAT_DTYPES, reset=False,
                              copy=copy, ensure_all_finite=True)
 
     def __sklearn_tags__(self):

@@ -6,16 +6,18 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._auto_bounds import is_auto, release_bounds, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     LinearClassifierMixin,
+    check_features,
     keep_fit_on_error,
     validate_training_data,
 )
+from ._bounds import private_bounds
+from ._classifiers import check_fit, class_plan, release_weighting
 from ._clipping import example_norms
 from ._data import (
     is_dask_collection,
@@ -27,17 +29,16 @@ from ._diagnostics import (
     MORE_EPSILON,
     MORE_ROWS,
     noisy_sum_ratio,
-    warn_if_no_better_than_prior,
+    warn_if_coarse,
     warn_if_noise_dominates,
 )
 from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
-from .plans.checks import FIT_CHECK_SPREADS
-from .plans.classes import class_stage, public_class_weights
+from .plans.bounds import is_auto
+from .plans.classes import public_class_weights
 from .plans.sgd import plan_dpsgd
-from .solvers.checks import release_fit_check
-from .solvers.classes import release_class_totals, weigh_problems
-from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
+from .solvers.noisy_sgd import noisy_sgd
+from .solvers.problems import LinearProblem
 
 _COMMON_PARAMETER_CONSTRAINTS = {
     **PRIVACY_PARAMETER_CONSTRAINTS,
@@ -84,6 +85,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm),
             auto_target=self._auto_target_scale(),
+            learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t,
             **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
@@ -96,38 +98,16 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         problems = weighting.problems if weighting else [None] * len(targets)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
-        schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
-        coefs, intercepts = [], []
-        for target, problem in zip(targets, problems, strict=True):
-            result = noisy_sgd(
-                X,
-                target,
-                problem.loss if problem else loss,
-                sampling_rate=plan.sampling_rate,
-                n_steps=plan.n_steps,
-                clip_norm=clip_norm,
-                noise_multiplier=plan.noise_multiplier,
-                learning_rate=schedule,
-                alpha=self.alpha if self.penalty == "l2" else 0.0,
-                fit_intercept=self.fit_intercept,
-                average_start=plan.average_start,
-                radius=self.radius,
-                single_pass=self.sampling == "single_pass",
-                rng=rng,
-                n_epochs=plan.n_epochs,
-                **(problem.solver_args() if problem else {}),
-                verbose=self.verbose,
-            )
-            intercept = result.intercept
-            if plan.calibration_steps:
-                intercept = problem.calibrated_intercept(X, result.coef, intercept,
-                                                         plan, rng)
-            coefs.append(result.coef)
-            intercepts.append(intercept)
-        coefs, intercepts = np.array(coefs), np.array(intercepts)
+        results = [noisy_sgd(LinearProblem(
+            X, target, self.fit_intercept, loss=loss, clip_norm=clip_norm,
+            alpha=self.alpha if self.penalty == "l2" else 0.0, radius=self.radius,
+            weighting=problem), plan, rng, verbose=self.verbose)
+            for target, problem in zip(targets, problems, strict=True)]
+        coefs = np.array([result.coef for result in results])
+        intercepts = np.array([result.intercept for result in results])
         if plan.fit_check is not None:
             self.coef_, self.intercept_ = coefs, intercepts
-            self._check_fit(X, targets, weighting, plan, rng)
+            check_fit(self, X, targets, weighting, plan.fit_check, rng, stacklevel=5)
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
@@ -166,18 +146,17 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         if plan.clip_draws is None:
             self.clip_norm_ = float(self.clip_norm)
             return self.clip_norm_
-        warn_if_coarse(self, plan.clip_draws, X.shape[0], ["clip_norm"],
-                       stacklevel=6)
+        warn_if_coarse(self, plan.clip_draws, ["clip_norm"], stacklevel=6)
         norms = example_norms(X, float(self.fit_intercept))
         slopes = np.abs(loss.derivative(np.zeros(X.shape[0]), target))
         with np.errstate(invalid="ignore", over="ignore"):
             statistic = np.where(slopes == 0, 0.0, slopes * norms)
-        self.clip_norm_ = float(release_bounds([statistic], plan.clip_draws, rng)[0])
+        self.clip_norm_ = float(private_bounds([statistic], plan.clip_draws, rng)[0, 0])
         return self.clip_norm_
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        X = check_features(self, X, accept_sparse="csr", reset=False)
         return X @ self.coef_.T + self.intercept_
 
     def __sklearn_tags__(self):
@@ -427,10 +406,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             self.target_scale_ = (1.0 if self.target_scale is None
                                   else float(self.target_scale))
         else:
-            warn_if_coarse(self, plan.target_draws, targets[0].shape[0],
-                           ["target_scale"], stacklevel=7)
-            self.target_scale_ = float(release_bounds(
-                [abs(targets[0])], plan.target_draws, rng)[0])
+            warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=7)
+            self.target_scale_ = float(private_bounds(
+                [abs(targets[0])], plan.target_draws, rng)[0, 0])
         return ([target / self.target_scale_ for target in targets],
                 self._loss(self.target_scale_))
 
@@ -665,38 +643,11 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         return self
 
     def _class_plan(self, loss, sample_weight):
-        # The class totals start the intercepts, set "balanced" weights and
-        # the prior of the fit check; the intercepts of losses with a
-        # probability are calibrated, and their fit checked, last.
-        proba = self._has_proba()
-        count = self.fit_intercept or self.class_weight == "balanced" or proba
-        return {"n_classes": len(self.classes_) if count else None,
-                "weight_bound": self._weight_bound(sample_weight),
-                "calibrate_intercept": self.fit_intercept and proba,
-                "fit_check": proba}
-
-    def _weight_bound(self, sample_weight):
-        return 1.0 if sample_weight is None else float(self.sample_weight_bound)
+        return class_plan(self, sample_weight, proba=self._has_proba())
 
     def _weighting(self, targets, loss, sample_weight, plan, rng):
-        totals = None
-        if plan.class_totals is not None:
-            totals = release_class_totals(targets, sample_weight,
-                                          plan.class_totals, rng)
-        bound = self._weight_bound(sample_weight)
-        stage = class_stage(self.class_weight, self.classes_, totals, bound)
-        return weigh_problems(
-            targets, loss, stage, fit_intercept=self.fit_intercept,
-            sample_weight=None if sample_weight is None else sample_weight / bound)
-
-    def _check_fit(self, X, targets, weighting, plan, rng):
-        # A released check of the fitted model against the class prior.
-        released = release_fit_check(
-            map_rows(self.predict_log_proba, X, len(self.classes_)), targets,
-            weighting.log_prior(), weighting.row_weights(targets), plan.fit_check,
-            rng)
-        warn_if_no_better_than_prior(self, released, plan.fit_check,
-                                     spreads=FIT_CHECK_SPREADS, stacklevel=6)
+        return release_weighting(self, targets, loss, sample_weight,
+                                 plan.class_totals, rng)
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

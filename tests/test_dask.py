@@ -362,7 +362,7 @@ def test_classifiers_and_block_wise_prediction(client):
 def test_label_outside_declared_classes_is_refused(client):
     X, y = regression(n=2_000)
     Xd, yd = as_dask(X, (y > 0).astype(int) + 1)
-    with pytest.raises(ValueError, match=r"row\(s\) have a label outside"):
+    with pytest.raises(ValueError, match=r"some rows have a label outside"):
         DPSGDClassifier(clip_norm=1.0, classes=[0, 1], delta=1e-7).fit(Xd, yd)
 
 

@@ -177,8 +177,8 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     """The "auto" bounds cost AUTO_BOUNDS_SHARE of the budget in zCDP units
     (two draws of score sensitivity D cost D^2 in all); public numbers plan
     no draw at all and the steps get the whole budget."""
-    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.accounting import zcdp
+    from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE
 
     X, y, _ = data
     auto = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound="auto",

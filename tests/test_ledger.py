@@ -2,6 +2,7 @@
 
 import logging
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -18,6 +19,7 @@ from skdpopt import (
     LedgerError,
     PrivacyLedger,
 )
+from skdpopt.accounting import privacy_spent
 from skdpopt.ledger import _Channel
 
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -165,7 +167,13 @@ def test_budget_message_prints_no_private_value(data):
     with PrivacyLedger(budget=(0.1, 1e-6)):
         with pytest.raises(BudgetExceededError) as info:
             DPSGDRegressor(epsilon=1.0, delta=1e-7).fit(X, y)
-    assert "coef" not in str(info.value)
+    # Every number in the message is public: the budget, and the total the
+    # fit's plan (public quantities only) would bring the ledger to.
+    plan = DPSGDRegressor(epsilon=1.0, delta=1e-7).fit(X, y).privacy_plan_
+    total = float(f"{privacy_spent(plan.event, 1e-6).epsilon:.4g}")
+    numbers = {float(n) for n in re.findall(
+        r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?", str(info.value))}
+    assert numbers == {total, 1e-6, 0.1}
 
 
 def test_unreachable_ledger_refuses_loudly(data):

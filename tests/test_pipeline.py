@@ -423,3 +423,26 @@ def test_a_subclass_of_a_public_transformer_is_not_trusted():
 
     with pytest.raises(PrivacyLeakError, match="public_steps"):
         make_private_pipeline(Mine(), DPSGDRegressor())
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_targets_the_model_refuses_are_refused_before_any_step_releases(nested):
+    # A label outside the declared classes is found before the scaler fits:
+    # the ledger records nothing, and the error names no label of the data.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] > 0, "yes", "no").astype(object)
+    y[7] = "label-of-one-record"
+    model = DPSGDClassifier(classes=["no", "yes"])
+    inner = make_private_pipeline(DPStandardScaler(), model) if nested else model
+    pipe = make_private_pipeline(DPStandardScaler(), inner, epsilon=1.0, delta=1e-6)
+    with PrivacyLedger() as ledger:
+        with pytest.raises(ValueError) as raised:
+            pipe.fit(X, y)
+    assert len(ledger) == 0
+    assert "label-of-one-record" not in str(raised.value)
+    # The same targets with the label fixed fit, and are recorded.
+    y[7] = "yes"
+    with PrivacyLedger() as ledger:
+        pipe.fit(X, y)
+    assert len(ledger) >= 2

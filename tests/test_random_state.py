@@ -52,13 +52,15 @@ def _released(estimator):
 def test_clones_of_a_random_state_instance_release_different_noise(data, make):
     # clone() deep-copies a RandomState: the two clones hold identical
     # states, and used to draw identical noise.
+    # The noise is fresh OS entropy, so this test is not seeded: DPLasso
+    # releases an all-zero coef_ in up to ~18% of these fits (measured: 7
+    # of 40), so one pair coincides with probability up to ~0.03; four
+    # pairs all coincide with probability below 1e-6, while clones that
+    # share noise coincide in every pair.
     X, y = data
-    given = make(np.random.RandomState(0))
-    first, second = clone(given).fit(X, y), clone(given).fit(X, y)
-    assert not np.array_equal(_released(first), _released(second))
-    unset = make(None)
-    assert not np.array_equal(_released(clone(unset).fit(X, y)),
-                              _released(clone(unset).fit(X, y)))
+    for given in (make(np.random.RandomState(0)), make(None)):
+        pairs = [(clone(given).fit(X, y), clone(given).fit(X, y)) for _ in range(4)]
+        assert not all(np.array_equal(_released(a), _released(b)) for a, b in pairs)
 
 
 @pytest.mark.parametrize("make", MAKERS)

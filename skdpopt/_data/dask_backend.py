@@ -27,7 +27,12 @@ from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from .._validation import resolve_classes
 from ..mechanisms import poisson_batches
 from .dask_staging import read_staged, remove_staged, stage_block, unpack
-from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
+from .inmemory import (
+    INTERCEPT,
+    InMemoryLinearRows,
+    grid_counts,
+    marginal_counts_inmemory,
+)
 
 # The client holds the sampled rows of a chunk of steps (and fetches the
 # next one meanwhile): as many steps as keep a chunk under this many
@@ -581,19 +586,15 @@ def map_rows(function, X, n_columns, dtype):
 
 def vector_total(values):
     """:func:`skdpopt._data.vector_total` of a Dask vector."""
-    import dask
-
     parts = dask.compute(*(dask.delayed(total)(block)
                            for block in values.to_delayed().ravel()))
     return math.fsum(parts)
 
 
-def counts_below(values):
-    from . import _counts_below_block
-
-    task = dask.delayed(_counts_below_block, pure=True)
-    return np.sum(dask.compute(*[task(block) for block in values.to_delayed()]),
-                  axis=0)
+def counts_below(values, grid):
+    task = dask.delayed(grid_counts, pure=True)
+    return np.sum(dask.compute(*[task(block, grid)
+                                 for block in values.to_delayed()]), axis=0)
 
 
 def marginal_counts(codes, cardinalities, attributes):
@@ -692,12 +693,11 @@ def validate_training_data(estimator, X, y, *, classification=False, classes=Non
     else:
         if declared.ndim != 1 or len(declared) == 0:
             raise ValueError("classes must be a non-empty 1-d array-like of labels.")
-        outside = int(results[-1])
-        if outside:
-            # Which value is outside is private: say how many, not which.
+        if int(results[-1]):
+            # Which value is outside, and in how many rows, is private.
             raise ValueError(
-                f"{outside} row(s) have a label outside classes="
-                f"{list(declared)!r}; the declared label set must cover every row."
+                f"some rows have a label outside classes={list(declared)!r}; the "
+                "declared label set must cover every row."
             )
         classes = declared
     if len(classes) < 2:

@@ -83,6 +83,27 @@ class _InMemoryPoissonSampler:
         return self.data, self.rows[self.offsets[i]:self.offsets[i + 1]]
 
 
+def grid_counts(values, grid):
+    """``#{i : values[i, j] < grid[k]}`` for every column j and candidate k
+    (a 1-D ``values`` is one column and gives a 1-D answer).
+
+    Vectorised: each value's position in the grid (a binary search), then
+    one histogram of positions per column and a cumulative sum.  Values are
+    only compared with candidates, so no value can overflow; NaN counts as
+    infinite.
+    """
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=np.inf)
+    columns = values[:, None] if values.ndim == 1 else values
+    n_columns, m = columns.shape[1], len(grid)
+    # x < grid[k] exactly when k >= #{candidates <= x}.
+    position = np.searchsorted(grid, columns, side="right")
+    offsets = np.arange(n_columns) * (m + 1)
+    hist = np.bincount((position + offsets).ravel(),
+                       minlength=n_columns * (m + 1)).reshape(n_columns, m + 1)
+    below = np.cumsum(hist, axis=1)[:, :m]
+    return below[0] if values.ndim == 1 else below
+
+
 def marginal_counts_inmemory(codes, cardinalities, attributes):
     """:func:`skdpopt._data.marginal_counts` on an in-memory array."""
     codes = np.asarray(codes)

@@ -100,6 +100,23 @@ class NoiseBracket(Bracket):
     slope: ClassVar[float] = 1.5
 
 
+@dataclass(frozen=True)
+class BudgetBracket(Bracket):
+    """A budget handed to sub-runs (each candidate's epsilon in a private
+    search): the whole's epsilon grows about in proportion, and the guess
+    (from Gaussian stand-ins for the sub-runs) is within a few percent.
+
+    Parameters
+    ----------
+    guess : float
+        The starting value (> 0).
+    """
+
+    increasing: ClassVar[bool] = True
+    factors: ClassVar[tuple] = (0.85, 1.15)
+    slope: ClassVar[float] = 1.0
+
+
 class Calibrated(NamedTuple):
     """The answer of :func:`calibrate`.
 

@@ -5,12 +5,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._auto_bounds import (
-    AUTO_BOUNDS_SHARE,
-    DRAWS_PER_BOUND,
-    auto_draws,
-    reliable_share,
-)
 from ..accounting import (
     EpsilonDeltaEvent,
     GaussianMechanism,
@@ -23,6 +17,7 @@ from ..accounting import (
     zcdp,
 )
 from .base import PrivacyPlan
+from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, reliable_share
 from .checks import (
     CLIP_CHECK_SHARE,
     FIT_CHECK_SHARE,
@@ -38,7 +33,6 @@ from .classes import (
     ClassTotalsPlan,
     plan_class_totals,
 )
-from .preprocessing import QuantileDraws
 
 # Rank of the "auto" clip norm among the per-example gradient norms at the
 # starting point (chosen on development data, benchmarks/design_defaults.py).
@@ -99,6 +93,12 @@ class DPSGDPlan(PrivacyPlan):
         probabilities).
     clip_check : ClipCheckPlan or None
         The release of the clip check, first (DPLogisticSimplex).
+    single_pass : bool
+        Each row's gradient is used at most once (``sampling="single_pass"``).
+    learning_rate : {"constant", "invscaling"}
+    eta0, power_t : float
+        The step size at step t (0-based): ``eta0``, or
+        ``eta0 / (t + 1) ** power_t`` (:meth:`step_size`).
     """
 
     sampling_rate: float
@@ -115,6 +115,16 @@ class DPSGDPlan(PrivacyPlan):
     calibration_noise: float = 0.0
     fit_check: FitCheckPlan = None
     clip_check: ClipCheckPlan = None
+    single_pass: bool = False
+    learning_rate: str = "invscaling"
+    eta0: float = 0.01
+    power_t: float = 0.25
+
+    def step_size(self, t):
+        """The step size at step t = 0, 1, ..."""
+        if self.learning_rate == "constant":
+            return self.eta0
+        return self.eta0 / (t + 1.0) ** self.power_t
 
 
 # batch_size="auto": at most MAX_AUTO_BATCH rows, and small enough that
@@ -159,7 +169,8 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
                n_classes=None, weight_bound=1.0, calibrate_intercept=False,
-               fit_check=False, clip_check=False):
+               fit_check=False, clip_check=False,
+               learning_rate="invscaling", eta0=0.01, power_t=0.25):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -170,7 +181,7 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         Binary problems composed in the fit (classes in one-vs-rest).
     epsilon, delta : float
         The fit's budget; ``epsilon=inf`` plans a run without noise.
-    sampling, batch_size, max_iter, average
+    sampling, batch_size, max_iter, average, learning_rate, eta0, power_t
         The estimator's hyperparameters of the same names.
     auto_clip : bool, default=False
         Release the clip norm privately first (``clip_norm="auto"``).
@@ -217,7 +228,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     clip_share = AUTO_BOUNDS_SHARE if auto_clip else 0.0
     target_share = 0.0
     if auto_target and epsilon != np.inf:
-        target_share = reliable_share(n_samples, rho, n_draws=DRAWS_PER_BOUND,
+        # Two draws: the median cell, then the upper quantile.
+        target_share = reliable_share(n_samples, rho, n_draws=2,
                                       low=AUTO_BOUNDS_SHARE,
                                       high=MAX_TARGET_SHARE)
     clip_draws = target_draws = None
@@ -285,4 +297,6 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         noise_multiplier=noise_multiplier, average_start=average_start,
         clip_draws=clip_draws, target_draws=target_draws, bounds_share=share,
         class_totals=totals, calibration_steps=calibration_steps,
-        calibration_noise=calibration_noise, fit_check=check, clip_check=clipped)
+        calibration_noise=calibration_noise, fit_check=check, clip_check=clipped,
+        single_pass=sampling == "single_pass", learning_rate=learning_rate,
+        eta0=eta0, power_t=power_t)

@@ -32,13 +32,14 @@ def log_likelihood_gains(log_proba, targets, log_prior, bound):
     -------
     ndarray or dask.array.Array of shape (n_samples,)
     """
-    gains = log_proba - log_prior
-    if len(targets) == 1:
-        term = np.where(targets[0] > 0, gains[:, 1], gains[:, 0])
-    else:
-        term = sum(np.where(target > 0, gains[:, k], 0.0)
-                   for k, target in enumerate(targets))
+    # log 0 - log 0 is NaN (counted 0 below), inf - inf too.
     with np.errstate(invalid="ignore"):
+        gains = log_proba - log_prior
+        if len(targets) == 1:
+            term = np.where(targets[0] > 0, gains[:, 1], gains[:, 0])
+        else:
+            term = sum(np.where(target > 0, gains[:, k], 0.0)
+                       for k, target in enumerate(targets))
         term = np.clip(term, -bound, bound)
     return np.where(np.isnan(term), 0.0, term)
 

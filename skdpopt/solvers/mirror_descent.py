@@ -44,6 +44,7 @@ import scipy.sparse as sp
 from .._clipping import clip_features, clip_scalars
 from .._sums import column_sums, row_dots, total, touched_column_sums
 from ..losses import ClassWeighted, LogLoss
+from ..mechanisms import proportional_draws
 from .noisy_newton import noisy_newton_logistic
 from .problems import LinearResult
 
@@ -266,30 +267,9 @@ class EntropicIterates:
         return average / average.sum()
 
 
-def draw_vertices(rng, probabilities, size):
-    """Draw ``size`` i.i.d. indices with the given probabilities.
-
-    Inverse-CDF sampling: one cumulative sum and ``size`` binary searches,
-    O(m + size log m), where Gumbel-max would cost O(size m).  The draws
-    have the same law as the exponential mechanism with scores
-    ``log(probabilities)``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    probabilities : ndarray of shape (m,)
-        Non-negative weights (normalised or not).
-    size : int
-
-    Returns
-    -------
-    ndarray of int of shape (size,)
-    """
-    cumulative = np.cumsum(probabilities)
-    targets = rng.random(size) * cumulative[-1]
-    draws = np.searchsorted(cumulative, targets, side="right")
-    # Guard against rounding at the top end and against zero-weight cells.
-    return np.minimum(draws, len(cumulative) - 1)
+# I.i.d. vertex draws from a weight vector: the exponential mechanism with
+# scores log(weights), drawn by inverse CDF.
+draw_vertices = proportional_draws
 
 
 def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,

@@ -48,6 +48,38 @@ _MIN_CURVATURE = 1e-8
 MAX_STEP = 2.0
 
 
+def logistic_statistics(Z, y, theta, sample_weight=None):
+    """What one step releases, before noise: the mean gradient and the mean
+    Hessian of the logistic loss at ``theta``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_params)
+    y : ndarray of shape (n_samples,)
+        Targets in {-1, +1}.
+    theta : ndarray of shape (n_params,)
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights v_i in [0, 1] (None: all 1), multiplying each row's
+        terms (the sensitivities stay those of unweighted rows).
+
+    Returns
+    -------
+    gradient : ndarray of shape (n_params,)
+        ``(1/n) sum_i v_i dloss_i z_i``.
+    hessian : ndarray of shape (n_params, n_params)
+        ``(1/n) sum_i v_i w_i z_i z_i^T``; the solver releases its upper
+        triangle.
+    """
+    n_samples = Z.shape[0]
+    row_weight = 1.0 if sample_weight is None else sample_weight
+    margin = y * (Z @ theta)
+    # Sums over rows in float64 blocks (see skdpopt._sums).
+    gradient = column_sums(Z, -y * expit(-margin) * row_weight) / n_samples
+    weights = expit(margin) * expit(-margin) * row_weight
+    hessian = gram(Z, weights) / n_samples
+    return gradient, hessian
+
+
 def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
                           hessian_noise, rng, start=None, nonnegative=None,
                           noise="gaussian", bounded=None, sample_weight=None):
@@ -85,11 +117,10 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     ndarray of shape (n_params,)
         The final point.
     """
-    n_samples, n_params = Z.shape
+    n_params = Z.shape[1]
 
     inside = (np.ones(n_params, dtype=bool) if bounded is None
               else np.asarray(bounded, dtype=bool))
-    row_weight = 1.0 if sample_weight is None else sample_weight
 
     def project(point):
         point = point.copy()
@@ -106,11 +137,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
     floor = max(_HESSIAN_SPREADS * spread * hessian_noise, _MIN_CURVATURE)
     for _ in range(n_steps):
-        margin = y * (Z @ theta)
-        # Sums over rows in float64 blocks (see skdpopt._sums).
-        gradient = column_sums(Z, -y * expit(-margin) * row_weight) / n_samples
-        weights = expit(margin) * expit(-margin) * row_weight
-        hessian = gram(Z, weights) / n_samples
+        gradient, hessian = logistic_statistics(Z, y, theta, sample_weight)
         if gradient_noise > 0:
             gradient = gradient + sample(rng, gradient_noise, n_params)
         if hessian_noise > 0:

@@ -22,19 +22,15 @@ row), contribute the zero vector (docs/privacy/dpsgd.md).
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
 
 from .._data import linear_rows
-from ..accounting import SubsampledGaussianMechanism
 from ..geometry import project_polytope
 from ..mechanisms import gaussian_noise
 from .problems import LinearResult
-
-# Step size of DP-SGD over the polytope (DPSGDClassifier's default eta0).
-SGD_STEP = 0.5
 
 # Noise and batches for up to this many steps are drawn at once, to amortise
 # call overhead; fewer steps when the model is wide or the batches large, so
@@ -44,133 +40,68 @@ _BLOCK_STEPS = 256
 _NOISE_BLOCK_VALUES = 2**22
 
 
-@dataclass
-class NoisySGDResult:
-    """Output of :func:`noisy_sgd`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (n_features,)
-    intercept : float
-    n_steps : int
-        Number of noisy steps taken.
-    mechanism : SubsampledGaussianMechanism
-        What each step released; the run composes it ``n_steps`` times.
-    """
-
-    coef: np.ndarray
-    intercept: float
-    n_steps: int
-    mechanism: SubsampledGaussianMechanism
-
-
-def learning_rate_schedule(kind, eta0, power_t):
-    """Step size as a function of the step number t = 0, 1, ...
-
-    Parameters
-    ----------
-    kind : {"constant", "invscaling"}
-    eta0 : float
-    power_t : float
-
-    Returns
-    -------
-    callable
-    """
-    if kind == "constant":
-        return lambda t: eta0
-    if kind == "invscaling":
-        return lambda t: eta0 / (t + 1.0) ** power_t
-    raise ValueError(f"unknown learning rate schedule {kind!r}")
-
-
 # An extreme row can overflow a prediction (clipping then handles it); the
 # floating-point warning would say so, outside the privacy guarantee.
-@np.errstate(over="ignore", invalid="ignore")
-def noisy_sgd(
-    X,
-    y,
-    loss,
-    *,
-    sampling_rate,
-    n_steps,
-    clip_norm,
-    noise_multiplier,
-    learning_rate,
-    alpha,
-    fit_intercept,
-    average_start,
-    radius,
-    single_pass,
-    rng,
-    n_epochs,
-    intercept_init=0.0,
-    sample_weight=None,
-    weight_scale=1.0,
-    projection=None,
-    verbose=0,
-):
+def noisy_sgd(problem, plan, rng, *, verbose=0):
     """Run DP-SGD on a linear model.
 
     Parameters
     ----------
-    X : ndarray, CSR matrix or dask.array.Array of shape (n_samples, n_features)
-        Rows are read through :mod:`skdpopt._data` (a Dask array block by
-        block).
-    y : ndarray or dask.array.Array of shape (n_samples,)
-        Targets (labels in {-1, +1} for classification losses).
-    loss : object
-        A loss from :mod:`skdpopt.losses`.
-    sampling_rate : float
-        Poisson sampling rate q in (0, 1].
-    n_steps : int
-        Number of steps T.
-    clip_norm : float
-        Per-example gradient norm bound C.
-    noise_multiplier : float
-        Noise std over C; 0 runs without privacy.
-    learning_rate : callable
-        Step size as a function of the step number.
-    alpha : float
-        L2 penalty strength (its gradient ``alpha * coef`` is data-free).
-    fit_intercept : bool
-    average_start : int or None
-        Step from which iterates are averaged into the output; ``None`` for
-        the last iterate.
-    radius : float or None
-        If set, coefficients are projected onto the L2 ball of this radius.
-    single_pass : bool
-        Use each row's gradient at most once.
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` and ``y`` (read through :mod:`skdpopt._data`, a Dask array
+        block by block; labels in {-1, +1} for classification losses),
+        ``loss`` (from :mod:`skdpopt.losses`), ``clip_norm`` C (per-example
+        gradient norm bound), ``alpha`` (L2 penalty strength: its gradient
+        ``alpha * coef`` is data-free), ``fit_intercept`` and ``radius``
+        (if set, coefficients are projected onto the L2 ball of this
+        radius); ``weighting`` (a classifier's class and sample weights,
+        :class:`skdpopt.solvers.classes.WeightedProblem`: its loss, its
+        rows' weights in [0, 1] and its starting intercept replace ``loss``
+        and ``intercept_init``) or ``intercept_init``.
+    plan : DPSGDPlan
+        Reads ``sampling_rate`` q in (0, 1], ``n_steps`` T,
+        ``noise_multiplier`` (noise std over C; 0 runs without privacy),
+        ``step_size(t)``, ``average_start`` (step from which iterates are
+        averaged into the output; None for the last iterate),
+        ``single_pass`` (use each row's gradient at most once) and
+        ``n_epochs`` (for progress messages only); with a weighting,
+        ``calibration_steps`` and ``calibration_noise`` (the intercept's
+        calibration after the run).
     rng : numpy.random.Generator
-    n_epochs : int
-        Number of epochs the steps make up; used for progress messages only.
-    intercept_init : float, default=0.0
-        Starting intercept (public, or released before the run).
-    sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Row weights in [0, 1], multiplying each derivative before the clip
-        (the sensitivity stays that of unweighted rows).
-    weight_scale : float, default=1.0
-        What the weights were divided by to lie in [0, 1] (the largest
-        weight a row can carry): the noisy gradient is multiplied by it, so
-        the steps are those of the weighted objective, noise included.
-    projection : callable or None, default=None
-        Maps the coefficients back onto a constraint set after each step
-        (after the ``radius`` projection, if any).
     verbose : int, default=0
 
     Returns
     -------
-    NoisySGDResult
+    LinearResult
     """
-    data = linear_rows(X, y, loss, clip_norm=clip_norm, fit_intercept=fit_intercept,
-                       sample_weight=sample_weight)
+    return _run(problem, plan, rng, verbose=verbose)
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def _run(problem, plan, rng, *, projection=None, verbose=0):
+    sampling_rate, n_steps = plan.sampling_rate, plan.n_steps
+    clip_norm, alpha = problem.clip_norm, problem.alpha
+    fit_intercept, radius = problem.fit_intercept, problem.radius
+    single_pass, average_start = plan.single_pass, plan.average_start
+    weighting = problem.weighting
+    loss = weighting.loss if weighting is not None else problem.loss
+    sample_weight = weighting.sample_weight if weighting is not None else None
+    # Row weights in [0, 1] multiply each derivative before the clip (the
+    # sensitivity stays that of unweighted rows); the noisy sum is then
+    # multiplied back by what they were divided by, so the steps are those
+    # of the weighted objective, noise included.
+    weight_scale = weighting.weights.scale if weighting is not None else 1.0
+    intercept_init = (weighting.intercept_init() if weighting is not None
+                      else problem.intercept_init)
+    data = linear_rows(problem.X, problem.y, loss, clip_norm=clip_norm,
+                       fit_intercept=fit_intercept, sample_weight=sample_weight)
     if single_pass and not data.in_memory:
         raise ValueError("single_pass sampling needs the rows in memory (it "
                          "tracks which rows were seen); use 'poisson' or 'full'")
     n_samples, n_features = data.n_samples, data.n_features
     full_batch = sampling_rate >= 1.0
     denominator = sampling_rate * n_samples / weight_scale
-    noise_std = noise_multiplier * clip_norm
+    noise_std = plan.noise_multiplier * clip_norm
     dim = n_features + int(fit_intercept)
 
     coef = np.zeros(n_features)
@@ -207,7 +138,7 @@ def noisy_sgd(
             # of draws is the same).
             noise = gaussian_noise(rng, noise_std, (min(block, n_steps - t), dim))
         step_noise = noise[i]
-        eta = learning_rate(t)
+        eta = plan.step_size(t)
         # The step on the coefficients: eta / (q n) times the noisy sum.
         grad_coef += step_noise[:n_features]
         grad_coef *= eta / denominator
@@ -227,8 +158,8 @@ def noisy_sgd(
             intercept_sum += intercept
             n_averaged += 1
         if verbose:
-            epoch = (t + 1) * n_epochs // n_steps
-            if epoch > t * n_epochs // n_steps:
+            epoch = (t + 1) * plan.n_epochs // n_steps
+            if epoch > t * plan.n_epochs // n_steps:
                 print(
                     f"-- Epoch {epoch}\n"
                     f"Norm: {np.linalg.norm(coef):.2f}, Bias: {intercept:.6f}, "
@@ -237,13 +168,11 @@ def noisy_sgd(
 
     if n_averaged:
         coef, intercept = coef_sum / n_averaged, intercept_sum / n_averaged
-    return NoisySGDResult(
-        coef=coef,
-        intercept=float(intercept),
-        n_steps=n_steps,
-        mechanism=SubsampledGaussianMechanism(
-            min(sampling_rate, 1.0), noise_multiplier),
-    )
+    intercept = float(intercept)
+    if weighting is not None and plan.calibration_steps:
+        intercept = weighting.calibrated_intercept(problem.X, coef, intercept,
+                                                   plan, rng)
+    return LinearResult(coef=coef, intercept=intercept)
 
 
 def polytope_sgd_logistic(problem, plan, rng, *, verbose=0):
@@ -271,20 +200,8 @@ def polytope_sgd_logistic(problem, plan, rng, *, verbose=0):
     -------
     LinearResult
     """
-    weighting = problem.weighting
-    result = noisy_sgd(
-        problem.X, problem.y, weighting.loss, sampling_rate=plan.sampling_rate,
-        n_steps=plan.n_steps, clip_norm=problem.clip_norm,
-        noise_multiplier=plan.noise_multiplier,
-        learning_rate=learning_rate_schedule("constant", SGD_STEP, 0.0),
-        alpha=0.0, fit_intercept=problem.fit_intercept,
-        average_start=plan.average_start, radius=None, single_pass=False,
-        rng=rng, n_epochs=plan.n_epochs,
-        projection=partial(project_polytope, radius=problem.radius,
-                           constraint=problem.constraint),
-        verbose=verbose, **weighting.solver_args())
-    intercept = result.intercept
-    if plan.calibration_steps:
-        intercept = weighting.calibrated_intercept(problem.X, result.coef,
-                                                   intercept, plan, rng)
-    return LinearResult(result.coef, float(intercept))
+    projection = partial(project_polytope, radius=problem.radius,
+                         constraint=problem.constraint)
+    # The radius is the polytope's, not an l2 ball's.
+    return _run(replace(problem, radius=None), plan, rng,
+                projection=projection, verbose=verbose)

@@ -12,6 +12,7 @@ from skdpopt.plans.logistic_simplex import (
     REFIT_STEPS,
     choose_solver,
     count_vertex_draws,
+    mirror_descent_schedule,
     plan_logistic_simplex,
 )
 
@@ -107,3 +108,10 @@ def test_every_solver_releases_the_class_totals_and_the_fit_check(solver):
     assert check.noise_scale == pytest.approx(
         check.event.noise_multiplier * 2 * check.bound)
     assert 0.97 <= balanced.spent().epsilon <= 1.0
+
+
+def test_pure_dp_schedule_of_one_row():
+    # A pure-DP fit is planned as delta = 1 / n^2, which for one row would
+    # be 1 and make log(1 / delta) zero.
+    n_steps, refresh_every, n_draws = mirror_descent_schedule(1, 4, 1.0, 0.0)
+    assert n_steps == 1 and refresh_every >= 1 and n_draws >= 1
