@@ -1,4 +1,4 @@
-"""Benchmark of DPLogisticSimplex against its peers (issue 4).
+"""Benchmark of DPLogisticSimplex against its peers.
 
 One run prints, per dataset, test accuracy (and log loss on the synthetic
 task) and fit time, medians over 5 seeds, at epsilon in {0.5, 1, 3, 10, inf}
