@@ -6,6 +6,10 @@ the fit check's prior) and the fit check after it; their plans hold the
 noise (:mod:`skdpopt.plans.classes`, :mod:`skdpopt.plans.checks`).
 """
 
+from functools import partial
+
+import numpy as np
+
 from ._data import map_rows
 from ._diagnostics import warn_if_no_better_than_prior
 from .plans.checks import FIT_CHECK_SPREADS
@@ -64,12 +68,20 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng)
         sample_weight=None if sample_weight is None else sample_weight / bound)
 
 
+def quiet_log_proba(estimator, rows):
+    """``estimator.predict_log_proba(rows)`` without floating-point
+    warnings: an extreme training row overflows its score (its gain is
+    then clipped), and a warning would say that such a row exists."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return estimator.predict_log_proba(rows)
+
+
 def check_fit(estimator, X, targets, weighting, plan, rng, *, stacklevel):
     """Release the fit check of the fitted ``estimator`` (its training
     log-likelihood over the class prior) and warn when it is not clearly
     positive; ``plan`` is the :class:`~skdpopt.plans.checks.FitCheckPlan`."""
     released = release_fit_check(
-        map_rows(estimator.predict_log_proba, X, len(estimator.classes_)),
+        map_rows(partial(quiet_log_proba, estimator), X, len(estimator.classes_)),
         targets, weighting.log_prior(), weighting.row_weights(targets), plan, rng)
     warn_if_no_better_than_prior(estimator, released, plan,
                                  spreads=FIT_CHECK_SPREADS, stacklevel=stacklevel + 1)
