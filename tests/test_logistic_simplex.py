@@ -479,3 +479,39 @@ def test_prediction_methods_are_the_shared_ones():
                  "predict"):
         owner = next(c for c in DPLogisticSimplex.__mro__ if name in vars(c))
         assert owner is LinearClassifierMixin
+
+
+def test_polytope_sgd_spend_is_recomputed_with_its_class_releases(sparse_binary):
+    """solver="sgd": dp-accounting composes the subsampled Gaussian steps
+    (noise multiplier over the clip norm SGD_CLIP b), the clip check (a
+    Gaussian of sensitivity 1: each row's clipped share lies in [0, 1]),
+    the class totals (l2 sensitivity sqrt(2): one record moves two
+    totals by 1), the calibration sums (sensitivity 1) and the fit check
+    (sensitivity 2 bound); the claim lies between the optimistic and 1.15
+    times the pessimistic estimate."""
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=1.0, delta=1e-8, solver="sgd", classes=[0, 1],
+                            random_state=0).fit(X, y)
+    plan = clf.privacy_plan_
+    gaussians = [
+        (plan.clip_check.noise_scale / 1.0, 1),
+        (plan.class_totals.noise_scale / math.sqrt(2), 1),
+        (plan.calibration_noise / 1.0, plan.calibration_steps * plan.n_problems),
+        (plan.fit_check.noise_scale / (2 * plan.fit_check.bound), 1),
+    ]
+
+    def estimate(pessimistic):
+        options = dict(value_discretization_interval=1e-4,
+                       pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
+        total = pld_lib.from_gaussian_mechanism(
+            plan.noise_multiplier, sampling_prob=plan.sampling_rate,
+            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+            **options).self_compose(plan.n_steps)
+        for multiplier, count in gaussians:
+            total = total.compose(pld_lib.from_gaussian_mechanism(
+                multiplier, **options).self_compose(count))
+        return total.get_epsilon_for_delta(1e-8)
+
+    claimed = clf.privacy_spent_.epsilon
+    assert estimate(False) <= claimed <= 1.15 * estimate(True)
+    assert 0.95 <= claimed <= 1.0
