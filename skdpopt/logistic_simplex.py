@@ -85,11 +85,17 @@ class DPLogisticSimplex(
         feature is the constant b, so ``|intercept_| <= radius * b``.
         Mirror descent fits it with the scale of the released direction
         (see above); Frank-Wolfe draws its vertices like the others.
-    solver : {"mirror_descent", "frank_wolfe"}, default="mirror_descent"
+    solver : {"auto", "sgd", "mirror_descent", "frank_wolfe"}, default="auto"
         "mirror_descent": Algorithm 5 of González, Guzmán and Paquette
         (2024).  "frank_wolfe": private Frank-Wolfe over the same vertices
         (Talwar, Thakurta and Zhang 2015), full-batch gradients and one
         exponential-mechanism draw per step; the classical baseline.
+        "sgd": DP-SGD over the polytope (Poisson batches, gradients
+        clipped to one feature bound, a projection after every step, the
+        intercept outside it and calibrated after the run).  "auto":
+        mirror descent where ``sqrt(n_features) > 0.05 n_samples epsilon``
+        (wide, sparse designs, where its ``log d`` error wins) and for
+        ``delta=0``; "sgd" otherwise.  See ``solver_``.
     max_iter : int, default=None
         Number of steps T (mirror descent: also the number of batches, at
         most n_samples).  ``None`` follows the theory (see Notes).
@@ -99,6 +105,15 @@ class DPLogisticSimplex(
     refresh_every : int, default=None
         q: vertices are redrawn every step during the first q steps, then
         every q steps (mirror descent only).  ``None`` follows the theory.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplying each row's loss as in
+        scikit-learn.  "balanced" weighs each class inversely to its
+        total, from the class totals the fit releases privately
+        (``docs/privacy/classes.md``).
+    sample_weight_bound : float, default=1.0
+        Public bound on the ``sample_weight`` passed to ``fit``: larger
+        weights are refused, and the noise of the class releases grows
+        with it.
     classes : array-like or None, default=None
         The label set, declared public.  Every label in ``y`` must be in
         it.  ``None`` reads the label set from ``y`` and warns with
@@ -121,6 +136,9 @@ class DPLogisticSimplex(
     ----------
     classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), or the labels seen during ``fit``.
+    solver_ : {"sgd", "mirror_descent", "frank_wolfe"}
+        The solver the fit ran (``solver``, or the one "auto" chose from
+        n, d, epsilon and delta).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients; one row for a binary problem, one per class
         (one-vs-rest) otherwise.  At most ``n_vertices_`` non-zeros per row.
@@ -141,9 +159,9 @@ class DPLogisticSimplex(
     score_sensitivity_ : float
         Replace-one sensitivity of each draw's score (log weight).
     n_noisy_statistics_ : int
-        Noisy statistics released by the intercept and scale fit, all
-        classes: the label count and a gradient and a Hessian per Newton
-        step (mirror descent).
+        Noisy statistics released by mirror descent, all classes: the
+        clip check, the class totals, a gradient and a Hessian per Newton
+        step, and the fit check.
     noise_multiplier_ : float
         Their noise over their sensitivity: Gaussian standard deviation
         over L2 sensitivity, or with ``delta=0`` Laplace scale over L1

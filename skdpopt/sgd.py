@@ -494,6 +494,16 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     radius : float or None, default=None
         If set, project the coefficients onto the L2 ball of this radius
         after each step.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplying each row's loss as in
+        scikit-learn.  "balanced" weighs each class inversely to its
+        total, from the class totals the fit releases privately
+        (``docs/privacy/classes.md``).
+    sample_weight_bound : float, default=1.0
+        Public bound on the ``sample_weight`` passed to ``fit``: larger
+        weights are refused; each row's loss derivative is multiplied by
+        its weight over the bound before the clip, so the noise is that of
+        unweighted rows scaled by the bound.
     classes : array-like or None, default=None
         The label set, declared public.  Every label in ``y`` must be in
         it; a class without rows still gets its one-vs-rest model.
