@@ -13,7 +13,7 @@ import numpy as np
 from ._data import map_rows
 from ._diagnostics import warn_if_no_better_than_prior
 from .plans.checks import FIT_CHECK_SPREADS
-from .plans.classes import class_stage
+from .plans.classes import class_stage, public_class_weights
 from .solvers.checks import release_fit_check
 from .solvers.classes import release_class_totals, weigh_problems
 
@@ -30,6 +30,7 @@ def class_plan(estimator, sample_weight, *, proba):
     prior of the fit check; the intercepts of losses with a probability
     (``proba``) are calibrated, and their fit checked, last.
     """
+    public_class_weights(estimator.class_weight, estimator.classes_)  # checks a dict
     count = estimator.fit_intercept or estimator.class_weight == "balanced" or proba
     return {"n_classes": len(estimator.classes_) if count else None,
             "weight_bound": weight_bound(estimator, sample_weight),

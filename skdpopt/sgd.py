@@ -31,14 +31,15 @@ from ._diagnostics import (
     noisy_sum_ratio,
     warn_if_coarse,
     warn_if_noise_dominates,
+    warn_if_not_centred,
 )
 from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.bounds import is_auto
-from .plans.classes import public_class_weights
 from .plans.sgd import plan_dpsgd
 from .solvers.noisy_sgd import noisy_sgd
 from .solvers.problems import LinearProblem
+from .solvers.targets import release_location_scale
 
 _COMMON_PARAMETER_CONSTRAINTS = {
     **PRIVACY_PARAMETER_CONSTRAINTS,
@@ -85,6 +86,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm),
             auto_target=self._auto_target_scale(),
+            centre_target=self.fit_intercept,
             learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t,
             **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
@@ -103,16 +105,16 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             alpha=self.alpha if self.penalty == "l2" else 0.0, radius=self.radius,
             weighting=problem), plan, rng, verbose=self.verbose)
             for target, problem in zip(targets, problems, strict=True)]
-        coefs = np.array([result.coef for result in results])
-        intercepts = np.array([result.intercept for result in results])
+        # The fit check (classifiers) reads the fitted model.
+        self.coef_ = np.array([result.coef for result in results])
+        self.intercept_ = np.array([result.intercept for result in results])
         if plan.fit_check is not None:
-            self.coef_, self.intercept_ = coefs, intercepts
             check_fit(self, X, targets, weighting, plan.fit_check, rng, stacklevel=5)
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
         self._finish_release(plan)
-        return coefs, intercepts
+        return self.coef_, self.intercept_
 
     def _fits_on_dask(self, X):
         # single_pass tracks the rows seen: validate_training_data refuses
@@ -229,12 +231,17 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         The targets are divided by it before the fit, and the model is
         scaled back, so that ``clip_norm`` and ``eta0`` act on targets
         of about unit size whatever their units (dollars, years).
-        "auto" first releases a private 0.9 quantile of ``|y|`` (a
-        candidate of a public grid) for 5% of the budget in zCDP units (up
-        to 25% when the rows are too few for 5% to find it); see
-        ``target_scale_``.  ``loss_epsilon`` stays in the targets' units.
-        A float is public and free (targets already scaled by a public
-        constant: pass 1.0).  None is the same as 1.0.
+        "auto" also centres them: it first releases a private location
+        (a noisy mean of the targets clipped to a privately released
+        window, in two rounds) and a private 0.99 quantile of
+        ``|y - location|`` (a candidate of a public grid), nine releases
+        for 5% of the budget in zCDP units (up to 25% when the rows are
+        too few for 5% to find the targets), and fits ``(y - location) /
+        scale``; see ``target_location_`` and ``target_scale_``
+        (``docs/privacy/targets.md``).  ``loss_epsilon`` stays in the
+        targets' units.  A float is public and free, and does not centre
+        (targets already centred and scaled by public constants: pass
+        1.0).  None is the same as 1.0.
     loss_epsilon : float, default=0.1
         Width of the "huber" and "epsilon_insensitive" losses (called
         ``epsilon`` in scikit-learn, a name taken here by the budget).
@@ -271,6 +278,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     clip_norm_ : float
         The clip norm used (in units of the scaled targets): ``clip_norm``,
         or the privately released one (a candidate of a public grid).
+    target_location_ : float
+        What was subtracted from the targets before they were scaled: the
+        privately released location with ``target_scale="auto"``, else 0.
+        ``intercept_`` includes it.
     target_scale_ : float
         What the targets were divided by: ``target_scale`` (1.0 for None),
         or the privately released one (a candidate of a public grid).
@@ -385,9 +396,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             )
             y = np.asarray(y, dtype=np.float64)
         coefs, intercepts = self._fit_problems(X, [y], self._loss(1.0))
-        # The model of the scaled targets, scaled back (post-processing).
+        # The model of the centred and scaled targets, moved back
+        # (post-processing).
         self.coef_ = coefs[0] * self.target_scale_
-        self.intercept_ = intercepts[:1] * self.target_scale_
+        self.intercept_ = intercepts[:1] * self.target_scale_ + self.target_location_
         return self
 
     def _auto_target_scale(self):
@@ -403,14 +415,19 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
 
     def _scaled_problem(self, targets, loss, plan, rng):
         if plan.target_draws is None:
+            self.target_location_ = 0.0
             self.target_scale_ = (1.0 if self.target_scale is None
                                   else float(self.target_scale))
         else:
-            warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=7)
-            self.target_scale_ = float(private_bounds(
-                [abs(targets[0])], plan.target_draws, rng)[0, 0])
-        return ([target / self.target_scale_ for target in targets],
-                self._loss(self.target_scale_))
+            # user -> fit's wrapper -> fit -> _fit_problems -> here.
+            warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=6)
+            if self.fit_intercept:  # without one, never centred
+                warn_if_not_centred(self, plan.target_draws, "target_scale",
+                                    stacklevel=6)
+            self.target_location_, self.target_scale_ = release_location_scale(
+                targets[0], plan.target_draws, rng)
+        return ([(target - self.target_location_) / self.target_scale_
+                 for target in targets], self._loss(self.target_scale_))
 
     def predict(self, X):
         """Predict with the fitted linear model.
@@ -644,12 +661,10 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         self._validate_params()
         X, self.classes_, targets = classifier_data(
             self, X, y, on_dask=self._fits_on_dask(X))
-        public_class_weights(self.class_weight, self.classes_)  # checks a dict
         sample_weight = check_sample_weight(self, sample_weight, X,
                                             self.sample_weight_bound)
-        coefs, intercepts = self._fit_problems(
-            X, targets, CLASSIFICATION_LOSSES[self.loss](), sample_weight)
-        self.coef_, self.intercept_ = coefs, intercepts
+        self._fit_problems(X, targets, CLASSIFICATION_LOSSES[self.loss](),
+                           sample_weight)
         return self
 
     def _class_plan(self, loss, sample_weight):
