@@ -77,7 +77,7 @@ def quiet_log_proba(estimator, rows):
         return estimator.predict_log_proba(rows)
 
 
-def check_fit(estimator, X, targets, weighting, plan, rng, *, stacklevel):
+def check_fit(estimator, X, targets, weighting, plan, rng):
     """Release the fit check of the fitted ``estimator`` (its training
     log-likelihood over the class prior) and warn when it is not clearly
     positive; ``plan`` is the :class:`~skdpopt.plans.checks.FitCheckPlan`."""
@@ -85,4 +85,4 @@ def check_fit(estimator, X, targets, weighting, plan, rng, *, stacklevel):
         map_rows(partial(quiet_log_proba, estimator), X, len(estimator.classes_)),
         targets, weighting.log_prior(), weighting.row_weights(targets), plan, rng)
     warn_if_no_better_than_prior(estimator, released, plan,
-                                 spreads=FIT_CHECK_SPREADS, stacklevel=stacklevel + 1)
+                                 spreads=FIT_CHECK_SPREADS)

@@ -318,7 +318,7 @@ class DPLogisticSimplex(
         # A released check of the public bound against the data.
         warn_if_mostly_clipped(
             self, release_clip_check(X, self.feature_bound, plan.clip_check, rng),
-            n_samples, plan.clip_check, spreads=CLIP_CHECK_SPREADS, stacklevel=4)
+            n_samples, plan.clip_check, spreads=CLIP_CHECK_SPREADS)
         weighting = release_weighting(self, targets, LogLoss(), sample_weight,
                                       plan.class_totals, rng)
         if self.solver_ == "mirror_descent":
@@ -339,7 +339,7 @@ class DPLogisticSimplex(
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
         # A released check of the fitted model against the class prior.
-        check_fit(self, X, targets, weighting, plan.fit_check, rng, stacklevel=4)
+        check_fit(self, X, targets, weighting, plan.fit_check, rng)
         self._store_plan(plan)
         self._finish_release(plan)
         return self

@@ -32,6 +32,7 @@ __all__ = [
     "clip_values",
     "clipped_total",
     "counts_below",
+    "dask_records",
     "is_dask_collection",
     "least_squares_problem",
     "linear_rows",
@@ -190,6 +191,15 @@ def vector_total(values):
     return total(values)
 
 
+def dask_records(X):
+    """A Dask array or DataFrame's records, read block by block
+    (:class:`~.dask_records.DaskRecords`): for the fits that read records
+    column by column."""
+    from .dask_records import DaskRecords
+
+    return DaskRecords(X)
+
+
 def counts_below(values, grid):
     """``#{i : values[i, j] < c}`` for each column j and each candidate c of a
     public grid (NaN counted as infinite): all that a private bound of a
@@ -197,8 +207,8 @@ def counts_below(values, grid):
 
     Parameters
     ----------
-    values : ndarray of shape (n_samples,) or (n_samples, n_columns), or \
-dask.array.Array of shape (n_samples,)
+    values : ndarray or dask.array.Array of shape (n_samples,) or \
+(n_samples, n_columns)
     grid : ndarray of shape (n_candidates,), sorted
 
     Returns
@@ -244,7 +254,7 @@ def marginal_counts(codes, cardinalities, attributes):
 # What fits on Dask collections, for the error of those that do not.
 DASK_SUPPORTED = (
     "DPSGDRegressor and DPSGDClassifier (sampling='full' or 'poisson'), "
-    "DPLasso, and DPLogisticSimplex(solver='frank_wolfe')"
+    "DPLasso, DPLogisticSimplex(solver='frank_wolfe') and DPSyntheticData"
 )
 
 
