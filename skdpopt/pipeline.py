@@ -8,7 +8,7 @@ its private steps; and reports the composed guarantee in
 ``docs/privacy/preprocessing.md``.
 """
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.compose import ColumnTransformer
@@ -241,6 +241,13 @@ class PrivatePipeline(Pipeline):
         As for :class:`sklearn.pipeline.Pipeline`.
     verbose : bool, default=False
         As for :class:`sklearn.pipeline.Pipeline`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds every private step whose own ``random_state`` is ``None``,
+        each with its own seed derived from this one, so that a whole
+        pipeline fit can be reproduced.  For tests and documentation only:
+        a real release leaves it unset (anyone who knows the seed can
+        reproduce, and subtract, the noise).  A step with its own
+        ``random_state`` keeps it.
 
     Attributes
     ----------
@@ -270,17 +277,19 @@ class PrivatePipeline(Pipeline):
         "delta": [Interval(Real, 0, 1, closed="left")],
         "budget_split": [dict, None],
         "public_steps": [tuple, list],
+        "random_state": ["random_state"],
     }
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, budget_split=None,
                  public_steps=(), transform_input=None, memory=None,
-                 verbose=False):
+                 verbose=False, random_state=None):
         super().__init__(steps, transform_input=transform_input, memory=memory,
                          verbose=verbose)
         self.epsilon = epsilon
         self.delta = delta
         self.budget_split = budget_split
         self.public_steps = public_steps
+        self.random_state = random_state
 
     def check_privacy(self):
         """Refuse non-private steps; return the private ones.
@@ -327,9 +336,25 @@ class PrivatePipeline(Pipeline):
             return {**{p: each for p in others}, last: 1.0 - PREPROCESSING_SHARE}
         return {p: 1.0 / len(paths) for p in paths}
 
+    def _seed_steps(self, leaves):
+        """Give each private step without a random_state its own seed."""
+        if self.random_state is None:
+            return
+        if isinstance(self.random_state, Integral):
+            # One independent seed per step (a shared seed would give the
+            # steps the same noise draws).
+            children = np.random.SeedSequence(self.random_state).spawn(len(leaves))
+            seeds = [int(c.generate_state(1)[0]) for c in children]
+        else:
+            seeds = [self.random_state] * len(leaves)
+        for (_, estimator), seed in zip(leaves, seeds, strict=True):
+            if estimator.get_params().get("random_state", 0) is None:
+                estimator.set_params(random_state=seed)
+
     def _prepare_privacy(self):
         """Check the steps and give each private step its budget."""
         leaves = self.check_privacy()
+        self._seed_steps(leaves)
         budgeted = [(p, e) for p, e in leaves if _uses_budget(e)]
         if self.epsilon is None:
             self.step_budgets_ = {p: (e.epsilon, e.delta) for p, e in budgeted}
@@ -371,7 +396,8 @@ class PrivatePipeline(Pipeline):
 
 
 def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,
-                          public_steps=(), memory=None, verbose=False):
+                          public_steps=(), memory=None, verbose=False,
+                          random_state=None):
     """Build a :class:`PrivatePipeline`, naming the steps automatically.
 
     The steps are checked at once: a step that would learn from the data
@@ -396,6 +422,10 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,
         As for :func:`sklearn.pipeline.make_pipeline`.
     verbose : bool, default=False
         As for :func:`sklearn.pipeline.make_pipeline`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds every private step that has no ``random_state`` of its own
+        (see :class:`PrivatePipeline`); for tests and documentation, a real
+        release leaves it unset.
 
     Returns
     -------
@@ -419,6 +449,6 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,
     pipeline = PrivatePipeline(_name_estimators(steps), epsilon=epsilon,
                                delta=delta, budget_split=budget_split,
                                public_steps=public_steps, memory=memory,
-                               verbose=verbose)
+                               verbose=verbose, random_state=random_state)
     pipeline.check_privacy()
     return pipeline

@@ -229,3 +229,22 @@ def test_fit_transform_splits_too(data):
     assert pipe.step_budgets_ == {"dpstandardscaler": (0.5, 5e-7),
                                   "dpminmaxscaler": (0.5, 5e-7)}
     assert pipe.privacy_spent_.epsilon <= 1.0
+
+
+def test_random_state_seeds_the_steps_reproducibly(data):
+    X, y = data
+
+    def fit(seed, **model):
+        pipe = make_private_pipeline(DPStandardScaler(), DPSGDRegressor(**model),
+                                     epsilon=1.0, delta=1e-6,
+                                     random_state=seed)
+        return pipe.fit(X, y)
+
+    first, again, other = fit(0), fit(0), fit(1)
+    np.testing.assert_array_equal(first[-1].coef_, again[-1].coef_)
+    np.testing.assert_array_equal(first[0].mean_, again[0].mean_)
+    assert not np.array_equal(first[-1].coef_, other[-1].coef_)
+    # Each step gets its own seed, and a step's own seed is kept.
+    seeds = [first[0].random_state, first[-1].random_state]
+    assert seeds[0] != seeds[1]
+    assert fit(0, random_state=5)[-1].random_state == 5
