@@ -305,18 +305,27 @@ def report_plan(report, records, quick):
         epsilon = runs[0].get("epsilon")
         if epsilon is not None:
             spent.setdefault((n, name), set()).add(f"{epsilon:.8f}")
-        label = labels[backend] + (f", {limit} per worker" if limit != "auto" else "")
+        label = labels[backend] + (f", {limit} per worker" if limit != "auto"
+                                   and backend != "numpy" else "")
+        versus_daskml = ""
+        if backend == "dask" and name == "sgd_full":
+            mine = seconds_by_round(n, name, backend)
+            theirs = {r["round"]: r["seconds"] for key, runs_ in groups.items()
+                      if key[0] == n and key[2] == "dask-ml" for r in runs_}
+            both = [mine[k] / theirs[k] for k in mine if k in theirs]
+            versus_daskml = f"{np.median(both):.2f}" if both else ""
         rows.append([f"{n:.0e}", name, label, str(len(runs)),
-                     f"{np.median(times):.1f}", ratio, workers, before, client,
+                     f"{np.median(times):.1f}", ratio, versus_daskml, workers,
+                     before, client,
                      f"{runs[0]['r2']:.4f}",
                      "(none)" if epsilon is None else f"{epsilon:.8f}"])
-    machine = ["time (s), median", "time / numpy", "worker peak (MB)",
-               "worker before (MB)", "client peak (MB)"]
+    machine = ["time (s), median", "time / numpy", "time / dask-ml",
+               "worker peak (MB)", "worker before (MB)", "client peak (MB)"]
     report.table("fits", "Fits on Dask arrays and in memory (epsilon = 1, "
                  "delta = 1e-9; times: medians over the runs, ratios: medians "
                  "over runs of the fits of the same round)",
-                 ["n", "fit", "backend", "runs", machine[0], machine[1], machine[2],
-                  machine[3], machine[4], "R^2", "privacy_spent_ epsilon"], rows,
+                 ["n", "fit", "backend", "runs", *machine, "R^2",
+                  "privacy_spent_ epsilon"], rows,
                  timing=machine)
     same = all(len(values) == 1 for values in spent.values())
     report.value("same_privacy_spent", "yes" if same else "no")

@@ -28,7 +28,7 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
 python3 -m venv "$dir/mbi"
-"$dir/mbi/bin/pip" install --quiet "mbi==1.1.0" pandas networkx
+"$dir/mbi/bin/pip" install --quiet "mbi==1.1.0" pandas matplotlib networkx
 
 if [ -z "$pgm" ]; then
     git clone --quiet https://github.com/ryan112358/private-pgm "$dir/private-pgm-src"

@@ -367,17 +367,17 @@ def select_rows(table, selector):
             if [c.strip() for c in row[:len(parts)]] == parts]
 
 
-def lookup(generated, reference):
-    """The text a reference names: ``KEY[ROW][COLUMN]`` (a table cell, the
-    row given by its leading cells separated by ``;``) or ``NAME`` (a named
-    figure).  Raises KeyError with a reason."""
+def lookup_all(generated, reference):
+    """The cells a reference names: ``KEY[ROW][COLUMN]`` (the column's cell in
+    every row whose leading cells are ROW's, separated by ``;``) or ``NAME``
+    (a named figure, one cell).  Raises KeyError with a reason."""
     match = re.fullmatch(r"(?P<key>[^\[\]]+)\[(?P<row>[^\]]*)\]\[(?P<col>[^\]]*)\]",
                          reference.strip())
     if not match:
         name = reference.strip()
         if name not in generated.values:
             raise KeyError(f"no figure named {name!r}")
-        return generated.values[name][0]
+        return [generated.values[name][0]]
     key = match["key"].strip()
     if key not in generated.tables:
         raise KeyError(f"no table {key!r}")
@@ -386,6 +386,24 @@ def lookup(generated, reference):
     if column not in table.columns:
         raise KeyError(f"table {key!r} has no column {column!r}")
     rows = select_rows(table, match["row"])
-    if len(rows) != 1:
-        raise KeyError(f"table {key!r}: {len(rows)} rows match {match['row']!r}")
-    return rows[0][table.columns.index(column)]
+    if not rows:
+        raise KeyError(f"table {key!r}: no row matches {match['row']!r}")
+    return [row[table.columns.index(column)] for row in rows]
+
+
+def lookup(generated, reference):
+    """The one cell or figure a reference names (see :func:`lookup_all`)."""
+    cells = lookup_all(generated, reference)
+    if len(cells) != 1:
+        raise KeyError(f"{len(cells)} rows match {reference!r}")
+    return cells[0]
+
+
+def span(cells):
+    """``"low to high"`` of numeric cells as printed (one value if equal)."""
+    try:
+        ordered = sorted(cells, key=float)
+    except ValueError:
+        raise KeyError(f"not all numbers: {cells}") from None
+    return ordered[0] if ordered[0] == ordered[-1] else \
+        f"{ordered[0]} to {ordered[-1]}"

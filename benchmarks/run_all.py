@@ -58,21 +58,22 @@ PEER_OPTIONS = {
     "--daskml-python": "SKDPOPT_DASKML_PYTHON",
 }
 
+# In the order they run: the short ones first.
 RUNS = [
     Run("bench_sgd", "bench_sgd.py", [], ["--quick"]),
-    Run("bench_lasso", "bench_lasso.py", [], ["--quick"]),
-    Run("bench_simplex", "bench_simplex.py", [], ["--quick"]),
-    Run("design_simplex", "design_simplex.py", [], ["--quick"]),
     Run("bench_defaults", "bench_defaults.py", [], ["--quick"]),
     Run("design_defaults.scaler_cost", "design_defaults.py",
         ["--task", "scaler_cost"], ["--task", "scaler_cost", "--quick"]),
-    Run("bench_minimax", "bench_minimax.py", [], ["--quick"]),
-    Run("bench_minimax.timing", "bench_minimax.py", ["--timing"], None),
+    Run("bench_scale", "bench_scale.py", [], ["--quick"]),
+    Run("design_simplex", "design_simplex.py", [], ["--quick"]),
+    Run("bench_lasso", "bench_lasso.py", [], ["--quick"]),
+    Run("bench_simplex", "bench_simplex.py", [], ["--quick"]),
     Run("bench_minimax.screen", "bench_minimax.py", ["--screen"], None),
+    Run("bench_minimax.timing", "bench_minimax.py", ["--timing"], None),
+    Run("bench_minimax", "bench_minimax.py", [], ["--quick"]),
     Run("bench_synthetic", "bench_synthetic.py", [], ["--quick"],
         {"--mbi-python": "SKDPOPT_MBI_PYTHON",
          "--smartnoise-python": "SKDPOPT_SMARTNOISE_PYTHON"}),
-    Run("bench_scale", "bench_scale.py", [], ["--quick"]),
     Run("bench_dask", "bench_dask.py", [], ["--quick"],
         {"--daskml-python": "SKDPOPT_DASKML_PYTHON"}),
 ]

@@ -15,6 +15,9 @@ name it:
     every table of the run, in order, each with its notes.
 ``:bench:`NAME:KEY[ROW][COLUMN]``` or ``:bench:`NAME:FIGURE```
     one cell or one named figure, inline (``{bench}`...``` in Markdown).
+``:bench-range:`NAME:KEY[ROW][COLUMN]```
+    "low to high" over the column's cells in every row ROW matches (its
+    leading cells; fewer of them match more rows).
 
 A reference to a file, table, row, column or figure that does not exist
 is an error, so a page cannot quote a figure its benchmark no longer
@@ -69,7 +72,11 @@ def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None)
     env = inliner.document.settings.env
     try:
         file_name, reference = _split_target(text)
-        value = report.lookup(load(file_name, env), reference)
+        generated = load(file_name, env)
+        if name == "bench-range":
+            value = report.span(report.lookup_all(generated, reference))
+        else:
+            value = report.lookup(generated, reference)
     except KeyError as error:
         message = inliner.reporter.error(f"bench: {error.args[0]}", line=lineno)
         problem = inliner.problematic(rawtext, rawtext, message)
@@ -186,6 +193,7 @@ class BenchHeader(SphinxDirective):
 
 def setup(app):
     app.add_role("bench", bench_role)
+    app.add_role("bench-range", bench_role)
     app.add_directive("bench-table", BenchTable)
     app.add_directive("bench-tables", BenchTables)
     app.add_directive("bench-header", BenchHeader)
