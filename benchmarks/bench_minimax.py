@@ -81,9 +81,9 @@ worst-group log loss at epsilon = inf and the exact minimax's for 1, 5 and
 20 passes over the data (3 seeds), and, at epsilon in {1, 3, 10} (5
 seeds), DPMinimax's worst-group test accuracy and training worst-group
 log loss for the step cap factors 1, 3 and 10
-(``skdpopt.minimax.STEP_CAP_FACTOR``), beside DP-SGD's; DPMinimax's
+(``skdpopt.plans.minimax.STEP_CAP_FACTOR``), beside DP-SGD's; DPMinimax's
 worst-group accuracy for the ratios 0.25, 0.075, 0.05, 0.025 and 0.0075
-(``skdpopt.minimax.STEP_RATIO``, which sets the default private T) on the
+(``skdpopt.plans.minimax.STEP_RATIO``, which sets the default private T) on the
 design, on the design with every size times 10 and on ``tuning_groups8``
 (8 groups of 6000 / 5000 / 4500 / 3000 / 1000 / 900 / 300 / 150 rows), at
 epsilon in {1, 3, 10}; and DPMinimax's
@@ -125,9 +125,11 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 
-from skdpopt import DPLogisticSimplex, DPMinimaxClassifier, DPSGDClassifier, minimax
+from skdpopt import DPLogisticSimplex, DPMinimaxClassifier, DPSGDClassifier
+from skdpopt._validation import encode_groups
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.minimax import choose_solver, encode_groups
+from skdpopt.plans import minimax
+from skdpopt.plans.minimax import choose_solver
 
 sys.path.insert(0, str(Path(__file__).parent))
 import datasets  # noqa: E402
@@ -679,7 +681,7 @@ def tuning_passes(steps_grid=(100, 200, 400), model_steps=(0.3, 1.0, 3.0),
 def tuning_gda(seeds=range(3)):
     """The measurements behind solver="gda"'s defaults and solver="auto"'s
     rule, on the tuning designs only (``skdpopt.plans.minimax`` constants,
-    ``skdpopt.minimax.AUTO_SQRT_D_PER_ROW``)."""
+    ``skdpopt.plans.minimax.AUTO_SQRT_D_PER_ROW``)."""
     from skdpopt.plans import minimax as plans
 
     defaults = {k: getattr(plans, k) for k in (
@@ -774,7 +776,7 @@ def tuning_step_cap(seeds=range(3), caps=(50, 100, 200, 400)):
 
 def tuning_auto(seeds=range(3), epsilons=(1.0, 3.0, 10.0, np.inf)):
     """solver="auto"'s rule: gda against vertex sampling on the tuning
-    designs, with privacy and without (``skdpopt.minimax.AUTO_*``)."""
+    designs, with privacy and without (``skdpopt.plans.minimax.AUTO_*``)."""
 
     def worst(model, X, y, g):
         return worst_group_log_loss(y, model.predict_proba(X)[:, 1],

@@ -41,7 +41,7 @@ import pandas as pd
 import scipy.sparse as sp
 from report import Report
 
-import skdpopt.logistic_simplex as logistic_simplex
+import skdpopt.solvers.mirror_descent as mirror_descent
 import skdpopt.plans.logistic_simplex as plans
 import skdpopt.solvers.noisy_newton as noisy_newton
 from skdpopt import DPLogisticSimplex
@@ -152,7 +152,7 @@ VARIANTS = {
     "refit share 0.24": [planned(refit_share=0.24)],
     "no Newton step": [planned(refit_steps=0)],
     "first gradient at K drawn vertices": [
-        (logistic_simplex, "_first_step_at_origin", lambda gradient: gradient)],
+        (mirror_descent, "_first_step_at_origin", lambda gradient: gradient)],
 }
 
 

@@ -14,8 +14,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from . import ledger
 from ._data import is_dask_collection, map_rows, refuse_dask
-from .accounting import PrivacySpent, compose, privacy_spent
-from .exceptions import PrivacyLeakWarning
+from .accounting import compose, privacy_spent
 
 # A finite epsilon above this promises nothing (exp(1e6)) and only strains
 # calibration's arithmetic; np.inf says "no privacy" honestly.
@@ -201,20 +200,6 @@ class DPEstimatorMixin:
             spent = privacy_spent(self._privacy_event, plan.delta)
         self.privacy_spent_ = spent
 
-    def _record_spent(self, accountant):
-        """Set ``privacy_spent_`` from a run's accountant (estimators not yet
-        on plans)."""
-        if not self._is_private:
-            self.privacy_spent_ = PrivacySpent(np.inf, 0.0, accountant.relation)
-            return
-        spent = accountant.spent(self.delta)
-        if spent.epsilon > self.epsilon * (1 + 1e-9):
-            raise RuntimeError(
-                f"fit spent epsilon={spent.epsilon} above the requested "
-                f"{self.epsilon}"
-            )
-        self.privacy_spent_ = spent
-
     def _warm_start_event(self):
         """The event behind the current fit, to compose a warm start with."""
         return getattr(self, "_privacy_event", None)
@@ -237,65 +222,6 @@ class DPEstimatorMixin:
         if channels:
             clone._ledger_channels = channels
         return clone
-
-
-def resolve_classes(estimator, y, declared, *, parameter="classes", what="label"):
-    """The label set and the labels encoded as indices into it.
-
-    Parameters
-    ----------
-    estimator : estimator
-        For the warning's message.
-    y : ndarray of shape (n_samples,)
-    declared : array-like or None
-        The public label set, if the user declared one.
-    parameter : str, default="classes"
-        The constructor parameter that declares it (named in messages).
-    what : str, default="label"
-        What the values are, for messages ("label", "group").
-
-    Returns
-    -------
-    classes : ndarray
-        Sorted label set: the declared one, or the values seen in ``y``.
-    encoded : ndarray of int
-        Index of each row's label in ``classes``.
-    """
-    if declared is None:
-        warnings.warn(
-            f"{type(estimator).__name__}: the {what} set is read from the "
-            f"training data, so the fitted model reveals which {what}s occur "
-            f"(a {what} held by one record included). Pass {parameter}=... "
-            f"to declare the {what} set public.",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        classes, encoded = np.unique(y, return_inverse=True)
-        return classes, encoded.ravel()
-    classes = np.asarray(declared)
-    if classes.ndim != 1 or len(classes) == 0:
-        raise ValueError(
-            f"{parameter} must be a non-empty 1-d array-like of {what}s, got "
-            f"shape {classes.shape}."
-        )
-    try:
-        classes = np.unique(classes)
-        encoded = np.searchsorted(classes, y)
-        encoded = np.clip(encoded, 0, len(classes) - 1)
-        outside = classes[encoded] != y
-    except TypeError as exc:
-        raise ValueError(
-            f"the {what}s in the data cannot be compared with {parameter}="
-            f"{list(np.asarray(declared))!r}: {exc}"
-        ) from exc
-    if np.any(outside):
-        # Which value is outside is private: say how many, not which.
-        raise ValueError(
-            f"{int(np.count_nonzero(outside))} row(s) have a {what} outside "
-            f"{parameter}={list(classes)!r}; the declared {what} set must cover "
-            "every row."
-        )
-    return classes, encoded
 
 
 class LinearClassifierMixin:

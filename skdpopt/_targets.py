@@ -3,8 +3,9 @@
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._base import resolve_classes, validate_training_data
+from ._base import validate_training_data
 from ._data import dask_one_vs_rest_signs, validate_dask_training_data
+from ._validation import resolve_classes
 
 
 def one_vs_rest_signs(estimator, y, declared):

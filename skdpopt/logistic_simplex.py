@@ -1,7 +1,6 @@
 """DPLogisticSimplex: private logistic regression in the l1 geometry."""
 
-import math
-from dataclasses import dataclass
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,22 +14,12 @@ from ._base import (
     keep_fit_on_error,
     make_generator,
 )
-from ._clipping import clip_features
-from ._data import (
-    clip_rows,
-    is_dask_collection,
-    linear_rows,
-)
+from ._data import clip_rows, is_dask_collection
 from ._targets import classifier_data
-from .losses import LogLoss
 from .plans.logistic_simplex import plan_logistic_simplex
-from .solvers.frank_wolfe import private_frank_wolfe
-from .solvers.mirror_descent import (
-    VertexSet,
-    linear_model_gradient,
-    vertex_sampling_mirror_descent,
-)
-from .solvers.noisy_newton import hessian_sensitivity_bounds, noisy_newton_logistic
+from .solvers.frank_wolfe import frank_wolfe_logistic
+from .solvers.mirror_descent import vertex_sampling_logistic
+from .solvers.problems import LinearProblem
 
 
 class DPLogisticSimplex(
@@ -287,147 +276,28 @@ class DPLogisticSimplex(
         rng = make_generator(self.random_state)
         if self.solver == "mirror_descent":
             # Mirror descent clips each batch as it reads it (no copy of X).
-            coefs, intercepts = self._fit_mirror_descent(X, targets, plan, rng)
+            solve = partial(vertex_sampling_logistic, verbose=self.verbose)
+        else:
+            # Frank-Wolfe reads all of X at every step: clip it once.  Clipping
+            # to the public bound is what bounds the sensitivity.
+            X, solve = clip_rows(X, self.feature_bound), frank_wolfe_logistic
+        results = [solve(LinearProblem(
+            X, target, self.fit_intercept, radius=self.radius,
+            constraint=self.constraint, feature_bound=self.feature_bound),
+            plan, rng) for target in targets]
+        self.coef_ = np.array([result.coef for result in results])
+        self.intercept_ = np.array([result.intercept for result in results])
+        if self.solver == "mirror_descent":
             self.n_vertices_ = plan.n_vertices
             self.refresh_every_ = plan.refresh_every
             self.n_noisy_statistics_ = plan.n_statistics
             self.noise_multiplier_ = plan.noise_multiplier
-        else:
-            # Frank-Wolfe reads all of X at every step: clip it once.  Clipping
-            # to the public bound is what bounds the sensitivity.
-            X = clip_rows(X, self.feature_bound)
-            coefs, intercepts = self._fit_frank_wolfe(X, targets, plan, rng)
-        self.coef_, self.intercept_ = coefs, intercepts
         self.n_iter_ = plan.n_steps
         self.step_size_ = plan.step_size
         self.n_draws_ = plan.n_draws
         self.score_sensitivity_ = plan.score_sensitivity
         self._finish_release(plan)
         return self
-
-    def _fit_mirror_descent(self, X, targets, plan, rng):
-        n_samples, n_features = X.shape
-        # Vertices over the features only: the intercept is fitted afterwards
-        # with the scale of the released direction (_fit_scale_and_intercept).
-        if self.constraint == "l1_ball":
-            vertex_set = VertexSet.l1_ball(n_features, self.radius)
-        else:
-            vertex_set = VertexSet.simplex(n_features, self.radius)
-        coefs, intercepts = [], []
-        for target in targets:
-            offset = 0.0
-            if self.fit_intercept:
-                offset = self._private_offset(target, plan, rng)
-            batches = np.array_split(rng.permutation(n_samples), plan.n_steps)
-            gradient = linear_model_gradient(
-                X,
-                target,
-                _OffsetLogLoss(offset),
-                vertex_set,
-                batches,
-                feature_bound=self.feature_bound,
-            )
-            gradient = _first_step_at_origin(gradient)
-            result = vertex_sampling_mirror_descent(
-                gradient, vertex_set.n_vertices, n_steps=plan.n_steps,
-                n_draws=plan.n_vertices, refresh_every=plan.refresh_every,
-                step_size=plan.step_size, rng=rng, verbose=self.verbose)
-            coef, intercept = self._fit_scale_and_intercept(
-                X, target, vertex_set.point(result.vertices), offset, plan, rng)
-            coefs.append(coef)
-            intercepts.append(intercept)
-        return np.array(coefs), np.array(intercepts)
-
-    def _private_offset(self, target, plan, rng):
-        """Log-odds of the positive class from a noisy count (sensitivity 1).
-
-        Mirror descent evaluates its gradients at the sampled point plus
-        this offset, so that the first draws look for features that explain
-        the labels beyond their base rate; the Newton fit starts from it.
-        """
-        n_samples = len(target)
-        count = np.count_nonzero(target > 0)
-        if plan.noise_multiplier > 0:
-            draw = rng.laplace if plan.noise == "laplace" else rng.normal
-            count = count + draw(0.0, plan.noise_multiplier)
-        share = np.clip(count / n_samples, 0.5 / n_samples, 1.0 - 0.5 / n_samples)
-        limit = self.radius * self.feature_bound
-        return float(np.clip(math.log(share / (1.0 - share)), -limit, limit))
-
-    def _fit_scale_and_intercept(self, X, target, direction, offset, plan, rng):
-        """Fit ``coef = a u / ||u||_1`` and the intercept by noisy Newton steps.
-
-        u is the released direction (the average of the drawn vertices).  The
-        model's scores ``<u, x> / (||u||_1 b)`` lie in [-1, 1] for clipped
-        rows, so the two-parameter logistic regression on
-        ``z = b (score, 1)`` has public sensitivities; ``|a| + |c| / b`` stays
-        within the radius (``a >= 0`` for the simplex), so the model stays
-        in the polytope with at most K non-zeros.
-        """
-        n_samples = X.shape[0]
-        b = self.feature_bound
-        l1_norm = np.abs(direction).sum()
-        support = np.flatnonzero(direction)
-        scores = np.zeros(n_samples)
-        if l1_norm > 0:
-            columns = clip_features(X[:, support], b)
-            scores = np.asarray(columns @ direction[support]).ravel() / (l1_norm * b)
-        features = [scores] + ([np.ones(n_samples)] if self.fit_intercept else [])
-        Z = b * np.column_stack(features)
-        n_params = Z.shape[1]
-        bounds = hessian_sensitivity_bounds(n_params, b) / n_samples
-        if plan.noise == "laplace":  # L1 sensitivities
-            gradient_sensitivity = 2.0 * b * n_params / n_samples
-            hessian_sensitivity = bounds.sum()
-        else:
-            gradient_sensitivity = 2.0 * b * math.sqrt(n_params) / n_samples
-            hessian_sensitivity = np.sqrt(np.sum(bounds**2))
-        # Start part of the way between ignoring the direction and the full
-        # scale the polytope allows it.
-        scale = (plan.refit_start * (self.radius - abs(offset / b)) if l1_norm > 0
-                 else 0.0)
-        start = [scale] + ([offset / b] if self.fit_intercept else [])
-        nonnegative = np.arange(n_params) == 0 if self.constraint == "simplex" else None
-        result = noisy_newton_logistic(
-            Z, target, radius=self.radius, n_steps=plan.refit_steps,
-            gradient_noise=plan.noise_multiplier * gradient_sensitivity,
-            hessian_noise=plan.noise_multiplier * hessian_sensitivity, rng=rng,
-            start=start, nonnegative=nonnegative, noise=plan.noise)
-        coef = (direction * (result.coef[0] / l1_norm) if l1_norm > 0
-                else np.zeros_like(direction))
-        intercept = result.coef[1] * b if self.fit_intercept else 0.0
-        return coef, intercept
-
-    def _fit_frank_wolfe(self, X, targets, plan, rng):
-        n_samples, n_features = X.shape
-        # Frank-Wolfe works over coordinates; the simplex with an intercept of
-        # either sign becomes a simplex over (w, +b, -b).
-        b = self.feature_bound
-        if self.constraint == "l1_ball":
-            dim = n_features + int(self.fit_intercept)
-            extra = [b] if self.fit_intercept else []
-        else:
-            dim = n_features + 2 * int(self.fit_intercept)
-            extra = [b, -b] if self.fit_intercept else []
-        extra = np.array(extra)
-        loss = LogLoss()
-
-        coefs, intercepts = [], []
-        for target in targets:
-            # |dloss| <= 1: each derivative is clipped to 1 (NaN -> 0).
-            rows = linear_rows(X, target, loss, limit=1.0)
-
-            def gradient(point, rows=rows):
-                total, count = rows.gradient_sum(
-                    point[:n_features], extra @ point[n_features:])
-                return np.concatenate([total, extra * count]) / n_samples
-
-            result = private_frank_wolfe(
-                gradient, dim, radius=self.radius, n_steps=plan.n_steps,
-                score_scale=plan.step_size, rng=rng, constraint=self.constraint)
-            coefs.append(result.coef[:n_features])
-            intercepts.append(float(extra @ result.coef[n_features:]))
-        return np.array(coefs), np.array(intercepts)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -436,29 +306,3 @@ class DPLogisticSimplex(
         # rows leave the step size too small to learn much.
         tags.classifier_tags.poor_score = True
         return tags
-
-
-@dataclass(frozen=True)
-class _OffsetLogLoss(LogLoss):
-    """The log loss of ``p + offset``: the model's intercept held fixed."""
-
-    offset: float = 0.0
-
-    def derivative(self, p, y):
-        return super().derivative(p + self.offset, y)
-
-
-def _first_step_at_origin(gradient):
-    """The oracle, with the first step's gradient taken at the origin.
-
-    Step 1's vertices are drawn from the uniform start, whose mean is the
-    origin for the l1 ball: evaluating there instead of at K random
-    vertices (weight R / K each) spends nothing and removes the noise of
-    that data-free draw from the first gradient.
-    """
-    origin = np.empty(0, dtype=np.int64)
-
-    def first_at_origin(t, vertices):
-        return gradient(t, origin if t == 0 else vertices)
-
-    return first_at_origin

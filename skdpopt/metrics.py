@@ -11,13 +11,9 @@ metadata routing forwards the groups::
 import numpy as np
 from sklearn.metrics import accuracy_score, log_loss
 
+from ._validation import encode_groups  # the estimators' group rules
+
 __all__ = ["worst_group_accuracy", "worst_group_log_loss"]
-
-
-def _group_codes(sensitive_features, n_samples):
-    from .minimax import encode_groups  # shares the estimator's group rules
-
-    return encode_groups(sensitive_features, n_samples)
 
 
 def worst_group_accuracy(y_true, y_pred, *, sensitive_features):
@@ -46,7 +42,7 @@ def worst_group_accuracy(y_true, y_pred, *, sensitive_features):
     0.5
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
-    _, codes = _group_codes(sensitive_features, len(y_true))
+    _, codes = encode_groups(sensitive_features, len(y_true))
     return float(
         min(
             accuracy_score(y_true[codes == g], y_pred[codes == g])
@@ -87,7 +83,7 @@ def worst_group_log_loss(y_true, y_proba, *, sensitive_features, labels=None):
     0.57
     """
     y_true, y_proba = np.asarray(y_true), np.asarray(y_proba, dtype=float)
-    _, codes = _group_codes(sensitive_features, len(y_true))
+    _, codes = encode_groups(sensitive_features, len(y_true))
     labels = np.unique(y_true) if labels is None else labels
     return float(
         max(

@@ -16,8 +16,14 @@ from sklearn.preprocessing import StandardScaler
 from skdpopt import DPMinimaxClassifier
 from skdpopt.exceptions import PrivacyLeakWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.minimax import STEP_CAP_FACTOR, STEP_RATIO, choose_solver, private_steps
-from skdpopt.plans.minimax import gda_kappa, gda_stage, plan_minimax_gda
+from skdpopt.plans.minimax import (
+    STEP_CAP_FACTOR,
+    STEP_RATIO,
+    choose_solver,
+    gda_kappa,
+    plan_minimax_gda,
+    vertex_steps,
+)
 
 pd = pytest.importorskip("pandas")
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -447,14 +453,14 @@ def test_default_private_steps_balance_the_private_and_capped_steps():
         return s / change / cap
 
     proportions = np.array([0.9, 0.08, 0.02])
-    T = private_steps(n, epsilon, delta, m, proportions, R, b)
+    T = vertex_steps(n, epsilon, delta, m, proportions, R, b)
     assert 1 < T < math.sqrt(n)
     assert ratio(T, proportions) >= STEP_RATIO > ratio(T + 1, proportions)
-    larger_group = private_steps(n, epsilon, delta, m, np.array([0.8, 0.1, 0.1]), R, b)
+    larger_group = vertex_steps(n, epsilon, delta, m, np.array([0.8, 0.1, 0.1]), R, b)
     assert larger_group > T
-    assert private_steps(n, 3 * epsilon, delta, m, proportions, R, b) > T
+    assert vertex_steps(n, 3 * epsilon, delta, m, proportions, R, b) > T
     # A huge budget: batches of sqrt(n) rows, as without privacy.
-    assert private_steps(n, 1e6, delta, m, proportions, R, b) == round(math.sqrt(n))
+    assert vertex_steps(n, 1e6, delta, m, proportions, R, b) == round(math.sqrt(n))
 
 
 def test_default_steps_follow_the_noisy_counts(data):
@@ -464,7 +470,7 @@ def test_default_steps_follow_the_noisy_counts(data):
     clf = VertexMinimax(epsilon=1.0, delta=1e-8, random_state=0).fit(
         X, y, sensitive_features=groups
     )
-    expected = private_steps(
+    expected = vertex_steps(
         X.shape[0], 0.9, 1e-8, 2 * (X.shape[1] + 1), clf.group_proportions_, 5.0, 1.0
     )
     assert clf.n_iter_ == expected
@@ -491,7 +497,7 @@ def test_gda_plan_spend_recomputed_with_dp_accounting(epsilon, counts_public):
     events = []
     if plan.counts_released:
         # std over L2 sensitivity sqrt(2) of the count vector.
-        events.append(dp_event.GaussianDpEvent(plan.count_noise_std / np.sqrt(2)))
+        events.append(dp_event.GaussianDpEvent(plan.count_noise_scale / np.sqrt(2)))
     events.append(dp_event.SelfComposedDpEvent(
         dp_event.GaussianDpEvent(plan.noise_multiplier), plan.n_steps))
     events.append(dp_event.SelfComposedDpEvent(
@@ -525,8 +531,8 @@ def test_gda_schedule_without_privacy():
     assert plan.spent().epsilon == np.inf
     private = _gda_plan(epsilon=1e5, max_iter=200)
     proportions = np.array([0.6, 0.3, 0.1])
-    ratio = (gda_stage(plan, proportions).step_size
-             / gda_stage(private, proportions).step_size)
+    ratio = (plan.stage(proportions).step_size
+             / private.stage(proportions).step_size)
     assert ratio == pytest.approx(3.0)
 
 

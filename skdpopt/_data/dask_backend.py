@@ -23,6 +23,7 @@ import dask.array as da
 import numpy as np
 
 from .._clipping import clip_scalars, example_norms
+from .._validation import resolve_classes
 from ..mechanisms import poisson_batches
 from .dask_staging import read_staged, remove_staged, stage_block, unpack
 from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
@@ -614,8 +615,6 @@ def validate_training_data(estimator, X, y, *, classification=False, classes=Non
         For classifiers, the declared classes (or the labels seen, with a
         :class:`~skdpopt.exceptions.PrivacyLeakWarning`).
     """
-    from .._base import resolve_classes
-
     X, names = _as_row_array(X, "X")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-d (n_samples, n_features), got {X.ndim}-d.")

@@ -1,16 +1,19 @@
 """Privacy accounting shared by every skdpopt estimator.
 
 Plans describe everything a fit will release as an event tree
-(:mod:`~skdpopt.accounting.events`), ask :func:`calibrate_event` for the
-noise (or step size) that meets their target, and report what the fit
+(:mod:`~skdpopt.accounting.events`), ask :func:`calibrate` for the
+noise (or step size, or budget) that meets their target, and report what the fit
 spends with :func:`privacy_spent` of that tree.
 """
 
 from .accountant import Accountant, privacy_spent
 from .calibration import (
+    Bracket,
+    Calibrated,
+    NoiseBracket,
+    RhoBracket,
+    ScaleBracket,
     calibrate,
-    calibrate_event,
-    calibrate_noise_multiplier,
     clt_noise_multiplier,
 )
 from .events import (
@@ -30,18 +33,21 @@ from .spent import PrivacySpent
 
 __all__ = [
     "Accountant",
+    "Bracket",
+    "Calibrated",
     "Composed",
     "EpsilonDeltaEvent",
     "ExponentialMechanism",
     "GaussianMechanism",
     "LaplaceMechanism",
+    "NoiseBracket",
     "PrivacySpent",
     "PureDPMechanism",
     "Repeated",
+    "RhoBracket",
+    "ScaleBracket",
     "SubsampledGaussianMechanism",
     "calibrate",
-    "calibrate_event",
-    "calibrate_noise_multiplier",
     "clt_noise_multiplier",
     "compose",
     "leaves",

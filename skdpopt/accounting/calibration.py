@@ -1,57 +1,111 @@
-"""Find the noise (or step size) that makes a planned run spend its budget.
+"""Find the noise (or step size, or budget) that makes a planned run spend
+its budget: one routine, :func:`calibrate`, for every plan.
 
-Estimators calibrate through :func:`calibrate_event`: a plan function maps
-one free parameter (a zCDP budget, a noise multiplier, a step size) to the
-event tree of the whole run, and the search finds the value whose event
-spends the target.  :func:`calibrate_noise_multiplier` is the fast path of
-DP-SGD's single subsampled Gaussian.
+A plan maps one free parameter (a zCDP budget shared by its releases, a
+noise multiplier, a score sensitivity or the step size it is proportional
+to) to the event tree of the whole run.  :func:`calibrate` searches for the
+value whose event spends the target epsilon, starting from a typed
+bracket (:class:`RhoBracket`, :class:`NoiseBracket`, :class:`ScaleBracket`:
+the parameter's kind says which way epsilon moves and how far off the
+usual guesses are), and returns a value whose event spends at most the
+target, as :func:`~skdpopt.accounting.privacy_spent` reports it (the
+epsilon gap is never positive), and at least ``1 - rtol`` of it.
 """
 
 from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from scipy.optimize import brentq
 
 from . import pld
 from .accountant import COARSE_POINTS, Accountant
-from .events import SubsampledGaussianMechanism
+from .rdp import REPLACE_ONE
 
 
 @dataclass(frozen=True)
-class Parameter:
-    """How a calibrated parameter moves epsilon, and where to start looking.
+class Bracket:
+    """Where :func:`calibrate` starts looking, for one kind of parameter.
 
     Attributes
     ----------
+    guess : float
+        A starting value (> 0), usually a zCDP conversion from
+        :mod:`skdpopt.accounting.zcdp` or :func:`clt_noise_multiplier`.
     increasing : bool
-        Whether epsilon grows with the parameter.
-    bracket : (float, float)
-        The first bracket, as factors of the plan's starting guess; the
-        search widens it when the answer lies outside.
+        Class attribute: whether epsilon grows with the parameter.
+    factors : (float, float)
+        Class attribute: the first bracket, as factors of the guess (those
+        the guesses, which are loose in a known direction, have needed);
+        the search widens it when the answer lies outside.
+    slope : float or None
+        Class attribute: a guess of ``|d log epsilon / d log parameter|``
+        for the search's second probe (None: the bracket's other end).
     """
 
-    increasing: bool
-    bracket: tuple
+    guess: float
+    increasing: ClassVar[bool] = True
+    factors: ClassVar[tuple] = (0.5, 2.0)
+    slope: ClassVar[float] = None
 
 
-# The parameters plans calibrate.  The brackets are those the guesses
-# (zCDP conversions, which are loose in a known direction) have needed.
-PARAMETERS = {
-    # A zCDP budget shared by the run's mechanisms: the classical conversion
-    # under-spends, so the answer lies above the guess.
-    "rho": Parameter(increasing=True, bracket=(0.5, 4.0)),
-    # An exponential-mechanism score sensitivity, or the step size it is
-    # proportional to.
-    "score_sensitivity": Parameter(increasing=True, bracket=(0.8, 1.3)),
-    "step_size": Parameter(increasing=True, bracket=(0.8, 1.3)),
-    # Noise over sensitivity, or a noise scale in data units.
-    "noise_multiplier": Parameter(increasing=False, bracket=(0.8, 1.05)),
-    "noise_scale": Parameter(increasing=False, bracket=(0.8, 1.05)),
-}
+@dataclass(frozen=True)
+class RhoBracket(Bracket):
+    """A zCDP budget shared by the run's releases.  The classical
+    conversion of :func:`~skdpopt.accounting.zcdp.rho_for` under-spends, so
+    the answer lies above the guess."""
+
+    increasing: ClassVar[bool] = True
+    factors: ClassVar[tuple] = (0.5, 4.0)
 
 
-def calibrate_event(make_event, epsilon, delta, *, parameter, guess, rtol=0.02):
-    """The parameter value whose planned run spends at most ``epsilon``.
+@dataclass(frozen=True)
+class ScaleBracket(Bracket):
+    """An exponential mechanism's score sensitivity, or a step size it is
+    proportional to."""
+
+    increasing: ClassVar[bool] = True
+    factors: ClassVar[tuple] = (0.8, 1.3)
+
+
+@dataclass(frozen=True)
+class NoiseBracket(Bracket):
+    """Noise over sensitivity (a noise multiplier), or a noise scale: epsilon
+    falls as it grows, about as its power -1.5 for subsampled Gaussian
+    runs."""
+
+    increasing: ClassVar[bool] = False
+    factors: ClassVar[tuple] = (0.8, 1.05)
+    slope: ClassVar[float] = 1.5
+
+
+class Calibrated(NamedTuple):
+    """The answer of :func:`calibrate`.
+
+    Attributes
+    ----------
+    value : float
+        The parameter.
+    epsilon : float
+        What the run spends with it at the target delta: at most the target.
+    """
+
+    value: float
+    epsilon: float
+
+
+def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
+              relation=REPLACE_ONE):
+    """The parameter whose planned run spends at most ``epsilon``, and at
+    least ``(1 - rtol) epsilon`` where the parameter allows.
+
+    The search runs first on the accountant's coarse PLD grid (an upper
+    bound on the default accounting's answer, and cheaper), then checks the
+    value with the default accounting, which is the same coarse answer
+    wherever that grid has converged (most runs: no extra cost).  Near the
+    answer the two differ by an almost constant factor, so a correction of
+    the coarse target usually lands the default epsilon in tolerance; if
+    not, the search finishes on the default accounting itself.
 
     Parameters
     ----------
@@ -59,41 +113,57 @@ def calibrate_event(make_event, epsilon, delta, *, parameter, guess, rtol=0.02):
         Maps a value of the parameter to the event tree of the whole run.
     epsilon, delta : float
         Target guarantee.
-    parameter : str
-        One of :data:`PARAMETERS`: names the direction and first bracket.
-    guess : float
-        Starting guess (> 0), usually from :mod:`skdpopt.accounting.zcdp`.
+    bracket : Bracket
+        The parameter's kind and a starting guess.
     rtol : float, default=0.02
         Accepted relative shortfall below the target.
+    relation : {"replace_one", "add_remove"}, default="replace_one"
+        Neighbouring relation of the accounting.
 
     Returns
     -------
-    value : float
-        The parameter; its run spends at most ``epsilon``.
-    spent_epsilon : float
-        What that run spends at ``delta``.
+    Calibrated
+        ``(value, epsilon)``; ``epsilon <= `` the target always.
+
+    Raises
+    ------
+    ValueError
+        If no value of the parameter reaches the target.
     """
-    spec = PARAMETERS[parameter]
-    low, high = spec.bracket
 
     def epsilon_of(value, points=None):
-        return Accountant().compose(make_event(value)).epsilon(delta, points)
+        # fast: the answer privacy_spent reports (Renyi skipped where the
+        # PLD is tighter).
+        return Accountant(relation).compose(make_event(value)).epsilon(
+            delta, points=points, fast=True)
 
-    # As calibrate_noise_multiplier: search on the coarse PLD grid (an upper
-    # bound on the default accounting's answer, and cheaper), then check
-    # with the default; search again near it only if the coarse grid's
-    # looseness put it below the tolerance.
-    value, _ = calibrate(lambda v: epsilon_of(v, COARSE_POINTS), epsilon,
-                         low * guess, high * guess, increasing=spec.increasing,
-                         rtol=rtol)
-    spent = epsilon_of(value)
-    if (1.0 - rtol) * epsilon <= spent <= epsilon:
-        return value, spent
-    return calibrate(epsilon_of, epsilon, 0.97 * value, 1.03 * value,
-                     increasing=spec.increasing, rtol=rtol)
+    aim, tolerance = epsilon, rtol
+    low, high = bracket.factors
+    value = bracket.guess
+    checked = []
+    for _ in range(2):
+        value, coarse = _search(
+            lambda v: epsilon_of(v, COARSE_POINTS), aim, low * value,
+            high * value, increasing=bracket.increasing, rtol=tolerance,
+            slope=bracket.slope)
+        checked.append((value, epsilon_of(value)))
+        if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
+            return Calibrated(*checked[-1])
+        aim = epsilon * (1 - rtol / 4) * coarse / checked[-1][1]
+        tolerance = rtol / 2
+        low, high = 0.97, 1.03
+    # The factor moved too much: finish on the default accounting itself,
+    # with the slope seen between the two checks.
+    (v1, e1), (v2, e2) = checked
+    slope = abs(np.log(e1 / e2) / np.log(v1 / v2)) if v1 != v2 else bracket.slope
+    value, spent = _search(epsilon_of, epsilon, 0.99 * v2, 1.01 * v2,
+                           increasing=bracket.increasing, rtol=rtol, slope=slope)
+    if spent > epsilon:  # _search returns a value within budget, or raises
+        raise RuntimeError(f"calibration spends {spent} above {epsilon}")
+    return Calibrated(value, spent)
 
 
-def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
+def _search(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
               max_evals=60, slope=None):
     """Solve ``epsilon_of(x) = target`` from below for a monotone ``epsilon_of``.
 
@@ -234,63 +304,6 @@ def calibrate(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
     # Budget exhausted: return the end whose epsilon is within budget.
     safe_log_x, safe_eps = (lo, eps_lo) if increasing else (hi, eps_hi)
     return float(np.exp(safe_log_x)), safe_eps
-
-
-def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
-                               relation="replace_one", rtol=0.02):
-    """Noise multiplier for ``steps`` Poisson-subsampled Gaussian steps.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        Target guarantee.
-    sampling_rate : float
-        Poisson sampling rate q in (0, 1].
-    steps : int
-        Number of steps.
-    relation : {"replace_one", "add_remove"}, default="replace_one"
-    rtol : float, default=0.02
-        Accepted shortfall below the target epsilon.
-
-    Returns
-    -------
-    noise_multiplier : float
-        Noise std over clip norm.
-    spent_epsilon : float
-        The epsilon the run then spends; at most ``epsilon``.
-    """
-
-    def epsilon_of(noise_multiplier, points=None):
-        acc = Accountant(relation)
-        acc.compose(SubsampledGaussianMechanism(sampling_rate, noise_multiplier), steps)
-        return acc.epsilon(delta, points=points, fast=True)
-
-    # Search on the coarse PLD grid (an upper bound on every finer grid's
-    # answer), then ask the accountant's default, which is the same coarse
-    # answer wherever that grid has converged (most runs: no extra cost) and
-    # the fine grid's otherwise.  Near the answer the two differ by an
-    # almost constant factor, so one correction of the coarse target usually
-    # lands the default epsilon in tolerance.
-    aim, tolerance = epsilon, rtol
-    start_low, start_high = 0.8, 1.05
-    noise = clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
-    checked = []
-    for _ in range(2):
-        noise, coarse_eps = calibrate(
-            lambda s: epsilon_of(s, points=COARSE_POINTS), aim, start_low * noise,
-            start_high * noise, increasing=False, rtol=tolerance, slope=1.5)
-        checked.append((noise, epsilon_of(noise)))
-        if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
-            return checked[-1]
-        aim = epsilon * (1 - rtol / 4) * coarse_eps / checked[-1][1]
-        tolerance = rtol / 2
-        start_low, start_high = 0.97, 1.03
-    # The factor moved too much: finish on the default accounting itself,
-    # with the slope seen between the two checks.
-    (s1, e1), (s2, e2) = checked
-    slope = abs(np.log(e1 / e2) / np.log(s1 / s2)) if s1 != s2 else 1.5
-    return calibrate(epsilon_of, epsilon, 0.99 * s2, 1.01 * s2,
-                     increasing=False, rtol=rtol, slope=slope)
 
 
 def clt_noise_multiplier(epsilon, delta, sampling_rate, steps):

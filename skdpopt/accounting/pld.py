@@ -22,6 +22,8 @@ same as swapping the neighbouring datasets), so one distribution covers both
 directions of the replace-one relation.
 """
 
+import math
+
 import numpy as np
 from scipy import fft as sp_fft
 from scipy.special import log_ndtr, ndtr
@@ -586,3 +588,19 @@ def gaussian_epsilon(mu, delta):
     eps = brentq(lambda e: gaussian_curve_delta(mu, e) - delta, 0.0, high,
                  xtol=1e-12, rtol=1e-12)
     return eps * (1 + 1e-9) + 1e-12
+
+
+def gaussian_mu(epsilon, delta):
+    """mu of the Gaussian mechanism that is exactly (epsilon, delta)-DP: the
+    inverse of :func:`gaussian_epsilon` in mu (bisection on log mu, to the
+    last digits; the answer errs low, never above the budget)."""
+    low, high = 1e-3, 1.0
+    while gaussian_epsilon(high, delta) < epsilon:
+        high *= 2.0
+    for _ in range(60):
+        middle = math.sqrt(low * high)
+        if gaussian_epsilon(middle, delta) < epsilon:
+            low = middle
+        else:
+            high = middle
+    return low

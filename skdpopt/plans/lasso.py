@@ -11,7 +11,8 @@ from ..accounting import (
     GaussianMechanism,
     LaplaceMechanism,
     PureDPMechanism,
-    calibrate_event,
+    RhoBracket,
+    calibrate,
     compose,
     repeat,
 )
@@ -234,8 +235,7 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
     # 2 sqrt(rho)); zCDP composes rhos.
     guess = ((epsilon / 2.0) ** 2 / max_iter if delta == 0
              else rho_for(epsilon, delta))
-    rho, _ = calibrate_event(run_event, epsilon, delta, parameter="rho",
-                             guess=guess)
+    rho = calibrate(run_event, epsilon, delta, RhoBracket(guess)).value
     return GreedyCDPlan(
         epsilon=epsilon, delta=delta, event=run_event(rho), n_steps=max_iter,
         selection=selection, gradient_noise=gradient_noise,
@@ -318,8 +318,7 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
                        repeat(ExponentialMechanism(per_draw), max_iter))
 
     guess = max_iter * draw_score_sensitivity(epsilon, delta, max_iter) ** 2 / 2.0
-    rho, _ = calibrate_event(make_event, epsilon, delta, parameter="rho",
-                             guess=guess)
+    rho = calibrate(make_event, epsilon, delta, RhoBracket(guess)).value
     sensitivity = exponential_score_sensitivity((1.0 - share) * rho / max_iter)
     residual, score_scale = scale(sensitivity)
     return LassoFrankWolfePlan(

@@ -10,12 +10,12 @@ from ..accounting import (
     ExponentialMechanism,
     GaussianMechanism,
     LaplaceMechanism,
-    calibrate_event,
+    ScaleBracket,
+    calibrate,
     compose,
     repeat,
 )
 from ..accounting.zcdp import draw_score_sensitivity, rho_for
-from ..solvers.mirror_descent import count_vertex_draws
 from .base import PrivacyPlan
 
 # The per-feature signal |E[dloss * x_j]| / (2 b) that the default schedule
@@ -23,9 +23,8 @@ from .base import PrivacyPlan
 DESIGN_SIGNAL = 0.02
 # Share of mirror descent's nominal budget (zCDP rho, or pure epsilon when
 # delta = 0) spent on the noisy statistics that fit the intercept and the
-# scale of the released direction; the vertex draws get the rest.  Like
-# REFIT_STEPS, chosen on design data separate from the benchmark's
-# (docs/benchmarks/dplogisticsimplex.md).
+# scale of the released direction; the vertex draws get the rest
+# (docs/design/dplogisticsimplex.md).
 REFIT_SHARE = 0.12
 # Newton steps of that fit, and where they start: this fraction of the
 # largest scale the l1 ball leaves the direction (0 would ignore it).
@@ -65,6 +64,12 @@ class MirrorDescentPlan(PrivacyPlan):
         Their noise over their sensitivity (0 without privacy).
     noise : {"gaussian", "laplace"}
         Laplace (L1 sensitivities) when delta = 0.
+    offset_noise_scale : float
+        Noise on the count of positive labels (sensitivity 1): standard
+        deviation, or Laplace scale.
+    refit_gradient_noise, refit_hessian_noise : float
+        Noise on each coordinate of a Newton step's mean gradient and on
+        each entry of its mean Hessian (:func:`refit_sensitivities`).
     refit_steps : int
         Newton steps of the scale and intercept fit.
     refit_start : float
@@ -82,8 +87,15 @@ class MirrorDescentPlan(PrivacyPlan):
     n_statistics: int
     noise_multiplier: float
     noise: str
+    offset_noise_scale: float = 0.0
+    refit_gradient_noise: float = 0.0
+    refit_hessian_noise: float = 0.0
     refit_steps: int = REFIT_STEPS
     refit_start: float = REFIT_START
+
+    def refresh_steps(self):
+        """The steps (1-based) at which Algorithm 5 draws vertices."""
+        return refresh_steps(self.n_steps, self.refresh_every)
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,54 @@ class SimplexFrankWolfePlan(PrivacyPlan):
     step_size: float
     score_sensitivity: float
     n_draws: int
+
+
+def refresh_steps(n_steps, refresh_every):
+    """Steps (1-based) at which Algorithm 5 of González, Guzmán and
+    Paquette (2024) draws fresh vertices: every step during the first
+    ``q`` steps, then every q-th step."""
+    t = np.arange(1, n_steps + 1)
+    return t[(t <= refresh_every) | (t % refresh_every == 0)]
+
+
+def count_vertex_draws(n_steps, n_draws, refresh_every):
+    """Data-dependent vertex draws of a run of Algorithm 5.
+
+    K draws at every refresh step except the first (at step 1 the average
+    is the uniform starting point, which depends on no data), and K for the
+    output.  Never more than the ``T K / q + q K + K`` of González, Guzmán
+    and Paquette (2024).
+    """
+    refreshes = refresh_steps(n_steps, refresh_every)
+    return n_draws * (int(np.count_nonzero(refreshes > 1)) + 1)
+
+
+def hessian_sensitivity_bounds(n_params, bound):
+    """Largest change of each released Hessian entry per replaced record, times n.
+
+    The entries are the upper triangle, row by row (``np.triu_indices``):
+    ``bound^2 / 4`` on the diagonal (``w z_j^2`` lies in ``[0, bound^2 / 4]``)
+    and ``bound^2 / 2`` off it (``w z_j z_k`` lies in
+    ``[-bound^2 / 4, bound^2 / 4]``).
+    """
+    rows, cols = np.triu_indices(n_params)
+    return np.where(rows == cols, 0.25, 0.5) * bound**2
+
+
+def refit_sensitivities(n_samples, n_params, feature_bound, pure):
+    """Sensitivities of a Newton step's released mean gradient and mean
+    Hessian in the scale and intercept fit (features ``z = b (score, 1)``,
+    ``|z_j| <= b``): L1 for pure DP (Laplace noise), L2 otherwise.
+
+    Each gradient coordinate ``(1/n) sum dloss_i z_ij`` moves by at most
+    ``2 b / n`` when one record is replaced; each Hessian entry by
+    :func:`hessian_sensitivity_bounds` over n.
+    """
+    b = feature_bound
+    bounds = hessian_sensitivity_bounds(n_params, b) / n_samples
+    if pure:
+        return 2.0 * b * n_params / n_samples, bounds.sum()
+    return 2.0 * b * math.sqrt(n_params) / n_samples, np.sqrt(np.sum(bounds**2))
 
 
 def theorem_steps(n_samples, n_vertices, epsilon, delta):
@@ -293,16 +353,20 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         # times as many draws.
         guess = draw_score_sensitivity(
             epsilon, delta, draws * n_problems / (1.0 - refit_share))
-        step_size, _ = calibrate_event(run_event, epsilon, delta,
-                                       parameter="step_size",
-                                       guess=guess / sensitivity(1.0))
+        step_size = calibrate(run_event, epsilon, delta,
+                              ScaleBracket(guess / sensitivity(1.0))).value
         multiplier, event = noise_multiplier(step_size), run_event(step_size)
+    gradient_sensitivity, hessian_sensitivity = refit_sensitivities(
+        n_samples, 1 + int(fit_intercept), feature_bound, pure)
     return MirrorDescentPlan(
         epsilon=epsilon, delta=delta, event=event, n_problems=n_problems,
         n_steps=n_steps, refresh_every=q, n_vertices=K, batch_size=batch_size,
         step_size=step_size, score_sensitivity=sensitivity(step_size),
         n_draws=draws * n_problems, n_statistics=statistics * n_problems,
         noise_multiplier=multiplier, noise="laplace" if pure else "gaussian",
+        offset_noise_scale=multiplier,
+        refit_gradient_noise=multiplier * gradient_sensitivity,
+        refit_hessian_noise=multiplier * hessian_sensitivity,
         refit_steps=refit_steps, refit_start=refit_start)
 
 
@@ -343,9 +407,8 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
     def run_event(step_size):
         return repeat(ExponentialMechanism(sensitivity(step_size)), draws)
 
-    step_size, _ = calibrate_event(
-        run_event, epsilon, delta, parameter="step_size",
-        guess=draw_score_sensitivity(epsilon, delta, draws) / sensitivity(1.0))
+    step_size = calibrate(run_event, epsilon, delta, ScaleBracket(
+        draw_score_sensitivity(epsilon, delta, draws) / sensitivity(1.0))).value
     return SimplexFrankWolfePlan(
         epsilon=epsilon, delta=delta, event=run_event(step_size),
         n_problems=n_problems, n_steps=n_steps, step_size=step_size,

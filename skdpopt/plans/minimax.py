@@ -1,19 +1,30 @@
 """Privacy plans of DPMinimaxClassifier: gradient descent-ascent and vertex
 sampling.
 
-Gradient descent-ascent.
+Both fits have two stages.  The first releases the group counts (unless
+the proportions are public: priors, or one group); the second runs the
+solver with settings chosen from the released (or public) proportions:
+:meth:`MinimaxGDAPlan.stage` and :meth:`MinimaxVertexPlan.stage`.  The
+plan is made from public quantities alone (n, d, the number of groups,
+epsilon, delta, the hyperparameters); a stage also from released
+proportions, which are public once released.  The derivations are in
+``docs/privacy/dpminimax.md``; how the constants below were chosen is in
+``docs/design/minimax.md``.
 
-Two stages.  The first releases the group counts (a Gaussian mechanism on
-the vector of counts), unless the proportions are public.  The second is
-``T`` steps of the model's Gaussian mechanism and ``T`` of the adversary's
-(:mod:`skdpopt.solvers.gda`).  The noise of every release is fixed by
-:func:`plan_minimax_gda` from public quantities alone (n, d, the number of
-groups, epsilon, delta, hyperparameters); what the second stage takes from
-the released counts (the cap kappa on the adversary, the group sizes that
-divide the loss sums, the step sizes: :func:`gda_stage`) changes how the
-data are used but never a release's sensitivity over its noise, so the
-two stages compose adaptively with exact accounting: the plan's event is
-the whole run's (``docs/privacy/dpminimax.md``).
+Gradient descent-ascent: the first stage is a Gaussian mechanism on the
+vector of counts, the second ``T`` steps of the model's Gaussian mechanism
+and ``T`` of the adversary's (:mod:`skdpopt.solvers.gda`).  What the second
+stage takes from the counts (the cap kappa, the group sizes, the step
+sizes) changes how the data are used but never a release's sensitivity
+over its noise, so the two stages compose adaptively with exact
+accounting: the plan's event is the whole run's.
+
+Vertex sampling (:mod:`skdpopt.solvers.saddle_point`): the first stage is
+a Laplace mechanism on the counts; the number of draws and their score
+sensitivity are chosen from the noisy counts and calibrated to spend at
+most the rest of the budget, so the plan's event bounds the second stage
+by that budget (sequential composition).  With public proportions the
+whole fit is planned at once and its event is exact.
 """
 
 import math
@@ -26,7 +37,9 @@ from ..accounting import (
     ExponentialMechanism,
     GaussianMechanism,
     PureDPMechanism,
-    calibrate_event,
+    RhoBracket,
+    ScaleBracket,
+    calibrate,
     compose,
     pld,
     privacy_spent,
@@ -39,26 +52,149 @@ from ..accounting.zcdp import (
 )
 from .base import PrivacyPlan
 
+# -- choosing the solver (docs/design/minimax.md#choosing-the-solver) ---------
+
+# Vertex sampling's error grows with log(d), gradient descent-ascent's with
+# sqrt(d) / (n mu): "auto" picks vertex sampling above this sqrt(d) per row
+# and unit of epsilon.
+AUTO_SQRT_D_PER_ROW = 0.004
+# Without privacy gradient descent-ascent solves the problem over the l2
+# ball, whose models overfit once d is a sizeable fraction of n: vertex
+# sampling above this d per row.
+AUTO_D_PER_ROW = 0.007
+
+# -- gradient descent-ascent (docs/design/minimax.md#gradient-descent-ascent) -
+
 # Shares of the zCDP budget (equivalently of mu^2: every release is
-# Gaussian) of the counts, the model and the adversary.  Measured on the
-# tuning designs (``benchmarks/bench_minimax.py --tuning``).
+# Gaussian) of the counts, the model and the adversary.
 COUNT_SHARE = 0.05
 MODEL_SHARE = 0.50
 # Steps with privacy and without; the step-size factors of the model
 # (times R / (C sqrt(T))) and of the adversary (times 1 / l_max); and the
-# scale of the kappa rule (:func:`gda_kappa`).  Measured on the tuning
-# designs.
+# scale of the kappa rule (:func:`gda_kappa`).
 STEPS_PER_SIGNAL = 0.03
 MIN_PRIVATE_STEPS = 10
 MAX_PRIVATE_STEPS = 50
 MODEL_STEP_FACTOR = 1.0
 GROUP_STEP_FACTOR = 60.0
 KAPPA_SCALE = 0.01
-# Without privacy: the fewest steps (full passes) at which every tuning
-# design's training worst-group loss was within 0.003 of the exact
-# minimax's, with the model step factor that reached it.
 NON_PRIVATE_STEPS = 200
 NON_PRIVATE_MODEL_STEP_FACTOR = 3.0
+
+# -- vertex sampling (docs/design/minimax.md#vertex-sampling) -----------------
+
+# Passes over the data without privacy; the factor on the worst-case
+# regret-optimal step sizes that caps every step; the share of that capped
+# step that the default private T keeps the model's worst-case private
+# step at.
+NON_PRIVATE_PASSES = 20
+STEP_CAP_FACTOR = 3.0
+STEP_RATIO = 0.025
+
+
+def choose_solver(n_samples, n_features, n_groups, epsilon, delta):
+    """``"gda"`` or ``"vertex_sampling"`` from public quantities.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_groups : int
+        Public sizes (``n_features`` counts the intercept).
+    epsilon, delta : float
+
+    Returns
+    -------
+    str
+        ``"vertex_sampling"`` for pure differential privacy (``delta=0``,
+        which Gaussian noise cannot give), where the dimension is large
+        against the rows and the budget (``sqrt(d) > AUTO_SQRT_D_PER_ROW n
+        epsilon``) and, without privacy, where ``d > AUTO_D_PER_ROW n``;
+        ``"gda"`` otherwise.
+    """
+    if np.isinf(epsilon):
+        return "vertex_sampling" if n_features > AUTO_D_PER_ROW * n_samples else "gda"
+    if delta <= 0:
+        return "vertex_sampling"
+    if math.sqrt(n_features) > AUTO_SQRT_D_PER_ROW * n_samples * epsilon:
+        return "vertex_sampling"
+    return "gda"
+
+
+def plan_minimax(*, n_samples, n_features, n_groups, epsilon, delta, solver,
+                 proportions, count_budget_share, clip_norm, loss_bound, radius,
+                 feature_bound, max_iter, n_vertices):
+    """Plan a DPMinimaxClassifier fit from public quantities only.
+
+    Parameters
+    ----------
+    n_samples : int
+    n_features : int
+        Coordinates of the model, the intercept's included.
+    n_groups : int
+        Number of groups (public: declared, or read with a warning).
+    epsilon, delta : float
+    solver : {"auto", "gda", "vertex_sampling"}
+    proportions : ndarray of shape (n_groups,) or None
+        Public group proportions (priors, or the one group); None when the
+        fit counts the groups (privately, unless ``epsilon`` is infinite).
+    count_budget_share, clip_norm, loss_bound, radius, feature_bound,
+    max_iter, n_vertices
+        The estimator's hyperparameters of the same names.
+
+    Returns
+    -------
+    MinimaxGDAPlan or MinimaxVertexPlan
+    """
+    if solver == "auto":
+        solver = choose_solver(n_samples, n_features, n_groups, epsilon, delta)
+    elif solver == "gda" and not np.isinf(epsilon) and delta <= 0:
+        raise ValueError(
+            "solver='gda' needs delta > 0 (its releases are Gaussian); use "
+            "solver='vertex_sampling' for pure differential privacy.")
+    if solver == "gda":
+        return plan_minimax_gda(
+            n_samples=n_samples, n_features=n_features, n_groups=n_groups,
+            epsilon=epsilon, delta=delta, counts_public=proportions is not None,
+            clip_norm=clip_norm, loss_bound=loss_bound, radius=radius,
+            max_iter=max_iter)
+    return plan_minimax_vertex(
+        n_samples=n_samples, n_features=n_features, epsilon=epsilon,
+        delta=delta, proportions=proportions,
+        count_budget_share=count_budget_share, radius=radius,
+        feature_bound=feature_bound, max_iter=max_iter, n_vertices=n_vertices)
+
+
+# -- gradient descent-ascent --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GDAStage:
+    """Everything :func:`skdpopt.solvers.gda.noisy_gda` reads: the plan's
+    noise and schedule, and what the released counts set.
+
+    Attributes
+    ----------
+    proportions, group_sizes : ndarray of shape (n_groups,)
+        Released (or public) proportions p and group sizes.
+    kappa : float
+        Cap on ``q_g / p_g``.
+    step_size, group_step_size : float
+        The model's and the adversary's steps.
+    n_steps : int
+    clip_norm, noise_multiplier, loss_bound, loss_noise_multiplier, radius
+        As in :class:`MinimaxGDAPlan`.
+    """
+
+    proportions: np.ndarray
+    group_sizes: np.ndarray
+    kappa: float
+    step_size: float
+    group_step_size: float
+    n_steps: int
+    clip_norm: float
+    noise_multiplier: float
+    loss_bound: float
+    loss_noise_multiplier: float
+    radius: float
 
 
 @dataclass(frozen=True)
@@ -76,7 +212,7 @@ class MinimaxGDAPlan(PrivacyPlan):
         Public sizes (``n_features`` counts the intercept's coordinate).
     counts_released : bool
         Whether the first stage releases noisy counts.
-    count_noise_std : float
+    count_noise_scale : float
         Standard deviation of the noise on each group count (0: none).
     n_steps : int
         T.
@@ -98,7 +234,7 @@ class MinimaxGDAPlan(PrivacyPlan):
     n_features: int
     n_groups: int
     counts_released: bool
-    count_noise_std: float
+    count_noise_scale: float
     n_steps: int
     noise_multiplier: float
     loss_noise_multiplier: float
@@ -108,6 +244,24 @@ class MinimaxGDAPlan(PrivacyPlan):
     model_mu: float
     step_clip_norm: float
     step_loss_bound: float
+    solver = "gda"
+    count_noise = "gaussian"
+
+    def stage(self, group_sizes):
+        """The second stage's settings from released (or public) group sizes."""
+        proportions = group_sizes / group_sizes.sum()
+        root = math.sqrt(self.n_steps)
+        # Without noise a longer model step converges in fewer passes.
+        factor = (NON_PRIVATE_MODEL_STEP_FACTOR if np.isinf(self.model_mu)
+                  else MODEL_STEP_FACTOR)
+        return GDAStage(
+            proportions=proportions, group_sizes=group_sizes,
+            kappa=gda_kappa(self, proportions),
+            step_size=factor * self.radius / (self.step_clip_norm * root),
+            group_step_size=GROUP_STEP_FACTOR / (self.step_loss_bound * root),
+            n_steps=self.n_steps, clip_norm=self.clip_norm,
+            noise_multiplier=self.noise_multiplier, loss_bound=self.loss_bound,
+            loss_noise_multiplier=self.loss_noise_multiplier, radius=self.radius)
 
 
 def gda_noise(rho, shares, n_steps):
@@ -151,8 +305,8 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
     clip_norm, loss_bound, radius : float
         C, l_max, R.
     max_iter : int, default=None
-        T; ``None``: :func:`private_steps` with privacy,
-        ``NON_PRIVATE_STEPS`` without.
+        T; ``None``: :func:`gda_steps` with privacy, ``NON_PRIVATE_STEPS``
+        without.
 
     Returns
     -------
@@ -162,14 +316,14 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
     if not private or delta <= 0:
         n_steps = max_iter or NON_PRIVATE_STEPS
     else:
-        n_steps = max_iter or private_steps(n_samples, n_features, epsilon, delta)
+        n_steps = max_iter or gda_steps(n_samples, n_features, epsilon, delta)
     counts_released = private and not counts_public and n_groups > 1
     count_share = COUNT_SHARE if counts_released else 0.0
     model_share = (1.0 - count_share) * MODEL_SHARE
     shares = (count_share, model_share, 1.0 - count_share - model_share)
     if not private:
         # Nothing to bound: no clipping, so that the fit solves the exact
-        # problem (clip_norm still scales the step sizes, gda_stage).
+        # problem (clip_norm still scales the step sizes, see ``stage``).
         return MinimaxGDAPlan(
             epsilon, delta, EpsilonDeltaEvent(np.inf, 0.0), n_samples,
             n_features, n_groups, False, 0.0, n_steps, 0.0, 0.0, np.inf,
@@ -181,9 +335,8 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
     # Every release is Gaussian: the whole run is one Gaussian mechanism
     # (its mu^2 the sum of the parts'), so the accountant's answer is exact
     # and the split never changes the total.
-    rho, _ = calibrate_event(
-        lambda r: gda_event(r, shares, n_steps), epsilon, delta,
-        parameter="rho", guess=rho_for(epsilon, delta), rtol=0.005)
+    rho = calibrate(lambda r: gda_event(r, shares, n_steps), epsilon, delta,
+                    RhoBracket(rho_for(epsilon, delta)), rtol=0.005).value
     count, model, loss = gda_noise(rho, shares, n_steps)
     # The count vector moves by sqrt(2) in l2 (one row between two groups).
     count_std = math.sqrt(2.0) * count
@@ -193,7 +346,7 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
         loss_bound, radius, math.sqrt(n_steps) / model, clip_norm, loss_bound)
 
 
-def private_steps(n_samples, n_features, epsilon, delta):
+def gda_steps(n_samples, n_features, epsilon, delta):
     """Default private T: ``STEPS_PER_SIGNAL n mu / sqrt(d)`` within
     ``[MIN_PRIVATE_STEPS, MAX_PRIVATE_STEPS]``.
 
@@ -202,40 +355,9 @@ def private_steps(n_samples, n_features, epsilon, delta):
     budget is spent in one step; each halving of the noise per step costs
     four times the steps, so T grows with that ratio up to a cap.
     """
-    signal = n_samples * _gaussian_mu(epsilon, delta) / math.sqrt(n_features)
+    signal = n_samples * pld.gaussian_mu(epsilon, delta) / math.sqrt(n_features)
     steps = round(STEPS_PER_SIGNAL * signal)
     return int(min(MAX_PRIVATE_STEPS, max(MIN_PRIVATE_STEPS, steps)))
-
-
-def _gaussian_mu(epsilon, delta):
-    """mu of the Gaussian mechanism that is exactly (epsilon, delta)-DP."""
-    low, high = 1e-3, 1.0
-    while pld.gaussian_epsilon(high, delta) < epsilon:
-        high *= 2.0
-    for _ in range(60):  # bisection on log mu
-        middle = math.sqrt(low * high)
-        if pld.gaussian_epsilon(middle, delta) < epsilon:
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-@dataclass(frozen=True)
-class GDAStage:
-    """The second stage's settings, from the plan and the released counts.
-
-    Attributes
-    ----------
-    kappa : float
-        Cap on ``q_g / p_g``.
-    step_size, group_step_size : float
-        The model's and the adversary's steps.
-    """
-
-    kappa: float
-    step_size: float
-    group_step_size: float
 
 
 def gda_kappa(plan, proportions):
@@ -258,19 +380,63 @@ def gda_kappa(plan, proportions):
     return float(min(full, max(1.0, paid)))
 
 
-def gda_stage(plan, proportions):
-    """Second-stage settings from the plan and the released proportions."""
-    kappa = gda_kappa(plan, proportions)
-    root = math.sqrt(plan.n_steps)
-    # Without noise a longer model step converges in fewer passes.
-    factor = (NON_PRIVATE_MODEL_STEP_FACTOR if np.isinf(plan.model_mu)
-              else MODEL_STEP_FACTOR)
-    step = factor * plan.radius / (plan.step_clip_norm * root)
-    group_step = GROUP_STEP_FACTOR / (plan.step_loss_bound * root)
-    return GDAStage(kappa, step, group_step)
-
-
 # -- vertex sampling ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VertexStage:
+    """Everything :func:`skdpopt.solvers.saddle_point.vertex_sampling` reads.
+
+    Attributes
+    ----------
+    proportions : ndarray of shape (n_groups,)
+        Released (or public) proportions p.
+    n_steps : int
+        T.
+    n_draws : int
+        K, vertices drawn per player per step.
+    batches_per_pass : int
+        T with privacy (every row in one batch); without, batches are cut
+        from successive random partitions into this many.
+    radius, feature_bound : float
+        R and b.
+    loss_center : float
+        c, the middle of the loss range ``[log(1 + e^(-R b)), log(1 +
+        e^(R b))]``, subtracted from every group's loss.
+    score : float
+        Score sensitivity of each draw.
+    regret_step : float
+        The model's capped regret-optimal step size.
+    score_change : float
+        ``2 R b / B`` (B the smallest batch): the change of the model's
+        scores per unit step and unit row weight when one row is replaced.
+    y_step : float
+        The adversary's step size.
+    n_releases : int
+        Vertex draws of both players, ``2 K T``.
+    """
+
+    proportions: np.ndarray
+    n_steps: int
+    n_draws: int
+    batches_per_pass: int
+    radius: float
+    feature_bound: float
+    loss_center: float
+    score: float
+    regret_step: float
+    score_change: float
+    y_step: float
+    n_releases: int
+
+    def x_step(self, y_drawn):
+        """The model's step from the adversary's draws of that step
+        (released values): the largest at which the model's scores move by
+        at most ``score`` given the largest row weight ``ybar_g / p_g`` the
+        draws give, capped at the regret-optimal step."""
+        y_bar = np.bincount(y_drawn, minlength=len(self.proportions)) / len(y_drawn)
+        return min(self.regret_step, self.score / (
+            self.score_change * np.max(y_bar / self.proportions)))
 
 
 @dataclass(frozen=True)
@@ -279,70 +445,230 @@ class MinimaxVertexPlan(PrivacyPlan):
 
     With released counts, a two-stage plan: the counts (Laplace, pure
     ``count_epsilon``), then vertex draws whose number and score
-    sensitivity are chosen from the noisy counts and calibrated to spend at
-    most ``draws_epsilon`` at the fit's delta.  The second stage is not
-    known when the plan is made, so its event is the bound
-    ``EpsilonDeltaEvent(draws_epsilon, delta)`` (sequential composition).
-    With public proportions, one stage: ``n_draws`` exponential mechanisms
-    of score sensitivity ``score``, exactly.
+    sensitivity are chosen from the noisy counts (:meth:`stage`) and
+    calibrated to spend at most ``draws_epsilon`` at the fit's delta.  The
+    second stage is not known when the plan is made, so its event is the
+    bound ``EpsilonDeltaEvent(draws_epsilon, delta)`` (sequential
+    composition).  With public proportions, one stage (``public_stage``):
+    its ``n_releases`` exponential mechanisms of score sensitivity
+    ``score``, exactly.
 
     Attributes
     ----------
+    n_samples, n_features : int
+        ``n_features`` counts the intercept's coordinate.
+    counts_released : bool
     count_epsilon : float
         Pure epsilon of the count vector (0: no counts released).
     count_noise_scale : float
         Laplace scale of each count, ``2 / count_epsilon`` (one row moves
-        between two counts).
+        between two counts); 0 without.
     draws_epsilon : float
         The budget of the draws.
-    score : float or None
-        Score sensitivity of each draw (public proportions only).
-    n_draws : int or None
-        Number of draws, both players (public proportions only).
+    radius, feature_bound : float
+    max_iter, n_vertices : int or None
+        The hyperparameters (T and K), None for the defaults.
+    public_stage : VertexStage or None
+        The stage, when the proportions are public.
     """
 
+    n_samples: int
+    n_features: int
+    counts_released: bool
     count_epsilon: float
     count_noise_scale: float
     draws_epsilon: float
-    score: float = None
-    n_draws: int = None
+    radius: float
+    feature_bound: float
+    max_iter: int = None
+    n_vertices: int = None
+    public_stage: VertexStage = None
+    solver = "vertex_sampling"
+    count_noise = "laplace"
+
+    def stage(self, group_sizes):
+        """The draws' settings from released (or public) group sizes."""
+        if self.public_stage is not None:
+            return self.public_stage
+        return vertex_stage(self, group_sizes / group_sizes.sum())
 
 
-def plan_minimax_vertex_counts(*, epsilon, delta, count_budget_share):
-    """Stage one of a fit that releases noisy counts (finite epsilon).
+def plan_minimax_vertex(*, n_samples, n_features, epsilon, delta, proportions,
+                        count_budget_share, radius, feature_bound, max_iter=None,
+                        n_vertices=None):
+    """Plan a vertex-sampling fit from public quantities only.
 
     Parameters
     ----------
+    n_samples, n_features : int
+        ``n_features`` counts the intercept's coordinate.
     epsilon, delta : float
-    count_budget_share : float
-        Share of epsilon the counts spend.
+    proportions : ndarray or None
+        Public group proportions; None: counted (privately with a finite
+        epsilon, spending ``count_budget_share`` of it).
+    count_budget_share, radius, feature_bound, max_iter, n_vertices
+        The estimator's hyperparameters of the same names.
 
     Returns
     -------
     MinimaxVertexPlan
     """
-    count_epsilon = count_budget_share * epsilon
-    draws_epsilon = epsilon - count_epsilon
-    event = compose(PureDPMechanism(count_epsilon),
-                    EpsilonDeltaEvent(draws_epsilon, delta))
-    return MinimaxVertexPlan(
-        epsilon=epsilon, delta=delta, event=event, count_epsilon=count_epsilon,
-        count_noise_scale=2.0 / count_epsilon, draws_epsilon=draws_epsilon)
+    private = not np.isinf(epsilon)
+    if private and max_iter is not None and max_iter > n_samples:
+        raise ValueError(
+            f"max_iter={max_iter} must be at most n_samples={n_samples}: with "
+            "privacy each step uses a fresh batch of rows.")
+    common = {"epsilon": epsilon, "delta": delta, "n_samples": n_samples,
+              "n_features": n_features, "radius": radius,
+              "feature_bound": feature_bound, "max_iter": max_iter,
+              "n_vertices": n_vertices}
+    if private and proportions is None:
+        count_epsilon = count_budget_share * epsilon
+        draws_epsilon = epsilon - count_epsilon
+        event = compose(PureDPMechanism(count_epsilon),
+                        EpsilonDeltaEvent(draws_epsilon, delta))
+        return MinimaxVertexPlan(
+            event=event, counts_released=True, count_epsilon=count_epsilon,
+            count_noise_scale=2.0 / count_epsilon, draws_epsilon=draws_epsilon,
+            **common)
+    plan = MinimaxVertexPlan(
+        event=EpsilonDeltaEvent(np.inf, 0.0), counts_released=False,
+        count_epsilon=0.0, count_noise_scale=0.0, draws_epsilon=epsilon, **common)
+    if proportions is None:  # no privacy: the stage follows the true counts
+        return plan
+    stage = vertex_stage(plan, proportions)
+    event = (repeat(ExponentialMechanism(stage.score), stage.n_releases)
+             if private else plan.event)
+    return MinimaxVertexPlan(event=event, counts_released=False,
+                             count_epsilon=0.0, count_noise_scale=0.0,
+                             draws_epsilon=epsilon, public_stage=stage, **common)
 
 
-def plan_minimax_vertex_public(*, epsilon, delta, score, n_draws):
-    """The whole fit when the proportions are public (or there is one group).
+def vertex_stage(plan, proportions):
+    """T, K, the draws' score sensitivity and the step sizes, from the
+    plan and public (or released) proportions.
 
-    ``score`` comes from :func:`vertex_score` on public quantities.
+    Replace-one changes one batch's gradients (``docs/privacy/dpminimax.md``):
+    per coordinate, by at most ``2 R b max_g(ybar_g / p_g) / B`` for the
+    model (ybar: that step's group draws); the adversary's scores move
+    within a range of ``(l_max - l_min) / (B p_min)``.  Every draw of either
+    player is an ``ExponentialMechanism(s)``: the model's scores move by at
+    most s, the adversary's within a range of 2 s.  Both step sizes are the
+    largest that keep those moves within s, capped at ``STEP_CAP_FACTOR``
+    times the worst-case regret-optimal steps.
     """
-    if np.isinf(epsilon):
-        event = EpsilonDeltaEvent(np.inf, 0.0)
+    n_samples, private = plan.n_samples, not np.isinf(plan.epsilon)
+    R, b = plan.radius, plan.feature_bound
+    n_x_vertices = 2 * plan.n_features  # the l1 ball's +-R e_j
+    n_groups = len(proportions)
+    n_steps, n_draws = default_schedule(
+        n_samples, plan.draws_epsilon, plan.delta, n_x_vertices, proportions, R, b)
+    if plan.max_iter is not None:
+        n_steps = plan.max_iter
+        n_draws = draws_per_step(n_samples, n_steps, private)
+    if plan.n_vertices is not None:
+        n_draws = plan.n_vertices
+    # The step sizes are those of a run of one pass.
+    per_pass = batches_per_pass(n_samples, n_steps, private)
+    batch_size = n_samples // per_pass  # the smallest batch
+    # |<x, z>| <= R b on the ball, so the loss lies in [low, high].
+    low, high = np.logaddexp(0.0, -R * b), np.logaddexp(0.0, R * b)
+    score_change = 2.0 * R * b / batch_size
+    y_range = (high - low) / (batch_size * proportions.min())
+    draws = 2 * n_draws * n_steps
+    regret_x = STEP_CAP_FACTOR * math.sqrt(
+        2.0 * math.log(n_x_vertices) / per_pass) / (R * b)
+    regret_y = STEP_CAP_FACTOR * math.sqrt(
+        2.0 * max(math.log(n_groups), 1.0) / per_pass) / (0.5 * (high - low))
+    cap = max(regret_x * (score_change / proportions.min()),
+              regret_y * y_range / 2.0)
+    score = cap
+    if private:
+        score = vertex_score(plan.draws_epsilon, plan.delta, draws, cap)
+    return VertexStage(
+        proportions=proportions, n_steps=n_steps, n_draws=n_draws,
+        batches_per_pass=per_pass, radius=R, feature_bound=b,
+        loss_center=0.5 * (low + high), score=score, regret_step=regret_x,
+        score_change=score_change, y_step=min(regret_y, 2.0 * score / y_range),
+        n_releases=draws)
+
+
+def default_schedule(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+                     feature_bound):
+    """Default T and K.
+
+    With privacy every row is used once: T disjoint batches of ``n / T``
+    rows, ``K = sqrt(T)`` draws per player per step.  More steps shrink
+    each batch, so the private step (score sensitivity over the change of
+    the scores) falls as ``T^(-7/4)``, while the capped, regret-optimal step
+    falls only as ``T^(-1/2)``.  T is the largest number of steps at which
+    the private model step, for an adversary whose draws all fall on the
+    smallest group, is still ``STEP_RATIO`` times the cap, at most
+    ``sqrt(n)`` (:func:`vertex_steps`): it grows with ``n * p_min`` and
+    epsilon.  Without privacy nothing limits the schedule:
+    ``NON_PRIVATE_PASSES`` passes over the data in batches of about
+    ``sqrt(n)`` rows, and K the square root of the number of batches per
+    pass.
+    """
+    private = not np.isinf(epsilon)
+    if private:
+        n_steps = vertex_steps(
+            n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+            feature_bound,
+        )
     else:
-        event = repeat(ExponentialMechanism(score), n_draws)
-    return MinimaxVertexPlan(
-        epsilon=epsilon, delta=delta, event=event, count_epsilon=0.0,
-        count_noise_scale=0.0, draws_epsilon=epsilon, score=score,
-        n_draws=n_draws)
+        root = batches_per_pass(n_samples, n_samples, private=False)
+        n_steps = NON_PRIVATE_PASSES * root
+    return n_steps, draws_per_step(n_samples, n_steps, private)
+
+
+def vertex_steps(n_samples, epsilon, delta, n_x_vertices, proportions, radius,
+                 feature_bound):
+    """The largest T in ``[1, sqrt(n)]`` whose private model step is at
+    least ``STEP_RATIO`` times the capped step, for an adversary whose
+    draws all fall on the smallest group (the worst case).
+
+    Batches are never smaller than the ``sqrt(n)`` rows of the non-private
+    schedule, so that a large epsilon gives the non-private step sizes.
+
+    Public inputs only (the proportions are public priors or released
+    noisy counts).  The private score sensitivity is the zCDP estimate for
+    ``2 K T`` draws sharing ``epsilon``; the model's scores change by at
+    most ``2 R b T / (n p_min)`` per unit step (``docs/privacy/dpminimax.md``).
+    """
+    weight = 1.0 / np.min(proportions)  # the largest ybar_g / p_g
+
+    def private_enough(n_steps):
+        draws = 2 * draws_per_step(n_samples, n_steps, True) * n_steps
+        if delta <= 0:
+            score = epsilon / (2.0 * draws)
+        else:
+            score = exponential_score_sensitivity(rho_for(epsilon, delta) / draws)
+        change = 2.0 * radius * feature_bound * n_steps / n_samples * weight
+        cap = STEP_CAP_FACTOR * math.sqrt(
+            2.0 * math.log(n_x_vertices) / n_steps
+        ) / (radius * feature_bound)
+        return score / change >= STEP_RATIO * cap
+
+    low, high = 1, batches_per_pass(n_samples, n_samples, private=False)
+    if private_enough(high):
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if private_enough(middle) else (low, middle)
+    return low
+
+
+def batches_per_pass(n_samples, n_steps, private):
+    """T with privacy (one pass); without, ``min(T, sqrt(n))``."""
+    if private:
+        return n_steps
+    return int(min(n_steps, max(1, round(math.sqrt(n_samples)))))
+
+
+def draws_per_step(n_samples, n_steps, private):
+    """K: the square root of the number of batches per pass."""
+    return max(1, round(math.sqrt(batches_per_pass(n_samples, n_steps, private))))
 
 
 def vertex_score(budget, delta, n_draws, cap):
@@ -357,6 +683,4 @@ def vertex_score(budget, delta, n_draws, cap):
         guess = budget / (2.0 * n_draws)
     else:
         guess = exponential_score_sensitivity(rho_for(budget, delta) / n_draws)
-    score, _ = calibrate_event(event, budget, delta,
-                               parameter="score_sensitivity", guess=guess)
-    return score
+    return calibrate(event, budget, delta, ScaleBracket(guess)).value

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _bounds
-from ..accounting import EpsilonDeltaEvent, calibrate_event, compose, zcdp
+from ..accounting import (
+    EpsilonDeltaEvent,
+    RhoBracket,
+    ScaleBracket,
+    calibrate,
+    compose,
+    zcdp,
+)
 from .base import PrivacyPlan
 
 # Default share of a scaler's budget spent on private bounds (zCDP units)
@@ -132,9 +139,9 @@ def plan_quantiles(*, n_samples, n_columns, epsilon, delta,
     else:
         guess = zcdp.exponential_score_sensitivity(zcdp.rho_for(epsilon, delta)
                                                    / n_draws)
-        sensitivity, _ = calibrate_event(
+        sensitivity = calibrate(
             lambda s: _bounds.quantile_event(s, n_columns, per_column),
-            epsilon, delta, parameter="score_sensitivity", guess=guess)
+            epsilon, delta, ScaleBracket(guess)).value
     draws = quantile_draws(n_samples=n_samples, n_columns=n_columns,
                            score_sensitivity=sensitivity, quantiles=quantiles,
                            bounds=bounds)
@@ -248,8 +255,8 @@ def plan_scaler(*, n_samples, n_features, epsilon, delta, private_bounds,
     if mechanism == "laplace":
         budget = epsilon  # pure epsilons add exactly
     else:
-        budget, _ = calibrate_event(make_event, epsilon, delta, parameter="rho",
-                                    guess=zcdp.rho_for(epsilon, delta))
+        budget = calibrate(make_event, epsilon, delta,
+                           RhoBracket(zcdp.rho_for(epsilon, delta))).value
     bounds, noise = parts(budget)
     return ScalerPlan(epsilon=epsilon, delta=delta,
                       event=_scaler_event(bounds, noise, n_features, mechanism),

@@ -13,9 +13,9 @@ from .._auto_bounds import (
 )
 from ..accounting import (
     EpsilonDeltaEvent,
+    NoiseBracket,
     SubsampledGaussianMechanism,
-    calibrate_event,
-    calibrate_noise_multiplier,
+    calibrate,
     clt_noise_multiplier,
     compose,
     repeat,
@@ -190,16 +190,12 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                 steps * n_problems)
             return compose(bounds_event, steps_event) if n_auto else steps_event
 
-        # The problems run one after another: calibrate their total.
-        if n_auto:
-            # In zCDP terms the steps keep 1 - share of the budget.
-            guess = clt_noise_multiplier(epsilon, delta, rate, steps * n_problems)
-            noise_multiplier, _ = calibrate_event(
-                make_event, epsilon, delta, parameter="noise_multiplier",
-                guess=guess / np.sqrt(1.0 - share))
-        else:
-            noise_multiplier, _ = calibrate_noise_multiplier(
-                epsilon, delta, rate, steps * n_problems)
+        # The problems run one after another: calibrate their total.  In
+        # zCDP terms the steps keep 1 - share of the budget.
+        guess = clt_noise_multiplier(epsilon, delta, rate, steps * n_problems)
+        noise_multiplier = calibrate(
+            make_event, epsilon, delta,
+            NoiseBracket(guess / np.sqrt(1.0 - share))).value
         event = make_event(noise_multiplier)
     return DPSGDPlan(
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,

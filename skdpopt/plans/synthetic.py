@@ -24,7 +24,9 @@ from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
     GaussianMechanism,
-    calibrate_event,
+    RhoBracket,
+    ScaleBracket,
+    calibrate,
     compose,
     repeat,
 )
@@ -177,13 +179,12 @@ def plan_synthetic(*, n_samples, n_columns, n_queries, n_one_way, n_bound_draws,
             )
         # zCDP guess: n draws of score sensitivity D cost n D^2 / 2.
         guess = 2 * exponential_score_sensitivity(rho_for(share, delta) / n_bound_draws)
-        per_draw, _ = calibrate_event(
-            lambda e: _bounds_event(e, n_bound_draws), share, delta,
-            parameter="score_sensitivity", guess=guess)
+        per_draw = calibrate(lambda e: _bounds_event(e, n_bound_draws), share,
+                             delta, ScaleBracket(guess)).value
         bounds_event = _bounds_event(per_draw, n_bound_draws)
-    rho, _ = calibrate_event(
+    rho = calibrate(
         lambda r: compose(bounds_event, _run_event(r, n_one_way, n_rounds)[0]),
-        epsilon, delta, parameter="rho", guess=rho_for(epsilon, delta))
+        epsilon, delta, RhoBracket(rho_for(epsilon, delta))).value
     run, one_way_z, round_z, selection_epsilon = _run_event(rho, n_one_way, n_rounds)
     # One record moves a normalised 1-way marginal by sqrt(2)/n in L2.
     one_way_std = np.sqrt(2.0) / n_samples * one_way_z if n_one_way else 0.0

@@ -11,34 +11,17 @@ The solver does not decide ``score_scale``: with per-example gradients whose
 coordinates change by at most ``G`` between neighbouring datasets (so
 ``<v, grad F>`` changes by at most ``R G / n``), each draw is an
 exponential mechanism with score sensitivity ``score_scale * R G / n``,
-which the estimator calibrates with the accountant.
+which the plan calibrates.  :func:`frank_wolfe_logistic` (DPLogisticSimplex)
+and :func:`frank_wolfe_lasso` (DPLasso) run it on their objectives.
 """
-
-from dataclasses import dataclass
 
 import numpy as np
 
+from .._data import least_squares_problem, linear_rows
 from ..geometry import vertex_coordinates
+from ..losses import LogLoss
 from ..mechanisms import exponential_mechanism
-
-
-@dataclass
-class FrankWolfeResult:
-    """Output of :func:`private_frank_wolfe`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (n_features,)
-        Final iterate.
-    n_steps : int
-        Number of private selections made.
-    selected : ndarray of int
-        Vertex chosen at each step.
-    """
-
-    coef: np.ndarray
-    n_steps: int
-    selected: np.ndarray
+from .problems import LinearResult
 
 
 def private_frank_wolfe(gradient, n_features, *, radius, n_steps, score_scale, rng,
@@ -65,7 +48,10 @@ def private_frank_wolfe(gradient, n_features, *, radius, n_steps, score_scale, r
 
     Returns
     -------
-    FrankWolfeResult
+    LinearResult
+        ``coef`` the final iterate (its last coordinates those the caller
+        added for an intercept), ``intercept`` 0, ``selected`` the vertex
+        chosen at each step.
     """
     if coef_init is not None:
         coef = np.array(coef_init, dtype=float)
@@ -88,4 +74,90 @@ def private_frank_wolfe(gradient, n_features, *, radius, n_steps, score_scale, r
         step = 2.0 / (t + 2.0)
         coef *= 1.0 - step
         coef[feature] += step * value
-    return FrankWolfeResult(coef=coef, n_steps=n_steps, selected=selected)
+    return LinearResult(coef=coef, intercept=0.0, selected=selected)
+
+
+def frank_wolfe_logistic(problem, plan, rng):
+    """Private Frank-Wolfe on the logistic loss over the l1 ball or simplex.
+
+    The intercept is one more coordinate whose feature is the constant b:
+    of either sign, so over the simplex it is two coordinates, ``+b`` and
+    ``-b``.  Each loss derivative is clipped to 1 (NaN to 0): with features
+    clipped to b, every per-example gradient coordinate lies in [-b, b].
+
+    Parameters
+    ----------
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` clipped to ``feature_bound`` (read through :mod:`skdpopt._data`),
+        ``y`` the +-1 targets, ``radius``, ``constraint``, ``fit_intercept``.
+    plan : SimplexFrankWolfePlan
+        Reads ``n_steps`` and ``step_size`` (the draws' inverse temperature).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    LinearResult
+    """
+    n_samples, n_features = problem.X.shape
+    b = problem.feature_bound
+    extra = []
+    if problem.fit_intercept:
+        extra = [b] if problem.constraint == "l1_ball" else [b, -b]
+    extra = np.array(extra)
+    rows = linear_rows(problem.X, problem.y, LogLoss(), limit=1.0)
+
+    def gradient(point):
+        total, count = rows.gradient_sum(point[:n_features],
+                                         extra @ point[n_features:])
+        return np.concatenate([total, extra * count]) / n_samples
+
+    result = private_frank_wolfe(
+        gradient, n_features + len(extra), radius=problem.radius,
+        n_steps=plan.n_steps, score_scale=plan.step_size, rng=rng,
+        constraint=problem.constraint)
+    return LinearResult(result.coef[:n_features],
+                        float(extra @ result.coef[n_features:]))
+
+
+def frank_wolfe_lasso(problem, plan, rng):
+    """Private Frank-Wolfe on the clipped least squares over the l1 ball.
+
+    The intercept is one more coordinate whose feature is the constant b
+    (the intercept is ``b`` times it).
+
+    Parameters
+    ----------
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` and ``y`` clipped to ``feature_bound`` and the target bound,
+        ``radius``, ``fit_intercept``, and a warm start (``coef_init``,
+        ``intercept_init``), used when it lies in the ball.
+    plan : LassoFrankWolfePlan
+        Reads ``n_steps``, ``residual_bound`` and ``score_scale``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    LinearResult
+    """
+    n_features = problem.X.shape[1]
+    bound, radius = problem.feature_bound, problem.radius
+    data = least_squares_problem(problem.X, problem.y, bound, plan.residual_bound)
+    dim = n_features + int(problem.fit_intercept)
+
+    def gradient(point):
+        data.reset(point[:n_features],
+                   bound * point[n_features] if problem.fit_intercept else 0.0)
+        grad, grad_intercept = data.gradient()
+        return np.append(grad, grad_intercept) if problem.fit_intercept else grad
+
+    start = None
+    if problem.coef_init is not None:
+        start = np.append(problem.coef_init, problem.intercept_init / bound)[:dim]
+        if np.abs(start).sum() > radius:
+            start = None
+    result = private_frank_wolfe(gradient, dim, radius=radius, n_steps=plan.n_steps,
+                                 score_scale=plan.score_scale, rng=rng,
+                                 coef_init=start)
+    intercept = (bound * float(result.coef[n_features]) if problem.fit_intercept
+                 else 0.0)
+    return LinearResult(result.coef[:n_features], intercept, result.selected)

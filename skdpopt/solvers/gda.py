@@ -27,33 +27,11 @@ for a linear model the gradient of row i is ``d_i (x_i, b)`` with a scalar
 ``d_i``, so clipping rescales ``d_i``.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 import scipy.sparse as sp
 
 from ..mechanisms import gaussian_noise
-
-
-@dataclass
-class GDAResult:
-    """Output of :func:`noisy_gda`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (n_features,)
-        Averaged coefficients.
-    intercept : float
-        Averaged intercept (in units of the prediction, not of ``b``).
-    group_weights : ndarray of shape (n_groups,)
-        Averaged adversary weights ``q``.
-    n_steps : int
-    """
-
-    coef: np.ndarray
-    intercept: float
-    group_weights: np.ndarray
-    n_steps: int
+from .problems import WorstGroupResult
 
 
 def project_capped_simplex(weights, caps):
@@ -118,7 +96,7 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
 
     Parameters
     ----------
-    X, target, codes : as in :func:`noisy_gda`
+    X, target, codes : as in :class:`~skdpopt.solvers.problems.GroupProblem`
     w : ndarray of shape (n_features + has_intercept,)
         The current model (the intercept's coordinate last).
     group_weight : ndarray of shape (n_groups,)
@@ -165,46 +143,34 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
     return gradient, sums
 
 
-def noisy_gda(X, target, codes, *, proportions, group_sizes, kappa, n_steps,
-              clip_norm, noise_multiplier, loss_bound, loss_noise_multiplier,
-              radius, step_size, group_step_size, intercept_value, rng):
+def noisy_gda(problem, plan, rng):
     """Run noisy gradient descent-ascent (see the module docstring).
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Features, already clipped to the public bound.
-    target : ndarray of shape (n_samples,)
-        Labels in {-1, +1}.
-    codes : ndarray of int of shape (n_samples,)
-        Group of each row.
-    proportions : ndarray of shape (n_groups,)
-        Released (or public) group proportions p.
-    group_sizes : ndarray of shape (n_groups,)
-        Released (or public) group sizes, dividing the noisy loss sums.
-    kappa : float
-        Cap on ``q_g / p_g``; at least 1.
-    n_steps : int
-    clip_norm : float
-        C, the bound on each row's gradient norm.
-    noise_multiplier : float
-        s: the model's noise std is ``2 C s`` (0: no noise).
-    loss_bound : float
-        l_max: every row's loss is clipped to ``[0, l_max]``.
-    loss_noise_multiplier : float
-        s_L: each group's loss-sum noise std is ``l_max s_L``.
-    radius : float
-        R, the l2 ball holding ``(coef, intercept / b)``.
-    step_size, group_step_size : float
-        The model's and the adversary's step sizes.
-    intercept_value : float or None
-        b, the constant feature of the intercept; ``None``: no intercept.
+    problem : skdpopt.solvers.problems.GroupProblem
+        Features clipped to the public bound, +-1 targets, group codes and
+        the intercept's constant feature b (or None).
+    plan : GDAStage
+        Reads ``proportions`` p and ``group_sizes`` (released or public),
+        ``kappa`` (cap on ``q_g / p_g``, at least 1), ``n_steps``,
+        ``clip_norm`` C, ``noise_multiplier`` s (the model's noise std is
+        ``2 C s``; 0: no noise), ``loss_bound`` l_max (each row's loss is
+        clipped to ``[0, l_max]``), ``loss_noise_multiplier`` s_L (each
+        group's loss-sum noise std is ``l_max s_L``), ``radius`` R (the l2
+        ball holding ``(coef, intercept / b)``) and the step sizes
+        ``step_size`` and ``group_step_size``.
     rng : numpy.random.Generator
 
     Returns
     -------
-    GDAResult
+    WorstGroupResult
+        The averages of the last half of the iterates.
     """
+    X, target, codes = problem.X, problem.target, problem.codes
+    intercept_value = problem.intercept_value
+    proportions, kappa, n_steps = plan.proportions, plan.kappa, plan.n_steps
+    clip_norm, loss_bound = plan.clip_norm, plan.loss_bound
     n_samples, n_features = X.shape
     n_groups = len(proportions)
     has_intercept = intercept_value is not None
@@ -216,8 +182,10 @@ def noisy_gda(X, target, codes, *, proportions, group_sizes, kappa, n_steps,
     keep_from = n_steps // 2  # average the last half
     w_sum, q_sum = np.zeros_like(w), np.zeros(n_groups)
     # Without privacy nothing is clipped (bounds of inf) and nothing added.
-    model_std = 2.0 * clip_norm * noise_multiplier if noise_multiplier else 0.0
-    loss_std = loss_bound * loss_noise_multiplier if loss_noise_multiplier else 0.0
+    model_std = (2.0 * clip_norm * plan.noise_multiplier if plan.noise_multiplier
+                 else 0.0)
+    loss_std = (loss_bound * plan.loss_noise_multiplier
+                if plan.loss_noise_multiplier else 0.0)
     half_bound = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
     for t in range(n_steps):
         ratio = q / proportions
@@ -228,10 +196,10 @@ def noisy_gda(X, target, codes, *, proportions, group_sizes, kappa, n_steps,
         grad += gaussian_noise(rng, model_std, w.shape)
         grad *= top / n_samples
         sums += gaussian_noise(rng, loss_std, n_groups)
-        group_loss = sums / group_sizes + half_bound
+        group_loss = sums / plan.group_sizes + half_bound
         # Simultaneous updates from the same iterate.
-        w = project_l2_ball(w - step_size * grad, radius)
-        log_q = np.log(q) + group_step_size * (group_loss - group_loss.max())
+        w = project_l2_ball(w - plan.step_size * grad, plan.radius)
+        log_q = np.log(q) + plan.group_step_size * (group_loss - group_loss.max())
         q = project_capped_simplex(np.exp(log_q - log_q.max()), caps)
         q = np.maximum(q, 1e-300)  # keep log(q) finite
         if t >= keep_from:
@@ -240,4 +208,4 @@ def noisy_gda(X, target, codes, *, proportions, group_sizes, kappa, n_steps,
     count = n_steps - keep_from
     w_bar = w_sum / count
     intercept = w_bar[-1] * b if has_intercept else 0.0
-    return GDAResult(w_bar[:n_features], float(intercept), q_sum / count, n_steps)
+    return WorstGroupResult(w_bar[:n_features], float(intercept), q_sum / count)

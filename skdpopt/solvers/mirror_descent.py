@@ -23,20 +23,30 @@ by those algorithms:
 * :func:`vertex_sampling_mirror_descent` is Algorithm 5 of González, Guzmán
   and Paquette (2024) (private stochastic convex optimisation over the polytope), and
   :func:`linear_model_gradient` the stochastic gradient oracle of a linear
-  model (logistic regression, ...) for it, on dense or CSR batches.
+  model (logistic regression, ...) for it, on dense or CSR batches;
+* :func:`vertex_sampling_logistic` is DPLogisticSimplex's solver: a noisy
+  label count for the intercept's offset, Algorithm 5, then the scale of
+  the released direction and the intercept by noisy Newton steps
+  (:mod:`skdpopt.solvers.noisy_newton`).
 
-Nothing here validates input or decides a step size: the estimator
-calibrates ``tau`` with :mod:`skdpopt.accounting` from the number of draws
-the run makes (:func:`count_vertex_draws`) and their sensitivity.
+Nothing here validates input or decides a step size or a noise scale: the
+plan (:mod:`skdpopt.plans.logistic_simplex`) calibrates ``tau`` from the
+number of draws the run makes and their sensitivity, and the noise of the
+count and of the Newton statistics.
 """
 
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._clipping import clip_scalars
+from .._clipping import clip_features, clip_scalars
+from ..losses import LogLoss
+from ..mechanisms import gaussian_noise, laplace_noise
+from .noisy_newton import noisy_newton_logistic
+from .problems import LinearResult
 
 
 @dataclass(frozen=True)
@@ -86,11 +96,6 @@ class VertexSet:
     @property
     def n_vertices(self):
         return self.n_features + len(self._signed_features)
-
-    @property
-    def negative_vertex(self):
-        """Index of ``-R e_j`` for each feature j, -1 where there is none."""
-        return self._negative_vertex
 
     def coordinates(self, vertices):
         """Feature and value of each vertex: vertex k is ``values[k] e_features[k]``."""
@@ -246,11 +251,6 @@ class EntropicIterates:
         self._flush()
         return self._scaled / self._total
 
-    def current_log(self):
-        """log x_t, accurate even for vanishing weights."""
-        self._flush()
-        return self._log_weights - self._shift - np.log(self._total)
-
     def average(self, include_start=True):
         """The anytime average ``w_t = (x_1 + ... + x_t) / t``.
 
@@ -293,60 +293,16 @@ def draw_vertices(rng, probabilities, size):
     return np.minimum(draws, len(cumulative) - 1)
 
 
-def refresh_steps(n_steps, refresh_every):
-    """Steps (1-based) at which Algorithm 5 draws fresh vertices.
-
-    Every step during the first ``q`` steps, then every q-th step.
-    """
-    t = np.arange(1, n_steps + 1)
-    return t[(t <= refresh_every) | (t % refresh_every == 0)]
-
-
-def count_vertex_draws(n_steps, n_draws, refresh_every):
-    """Number of data-dependent vertex draws of :func:`vertex_sampling_mirror_descent`.
-
-    K draws at every refresh step except the first (at step 1 the average
-    is the uniform starting point, which depends on no data), and K for the
-    output.  Never more than the ``T K / q + q K + K`` of González, Guzmán
-    and Paquette (2024).
-    """
-    refreshes = refresh_steps(n_steps, refresh_every)
-    return n_draws * (int(np.count_nonzero(refreshes > 1)) + 1)
-
-
-@dataclass
-class MirrorDescentResult:
-    """Output of :func:`vertex_sampling_mirror_descent`.
-
-    Attributes
-    ----------
-    vertices : ndarray of int of shape (K,)
-        The released vertices; the output point is their average.
-    average : ndarray of shape (n_vertices,)
-        The final average weights the output was drawn from (not private:
-        for diagnostics and tests only).
-    n_steps : int
-        Steps taken.
-    n_draws : int
-        Vertex draws whose distribution depended on the data, each an
-        exponential mechanism (see the module docstring).
-    """
-
-    vertices: np.ndarray
-    average: np.ndarray
-    n_steps: int
-    n_draws: int
-
-
 def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
-                                   refresh_every, step_size, rng,
+                                   refreshes, step_size, rng,
                                    initial_log_weights=None, verbose=0):
     """Private stochastic mirror descent with vertex sampling.
 
     Algorithm 5 of González, Guzmán and Paquette (2024).
 
     For t = 1..T: ``w_t`` is the average of the iterates ``x_1..x_t``; at
-    refresh steps (every step while t <= q, then every q-th step) K vertices
+    refresh steps (the paper's: every step while t <= q, then every q-th
+    step; :func:`skdpopt.plans.logistic_simplex.refresh_steps`) K vertices
     are drawn i.i.d. from ``w_t`` and the gradient point becomes their
     average (otherwise the previous one is kept); the stochastic gradient at
     that point on the t-th batch updates ``x_{t+1} ∝ x_t exp(-tau g_t)``.
@@ -369,8 +325,8 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
         T.
     n_draws : int
         K, vertices drawn at each refresh and for the output.
-    refresh_every : int
-        q.
+    refreshes : array-like of int
+        The steps (1-based) at which K vertices are drawn.
     step_size : float
         tau.
     rng : numpy.random.Generator
@@ -383,12 +339,13 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
 
     Returns
     -------
-    MirrorDescentResult
+    ndarray of int of shape (K,)
+        The released vertices; the output point is their average.
     """
     iterates = EntropicIterates(n_vertices, n_steps, initial_log_weights)
-    refreshes = set(refresh_steps(n_steps, refresh_every).tolist())
+    refreshes = set(np.asarray(refreshes).tolist())
     sampled = None
-    released = 0
+    released = 0  # data-dependent draws, for progress messages
     start = time.perf_counter()
     report_every = max(1, n_steps // 10)
     for t in range(1, n_steps + 1):
@@ -402,11 +359,7 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
             print(f"-- Step {t}/{n_steps}, vertices drawn: {released}, "
                   f"elapsed: {time.perf_counter() - start:.2f} s")
     # The output leaves out the data-free start x_1 (see the docstring).
-    average = iterates.average(include_start=False)
-    output = draw_vertices(rng, average, n_draws)
-    released += n_draws
-    return MirrorDescentResult(vertices=output, average=average, n_steps=n_steps,
-                               n_draws=released)
+    return draw_vertices(rng, iterates.average(include_start=False), n_draws)
 
 
 def linear_model_gradient(
@@ -489,3 +442,125 @@ def linear_model_gradient(
         return vertex_set.vertex_gradient(features, feature_gradient)
 
     return gradient
+
+
+def vertex_sampling_logistic(problem, plan, rng, *, verbose=0):
+    """DPLogisticSimplex's fit of one binary problem.
+
+    The weights live in the l1 ball (or simplex) over the features only.
+    With an intercept, a noisy count of the positive labels first gives
+    the log-odds offset at which mirror descent evaluates its gradients
+    (so that the first draws look for features that explain the labels
+    beyond their base rate); after Algorithm 5 has released a direction u
+    (the average of the drawn vertices), noisy Newton steps fit
+    ``coef = a u / ||u||_1`` and the intercept (:func:`_refit`).
+
+    Parameters
+    ----------
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` (entries are clipped to ``feature_bound`` as they are read),
+        ``y`` the +-1 targets, ``radius``, ``constraint``,
+        ``feature_bound``, ``fit_intercept``.
+    plan : MirrorDescentPlan
+        Reads ``n_steps``, ``n_vertices``, ``refresh_steps()``,
+        ``step_size``, ``noise``, ``offset_noise_scale``, ``refit_steps``,
+        ``refit_start``, ``refit_gradient_noise`` and ``refit_hessian_noise``.
+    rng : numpy.random.Generator
+    verbose : int, default=0
+
+    Returns
+    -------
+    LinearResult
+    """
+    X, target = problem.X, problem.y
+    n_samples, n_features = X.shape
+    if problem.constraint == "l1_ball":
+        vertex_set = VertexSet.l1_ball(n_features, problem.radius)
+    else:
+        vertex_set = VertexSet.simplex(n_features, problem.radius)
+    offset = _private_offset(problem, plan, rng) if problem.fit_intercept else 0.0
+    batches = np.array_split(rng.permutation(n_samples), plan.n_steps)
+    gradient = linear_model_gradient(X, target, _OffsetLogLoss(offset), vertex_set,
+                                     batches, feature_bound=problem.feature_bound)
+    vertices = vertex_sampling_mirror_descent(
+        _first_step_at_origin(gradient), vertex_set.n_vertices,
+        n_steps=plan.n_steps, n_draws=plan.n_vertices,
+        refreshes=plan.refresh_steps(), step_size=plan.step_size, rng=rng,
+        verbose=verbose)
+    return _refit(problem, vertex_set.point(vertices), offset, plan, rng)
+
+
+def _private_offset(problem, plan, rng):
+    """Log-odds of the positive class from a noisy count (sensitivity 1),
+    within the polytope's reach ``R b``."""
+    target = problem.y
+    n_samples = len(target)
+    noise = laplace_noise if plan.noise == "laplace" else gaussian_noise
+    count = np.count_nonzero(target > 0) + noise(rng, plan.offset_noise_scale, 1)[0]
+    share = np.clip(count / n_samples, 0.5 / n_samples, 1.0 - 0.5 / n_samples)
+    limit = problem.radius * problem.feature_bound
+    return float(np.clip(math.log(share / (1.0 - share)), -limit, limit))
+
+
+def _refit(problem, direction, offset, plan, rng):
+    """Fit ``coef = a u / ||u||_1`` and the intercept by noisy Newton steps.
+
+    u is the released direction.  The model's scores ``<u, x> / (||u||_1
+    b)`` lie in [-1, 1] for clipped rows, so the two-parameter logistic
+    regression on ``z = b (score, 1)`` has the public sensitivities the
+    plan's noise is calibrated for; ``|a| + |c| / b`` stays within the
+    radius (``a >= 0`` for the simplex), so the model stays in the
+    polytope with at most K non-zeros.
+    """
+    X, b, R = problem.X, problem.feature_bound, problem.radius
+    n_samples = X.shape[0]
+    l1_norm = np.abs(direction).sum()
+    support = np.flatnonzero(direction)
+    scores = np.zeros(n_samples)
+    if l1_norm > 0:
+        columns = clip_features(X[:, support], b)
+        scores = np.asarray(columns @ direction[support]).ravel() / (l1_norm * b)
+    features = [scores] + ([np.ones(n_samples)] if problem.fit_intercept else [])
+    Z = b * np.column_stack(features)
+    n_params = Z.shape[1]
+    # Start part of the way between ignoring the direction and the full
+    # scale the polytope allows it.
+    scale = plan.refit_start * (R - abs(offset / b)) if l1_norm > 0 else 0.0
+    start = [scale] + ([offset / b] if problem.fit_intercept else [])
+    nonnegative = (np.arange(n_params) == 0 if problem.constraint == "simplex"
+                   else None)
+    theta = noisy_newton_logistic(
+        Z, problem.y, radius=R, n_steps=plan.refit_steps,
+        gradient_noise=plan.refit_gradient_noise,
+        hessian_noise=plan.refit_hessian_noise, rng=rng, start=start,
+        nonnegative=nonnegative, noise=plan.noise)
+    coef = (direction * (theta[0] / l1_norm) if l1_norm > 0
+            else np.zeros_like(direction))
+    intercept = theta[1] * b if problem.fit_intercept else 0.0
+    return LinearResult(coef, float(intercept))
+
+
+@dataclass(frozen=True)
+class _OffsetLogLoss(LogLoss):
+    """The log loss of ``p + offset``: the model's intercept held fixed."""
+
+    offset: float = 0.0
+
+    def derivative(self, p, y):
+        return super().derivative(p + self.offset, y)
+
+
+def _first_step_at_origin(gradient):
+    """The oracle, with the first step's gradient taken at the origin.
+
+    Step 1's vertices are drawn from the uniform start, whose mean is the
+    origin for the l1 ball: evaluating there instead of at K random
+    vertices (weight R / K each) spends nothing and removes the noise of
+    that data-free draw from the first gradient.
+    """
+    origin = np.empty(0, dtype=np.int64)
+
+    def first_at_origin(t, vertices):
+        return gradient(t, origin if t == 0 else vertices)
+
+    return first_at_origin

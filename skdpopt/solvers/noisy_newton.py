@@ -24,16 +24,16 @@ Newton overshoots from overconfident starts, and noise can point far).
 The solver does not decide the noise: with ``|z_ij| <= c``, each
 gradient coordinate moves by at most ``2 c / n`` and each Hessian entry by
 at most ``c^2 / (4 n)`` (diagonal) or ``c^2 / (2 n)`` (off-diagonal) when
-one record is replaced, and the estimator calibrates the scales from
-these sensitivities with the accountant (docs/privacy/dplogisticsimplex.md).
+one record is replaced, and the plan calibrates the scales from these
+sensitivities (:func:`skdpopt.plans.logistic_simplex.refit_sensitivities`,
+docs/privacy/dplogisticsimplex.md).
 """
-
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 
 from ..geometry import project_l1_ball
+from ..mechanisms import gaussian_noise, laplace_noise
 
 # Eigenvalues of the noisy Hessian are floored at this many of its noise
 # standard deviations (so that noise cannot make it singular or negative)
@@ -45,34 +45,6 @@ _MIN_CURVATURE = 1e-8
 # far from the optimum (an overconfident start), so steps are clipped to
 # this trust region (chosen on design data).
 MAX_STEP = 2.0
-
-
-@dataclass
-class NoisyNewtonResult:
-    """Output of :func:`noisy_newton_logistic`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (n_params,)
-        Final point.
-    n_releases : int
-        Noisy statistics released: a gradient and a Hessian per step.
-    """
-
-    coef: np.ndarray
-    n_releases: int
-
-
-def hessian_sensitivity_bounds(n_params, bound):
-    """Largest change of each released Hessian entry per replaced record, times n.
-
-    The entries are the upper triangle, row by row (``np.triu_indices``):
-    ``bound^2 / 4`` on the diagonal (``w z_j^2`` lies in ``[0, bound^2 / 4]``)
-    and ``bound^2 / 2`` off it (``w z_j z_k`` lies in
-    ``[-bound^2 / 4, bound^2 / 4]``).
-    """
-    rows, cols = np.triu_indices(n_params)
-    return np.where(rows == cols, 0.25, 0.5) * bound**2
 
 
 def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
@@ -102,7 +74,8 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
 
     Returns
     -------
-    NoisyNewtonResult
+    ndarray of shape (n_params,)
+        The final point.
     """
     n_samples, n_params = Z.shape
 
@@ -114,7 +87,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
 
     theta = project(np.zeros(n_params) if start is None
                     else np.array(start, dtype=float))
-    sample = rng.normal if noise == "gaussian" else rng.laplace
+    sample = gaussian_noise if noise == "gaussian" else laplace_noise
     upper = np.triu_indices(n_params)
     # Standard deviations: Laplace noise of scale s has std sqrt(2) s.
     spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
@@ -125,9 +98,9 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
         weights = expit(margin) * expit(-margin)
         hessian = (Z.T * weights) @ Z / n_samples
         if gradient_noise > 0:
-            gradient = gradient + sample(0.0, gradient_noise, n_params)
+            gradient = gradient + sample(rng, gradient_noise, n_params)
         if hessian_noise > 0:
-            noisy = hessian[upper] + sample(0.0, hessian_noise, len(upper[0]))
+            noisy = hessian[upper] + sample(rng, hessian_noise, len(upper[0]))
             hessian = np.zeros((n_params, n_params))
             hessian[upper] = noisy
             hessian = hessian + np.triu(hessian, 1).T
@@ -140,7 +113,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
             # A shorter step towards a feasible point stays feasible.
             step *= MAX_STEP / length
         theta = theta + step
-    return NoisyNewtonResult(coef=theta, n_releases=2 * n_steps)
+    return theta
 
 
 def _model_minimiser(theta, gradient, values, vectors, project, n_iter=500):

@@ -13,9 +13,10 @@ drawn vertices are ever released: each draw from weights whose logarithms
 move by a bounded amount when one record changes is an exponential
 mechanism (:mod:`skdpopt.solvers.mirror_descent`).
 
-The gradient oracle for worst-group linear classification is
-:func:`group_linear_model_oracle`; step sizes and their privacy come from
-the estimator (:class:`skdpopt.DPMinimaxClassifier`).
+:func:`vertex_sampling` runs it for worst-group linear classification
+(the gradient oracle :func:`group_linear_model_oracle`), with the schedule,
+step sizes and score sensitivity of its plan
+(:class:`skdpopt.plans.minimax.VertexStage`).
 """
 
 from dataclasses import dataclass
@@ -23,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .mirror_descent import EntropicIterates, draw_vertices
+from ..losses import LogLoss
+from .mirror_descent import EntropicIterates, VertexSet, draw_vertices
+from .problems import WorstGroupResult
 
 
 @dataclass
@@ -36,17 +39,12 @@ class SaddlePointResult:
         The model player's vertices drawn from ``x_2, ..., x_{T+1}``.
     y_vertices : ndarray of int of shape (n_steps, K)
         The adversary's vertices drawn from ``y_2, ..., y_{T+1}``.
-    n_steps : int
-    n_draws : int
-        Draws per player, all data-dependent: ``K T``.
     x_step_sizes : ndarray of shape (n_steps,)
         tau_x at each step.
     """
 
     x_vertices: np.ndarray
     y_vertices: np.ndarray
-    n_steps: int
-    n_draws: int
     x_step_sizes: np.ndarray
 
 
@@ -120,13 +118,62 @@ def saddle_point_mirror_descent(
         y_drawn[t] = y_point = draw_vertices(
             rng, np.exp(y_log - y_log.max()), n_draws
         )
-    return SaddlePointResult(
-        x_vertices=x_drawn,
-        y_vertices=y_drawn,
-        n_steps=n_steps,
-        n_draws=n_draws * n_steps,
-        x_step_sizes=x_steps,
-    )
+    return SaddlePointResult(x_vertices=x_drawn, y_vertices=y_drawn,
+                             x_step_sizes=x_steps)
+
+
+def make_batches(n_samples, n_steps, per_pass, rng):
+    """Row indices of each step's batch: successive random partitions of
+    the rows into ``per_pass`` batches, T batches in all.  With privacy
+    ``per_pass = T``: one partition, every row in one batch."""
+    batches = []
+    while len(batches) < n_steps:
+        batches.extend(np.array_split(rng.permutation(n_samples), per_pass))
+    return batches[:n_steps]
+
+
+def vertex_sampling(problem, plan, rng):
+    """Worst-group logistic regression over the l1 ball by vertex sampling.
+
+    The model player's polytope is the l1 ball ``||w||_1 + |c| <= R`` over
+    the features and, with an intercept, one more coordinate c whose
+    feature is the constant b (the intercept is ``c b``); the adversary's
+    is the simplex of the groups.
+
+    Parameters
+    ----------
+    problem : skdpopt.solvers.problems.GroupProblem
+    plan : VertexStage
+        Reads ``n_steps`` T, ``n_draws`` K, ``batches_per_pass``,
+        ``radius`` R, ``proportions``, ``loss_center``, ``x_step`` (the
+        model's step from the adversary's draws) and ``y_step``.
+    rng : numpy.random.Generator
+        Draws the batches (a data-independent partition), then the vertices.
+
+    Returns
+    -------
+    WorstGroupResult
+        The average of the model's drawn vertices; the adversary's weights
+        are the frequencies of its drawn groups.
+    """
+    n_samples, n_features = problem.X.shape
+    has_intercept = problem.intercept_value is not None
+    vertex_set = VertexSet.l1_ball(n_features + int(has_intercept), plan.radius)
+    batches = make_batches(n_samples, plan.n_steps, plan.batches_per_pass, rng)
+    oracle = group_linear_model_oracle(
+        problem.X, problem.target, problem.codes, plan.proportions, LogLoss(),
+        vertex_set, batches, intercept_value=problem.intercept_value,
+        loss_center=plan.loss_center)
+    result = saddle_point_mirror_descent(
+        oracle, vertex_set.n_vertices, problem.n_groups, n_steps=plan.n_steps,
+        n_draws=plan.n_draws, x_step_size=plan.x_step, y_step_size=plan.y_step,
+        rng=rng)
+    point = vertex_set.point(result.x_vertices.ravel())
+    intercept = point[n_features] * problem.intercept_value if has_intercept else 0.0
+    weights = (np.bincount(result.y_vertices.ravel(), minlength=problem.n_groups)
+               / result.y_vertices.size)
+    return WorstGroupResult(point[:n_features], float(intercept), weights,
+                            result.x_step_sizes)
 
 
 def group_linear_model_oracle(

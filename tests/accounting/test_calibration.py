@@ -13,10 +13,15 @@ import pytest
 
 from skdpopt.accounting import (
     Accountant,
+    NoiseBracket,
+    RhoBracket,
+    ScaleBracket,
     SubsampledGaussianMechanism,
     calibrate,
-    calibrate_noise_multiplier,
+    clt_noise_multiplier,
+    repeat,
 )
+from skdpopt.accounting.calibration import _search
 
 # (epsilon, delta, sampling rate, steps): typical settings.
 SETTINGS = [
@@ -34,6 +39,18 @@ SETTINGS = [
 # also moves by ~1e-3 relative between neighbouring intervals (e.g. 0.09885
 # at 3e-7 vs 0.09895 at 1e-7 for the second setting).  0.5% covers both.
 DPA_SLACK = 0.005
+
+
+def calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps,
+                               relation="replace_one"):
+    """DP-SGD's calibration: ``steps`` Poisson-subsampled Gaussian steps."""
+    def make_event(noise_multiplier):
+        return repeat(SubsampledGaussianMechanism(sampling_rate, noise_multiplier),
+                      steps)
+
+    guess = clt_noise_multiplier(epsilon, delta, sampling_rate, steps)
+    return calibrate(make_event, epsilon, delta, NoiseBracket(guess),
+                     relation=relation)
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +120,25 @@ def test_calibration_add_remove_relation(ref):
     assert 0.95 * eps <= theirs <= eps * 1.02
 
 
+@pytest.mark.parametrize("bracket", [RhoBracket, ScaleBracket])
+@pytest.mark.parametrize("guess_factor", [1e-3, 0.3, 1.0, 40.0])
+def test_calibration_never_spends_above_the_target(bracket, guess_factor):
+    """Whatever the guess, the answer spends at most the target as
+    privacy_spent reports it, and at least 1 - rtol of it."""
+    from skdpopt.accounting import ExponentialMechanism, privacy_spent
+
+    def make_event(value):
+        score = value if bracket is ScaleBracket else np.sqrt(2 * value / 50)
+        return repeat(ExponentialMechanism(score), 50)
+
+    value, spent = calibrate(make_event, 1.0, 1e-6, bracket(0.02 * guess_factor))
+    reported = privacy_spent(make_event(value), 1e-6).epsilon
+    assert reported == spent
+    assert 0.98 <= spent <= 1.0
+
+
 # ---------------------------------------------------------------------------
-# The generic solver
+# The search under it
 # ---------------------------------------------------------------------------
 
 
@@ -117,7 +151,7 @@ def test_calibrate_increasing(target, rtol):
         calls.append(x)
         return 0.3 * x**1.7
 
-    x, eps = calibrate(f, target, 1.0, 2.0, increasing=True, rtol=rtol)
+    x, eps = _search(f, target, 1.0, 2.0, increasing=True, rtol=rtol)
     assert (1 - rtol) * target <= eps <= target
     assert eps == f(x)
     assert len(calls) <= 60
@@ -129,7 +163,7 @@ def test_calibrate_decreasing(target, rtol):
     def f(x):
         return 4.0 / x + 0.01 / x**2
 
-    x, eps = calibrate(f, target, 0.5, 0.8, increasing=False, rtol=rtol)
+    x, eps = _search(f, target, 0.5, 0.8, increasing=False, rtol=rtol)
     assert (1 - rtol) * target <= eps <= target
     assert eps == pytest.approx(f(x), rel=1e-15)
 
@@ -139,17 +173,17 @@ def test_calibrate_step_function():
     the answer must still be at most the target, even if the tolerance band
     cannot be hit."""
     f = lambda x: float(math.ceil(x))  # noqa: E731
-    x, eps = calibrate(f, 2.5, 1.0, 5.0, increasing=True, rtol=0.01)
+    x, eps = _search(f, 2.5, 1.0, 5.0, increasing=True, rtol=0.01)
     assert eps <= 2.5
     assert f(x) == eps
 
 
 def test_calibrate_unreachable_raises():
     with pytest.raises(ValueError):
-        calibrate(lambda x: min(x, 1.0), 2.0, 0.1, 0.5, increasing=True)
+        _search(lambda x: min(x, 1.0), 2.0, 0.1, 0.5, increasing=True)
     with pytest.raises(ValueError):
         # epsilon never drops below 1 however large the parameter
-        calibrate(lambda x: 1.0 + 1.0 / x, 0.5, 1.0, 2.0, increasing=False)
+        _search(lambda x: 1.0 + 1.0 / x, 0.5, 1.0, 2.0, increasing=False)
 
 
 def test_calibrate_noise_multiplier_monotone_in_target():
@@ -183,8 +217,6 @@ def test_calibration_at_huge_epsilon(epsilon, sampling_rate):
 
 
 def test_clt_guess_falls_back_when_no_root():
-    from skdpopt.accounting.calibration import clt_noise_multiplier
-
     # delta >= 1 is met by any noise: no root, a safe finite guess instead.
     assert clt_noise_multiplier(1.0, 1.0, 0.1, 10) == 1.0
     assert np.isfinite(clt_noise_multiplier(1e6, 1e-5, 0.01, 100))

@@ -29,8 +29,10 @@ import pytest
 import skdpopt._data.inmemory
 import skdpopt._domain
 import skdpopt.lasso
-import skdpopt.minimax
+import skdpopt.plans.minimax
 import skdpopt.sgd
+import skdpopt.solvers.groups
+import skdpopt.solvers.mirror_descent
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
 from skdpopt import (
@@ -342,17 +344,18 @@ def _fit_md_keeping_draws(data, random_state):
     are accounted as if published (docs/privacy/dplogisticsimplex.md), so
     the audit may look at them directly.
     """
-    solver = logistic_simplex.vertex_sampling_mirror_descent  # maybe planted
+    solver = skdpopt.solvers.mirror_descent.vertex_sampling_mirror_descent
     drawn = []
 
     def keeping(*args, **kwargs):
-        result = solver(*args, **kwargs)
-        drawn.append(result.vertices)
-        return result
+        vertices = solver(*args, **kwargs)
+        drawn.append(vertices)
+        return vertices
 
     X, y = data
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(logistic_simplex, "vertex_sampling_mirror_descent", keeping)
+        patch.setattr(skdpopt.solvers.mirror_descent,
+                      "vertex_sampling_mirror_descent", keeping)
         estimator = _simplex_md(random_state).fit(X, y)
     estimator.audit_vertices_ = drawn[0]
     return estimator
@@ -415,7 +418,7 @@ MINIMAX = AuditCase(
     # privacy_spent_ reports the whole budget here (docs/privacy/dpminimax.md);
     # what the statistic sees is the counts' own share.
     claimed=lambda est: est.count_budget_share * est.epsilon,
-    plant=_scaled_noise([skdpopt.minimax], "laplace_noise", 0.25),
+    plant=_scaled_noise([skdpopt.solvers.groups], "laplace_noise", 0.25),
     bug="Laplace noise scaled down by 4",
 )
 
@@ -452,7 +455,7 @@ MINIMAX_GDA = AuditCase(
     claimed=_model_release_epsilon,
     # The model's release has half the zCDP budget (claim about 0.68), so
     # the bug must be larger than DP-SGD's for 2,000 fits to see it.
-    plant=_scaled_plan(skdpopt.minimax, "plan_minimax_gda", "noise_multiplier",
+    plant=_scaled_plan(skdpopt.plans.minimax, "plan_minimax_gda", "noise_multiplier",
                        0.125),
     bug="plan's model noise multiplier scaled down by 8 (event unchanged)",
 )

@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 
 from skdpopt.accounting import EpsilonDeltaEvent
-from skdpopt.plans.logistic_simplex import REFIT_STEPS, plan_logistic_simplex
-from skdpopt.solvers.mirror_descent import count_vertex_draws
+from skdpopt.plans.logistic_simplex import (
+    REFIT_STEPS,
+    count_vertex_draws,
+    plan_logistic_simplex,
+)
 
 
 def test_plan_takes_no_data():

@@ -4,12 +4,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from skdpopt.plans.minimax import GDAStage
 from skdpopt.solvers.gda import (
     augmented_row_norms,
     noisy_gda,
     project_capped_simplex,
     step_sums,
 )
+from skdpopt.solvers.problems import GroupProblem
 
 
 def _data(rng, n=60, d=4, n_groups=3):
@@ -109,14 +111,15 @@ def test_without_noise_reaches_the_worst_group_optimum():
     logit = np.where(codes == 0, 3 * X[:, 0], -3 * X[:, 0] + 1.0)
     target = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), 1.0, -1.0)
     counts = np.bincount(codes).astype(float)
-    common = dict(group_sizes=counts, n_steps=400, clip_norm=np.inf,
+    p = counts / n
+    common = dict(proportions=p, group_sizes=counts, n_steps=400, clip_norm=np.inf,
                   noise_multiplier=0.0, loss_bound=np.inf,
                   loss_noise_multiplier=0.0, radius=10.0, step_size=0.5,
-                  group_step_size=3.0, intercept_value=1.0,
-                  rng=np.random.default_rng(0))
-    p = counts / n
-    minimax = noisy_gda(X, target, codes, proportions=p, kappa=1 / p.min(), **common)
-    erm = noisy_gda(X, target, codes, proportions=p, kappa=1.0, **common)
+                  group_step_size=3.0)
+    problem = GroupProblem(X, target, codes, 2, intercept_value=1.0)
+    rng = np.random.default_rng(0)
+    minimax = noisy_gda(problem, GDAStage(kappa=1 / p.min(), **common), rng)
+    erm = noisy_gda(problem, GDAStage(kappa=1.0, **common), rng)
 
     def group_losses(result):
         z = target * (X[:, 0] * result.coef[0] + result.intercept)

@@ -8,15 +8,15 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 from scipy.stats import chi2
 
+import skdpopt.solvers.mirror_descent as mirror_descent
 from skdpopt.geometry import vertex_coordinates
 from skdpopt.losses import LogLoss
+from skdpopt.plans.logistic_simplex import count_vertex_draws, refresh_steps
 from skdpopt.solvers.mirror_descent import (
     EntropicIterates,
     VertexSet,
-    count_vertex_draws,
     draw_vertices,
     linear_model_gradient,
-    refresh_steps,
     vertex_sampling_mirror_descent,
 )
 
@@ -78,10 +78,10 @@ def test_output_is_drawn_without_the_uniform_start():
     def gradient(t, vertices):
         return np.array([0]), np.array([1e6])
 
-    result = vertex_sampling_mirror_descent(
-        gradient, 4, n_steps=1, n_draws=2000, refresh_every=1, step_size=1.0,
-        rng=np.random.default_rng(0))
-    assert not np.any(result.vertices == 0)
+    vertices = vertex_sampling_mirror_descent(
+        gradient, 4, n_steps=1, n_draws=2000, refreshes=refresh_steps(1, 1),
+        step_size=1.0, rng=np.random.default_rng(0))
+    assert not np.any(vertices == 0)
 
 
 def test_step_touches_only_the_given_vertices():
@@ -259,15 +259,27 @@ def test_sparse_oracle_touches_only_the_batch_features():
 
 
 @pytest.mark.parametrize("steps, q", [(1, 1), (10, 1), (10, 3), (50, 7), (49, 7)])
-def test_recorded_draws_match_the_plan(steps, q):
+def test_draws_from_the_data_are_those_the_plan_counts(steps, q, monkeypatch):
+    """Every draw but the first (from the uniform start, which no data has
+    touched) is an exponential mechanism the plan must account for."""
     K = 4
     m = 6
-    result = vertex_sampling_mirror_descent(
-        lambda t, v: (np.arange(m), np.zeros(m)), m, n_steps=steps, n_draws=K,
-        refresh_every=q, step_size=0.1, rng=np.random.default_rng(0))
-    assert result.n_draws == count_vertex_draws(steps, K, q)
+    calls = []
+
+    def counting(rng, probabilities, size):
+        calls.append(np.allclose(probabilities, 1.0 / m))
+        return draw_vertices(rng, probabilities, size)
+
+    monkeypatch.setattr(mirror_descent, "draw_vertices", counting)
+    # A gradient that moves every weight, so that no later draw is uniform.
+    vertex_sampling_mirror_descent(
+        lambda t, v: (np.arange(m), np.arange(m, dtype=float)), m, n_steps=steps,
+        n_draws=K, refreshes=refresh_steps(steps, q), step_size=0.1,
+        rng=np.random.default_rng(0))
+    assert calls[0] and not any(calls[1:])
+    assert K * (len(calls) - 1) == count_vertex_draws(steps, K, q)
     # The paper's count T K / q + q K + K bounds it.
-    assert result.n_draws <= steps * K / q + q * K + K
+    assert count_vertex_draws(steps, K, q) <= steps * K / q + q * K + K
     refreshes = refresh_steps(steps, q)
     assert np.all((refreshes <= q) | (refreshes % q == 0))
 
@@ -278,11 +290,11 @@ def test_solver_finds_the_best_vertex_of_a_linear_loss():
     m = 50
     c = np.linspace(1.0, 2.0, m)
     c[17] = 0.0
-    result = vertex_sampling_mirror_descent(
+    vertices = vertex_sampling_mirror_descent(
         lambda t, v: (np.arange(m), c), m, n_steps=200, n_draws=30,
-        refresh_every=10, step_size=1.0, rng=np.random.default_rng(4))
-    assert result.average[17] > 0.9
-    assert np.mean(result.vertices == 17) > 0.7
+        refreshes=refresh_steps(200, 10), step_size=1.0,
+        rng=np.random.default_rng(4))
+    assert np.mean(vertices == 17) > 0.7
 
 
 def test_overflowed_prediction_contributes_zero():

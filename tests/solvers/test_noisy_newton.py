@@ -7,9 +7,9 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from skdpopt.plans.logistic_simplex import hessian_sensitivity_bounds
 from skdpopt.solvers.noisy_newton import (
     MAX_STEP,
-    hessian_sensitivity_bounds,
     noisy_newton_logistic,
 )
 
@@ -78,9 +78,8 @@ def test_without_noise_it_reaches_the_constrained_optimum(radius):
     result = noisy_newton_logistic(Z, y, radius=radius, n_steps=30,
                                    gradient_noise=0.0, hessian_noise=0.0,
                                    rng=rng)
-    np.testing.assert_allclose(result.coef, constrained_optimum(Z, y, radius),
+    np.testing.assert_allclose(result, constrained_optimum(Z, y, radius),
                                atol=1e-4)
-    assert result.n_releases == 60
 
 
 def test_iterates_stay_feasible_and_steps_stay_in_the_trust_region():
@@ -94,10 +93,10 @@ def test_iterates_stay_feasible_and_steps_stay_in_the_trust_region():
             Z, y, radius=5.0, n_steps=n_steps, gradient_noise=10.0,
             hessian_noise=0.01, rng=np.random.default_rng(n_steps),
             start=start, nonnegative=np.array([True, False]))
-        assert np.abs(result.coef).sum() <= 5.0 + 1e-12
-        assert result.coef[0] >= 0.0
+        assert np.abs(result).sum() <= 5.0 + 1e-12
+        assert result[0] >= 0.0
         # Huge gradient noise: each step is clipped to the trust region.
-        assert np.abs(result.coef - start).max() <= n_steps * MAX_STEP + 1e-12
+        assert np.abs(result - start).max() <= n_steps * MAX_STEP + 1e-12
 
 
 def test_noise_is_added_with_the_given_scales():
@@ -109,13 +108,13 @@ def test_noise_is_added_with_the_given_scales():
     y = np.where(rng.random(n) < expit(Z[:, 0]), 1.0, -1.0)
     optimum = noisy_newton_logistic(Z, y, radius=10.0, n_steps=20,
                                     gradient_noise=0.0, hessian_noise=0.0,
-                                    rng=rng).coef
+                                    rng=rng)
     _, h = statistics(Z, y, optimum)
     hessian = np.array([[h[0], h[1]], [h[1], h[2]]])
     steps = np.array([
         noisy_newton_logistic(Z, y, radius=10.0, n_steps=1, gradient_noise=1e-3,
                               hessian_noise=0.0, rng=np.random.default_rng(k),
-                              start=optimum).coef - optimum
+                              start=optimum) - optimum
         for k in range(400)])
     # The gradient noise recovered from the steps: H step ~ N(0, 1e-6 I).
     noise = steps @ hessian

@@ -85,8 +85,7 @@ def test_intercept_game_reaches_the_minimax_not_the_average():
         return result, intercept, share
 
     result, intercept, share = run(0.2)
-    assert result.x_vertices.shape == (T, K)
-    assert result.n_draws == K * T
+    assert result.x_vertices.shape == result.y_vertices.shape == (T, K)
     # Thresholds half-way between the two outcomes (0 vs 0.62, 0.8 vs 0.5).
     assert abs(intercept) < 0.31
     assert share[1] > 0.65
@@ -181,7 +180,7 @@ def test_first_step_at_the_start_mean_and_last_draws_after_the_last_update():
     for t in range(1, T):
         np.testing.assert_array_equal(seen[t][1], result.x_vertices[t - 1])
         np.testing.assert_array_equal(seen[t][2], result.y_vertices[t - 1])
-    assert result.x_vertices.shape == (T, K) and result.n_draws == K * T
+    assert result.x_vertices.shape == result.y_vertices.shape == (T, K)
     np.testing.assert_array_equal(result.x_vertices[-1], 2)
     # Before the last update the weights were uniform: P(all K draws of
     # the T - 1 earlier rows on vertex 2) = 6^-16.
