@@ -41,8 +41,8 @@ import pandas as pd
 import scipy.sparse as sp
 from report import Report
 
-import skdpopt.solvers.mirror_descent as mirror_descent
 import skdpopt.plans.logistic_simplex as plans
+import skdpopt.solvers.mirror_descent as mirror_descent
 import skdpopt.solvers.noisy_newton as noisy_newton
 from skdpopt import DPLogisticSimplex
 
