@@ -38,10 +38,11 @@ Rows:
   mechanisms' folder of Private-PGM's repository in ``MBI_MECHANISMS``),
   run with ``--mbi-python``; smartnoise-synth's MST, AIM and MWEM with
   ``--smartnoise-python``; each fit killed after ``--peer-timeout``
-  seconds; AIM only on the tables of ``AIM_TABLES`` (it runs for many
-  minutes on the larger ones).  Their own samplers round counts, so they
-  are also shown re-sampled i.i.d. from their fitted model.  They use add/remove
-  neighbouring (count sensitivity 1), DPSyntheticData replace-one;
+  seconds (``--aim-timeout`` for AIM); AIM only on the tables of
+  ``AIM_TABLES`` (it runs for many minutes on the larger ones).  Their own
+  samplers round counts, so they are also shown re-sampled i.i.d. from
+  their fitted model.  They use add/remove neighbouring (count
+  sensitivity 1), DPSyntheticData replace-one;
 * independent noisy 1-way marginals (Gaussian, the whole budget, sampled
   independently); uniform rows; a bootstrap of the real rows (the
   sampling-error floor; not private).
@@ -442,7 +443,10 @@ def main():
                         help="python of an environment with mbi (MBI_MECHANISMS set)")
     parser.add_argument("--smartnoise-python", default=None,
                         help="python of an environment with smartnoise-synth")
-    parser.add_argument("--peer-timeout", type=float, default=600.0)
+    parser.add_argument("--peer-timeout", type=float, default=1200.0,
+                        help="seconds before a peer's fit is stopped")
+    parser.add_argument("--aim-timeout", type=float, default=600.0,
+                        help="the same for AIM (which rarely finishes)")
     parser.add_argument("--peer-epsilons", default="1")
     parser.add_argument("--peers", default="mbi-mst,mbi-aim,aim",
                         help="which peers to run where their python is given "
@@ -521,9 +525,11 @@ def main():
                             + [float(out["fit"]), float(out["peak_mib"])])
             if epsilon in peer_epsilons:
                 for label, name, python in peers:
+                    timeout = (args.aim_timeout if name in AIM_TABLES
+                               else args.peer_timeout)
                     for seed in seeds:
                         out = fit_peer(python, name, codes, sizes, epsilon, seed,
-                                       args.peer_timeout)
+                                       timeout)
                         if isinstance(out, str):
                             rows[label] = [out]
                             break  # a timeout or failure repeats for each seed

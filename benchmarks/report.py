@@ -361,7 +361,10 @@ def read(path):
 
 
 def select_rows(table, selector):
-    """Rows whose leading cells are the ``;``-separated parts of ``selector``."""
+    """Rows whose leading cells are the ``;``-separated parts of ``selector``
+    (every row for an empty selector)."""
+    if not selector.strip():
+        return list(table.rows)
     parts = [p.strip() for p in selector.split(";")]
     return [row for row in table.rows
             if [c.strip() for c in row[:len(parts)]] == parts]
