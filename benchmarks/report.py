@@ -362,12 +362,18 @@ def read(path):
 
 def select_rows(table, selector):
     """Rows whose leading cells are the ``;``-separated parts of ``selector``
-    (every row for an empty selector)."""
+    (every row for an empty selector); a part ending in ``*`` matches the
+    cells that start with the rest."""
     if not selector.strip():
         return list(table.rows)
     parts = [p.strip() for p in selector.split(";")]
-    return [row for row in table.rows
-            if [c.strip() for c in row[:len(parts)]] == parts]
+
+    def matches(cell, part):
+        cell = cell.strip()
+        return cell.startswith(part[:-1]) if part.endswith("*") else cell == part
+
+    return [row for row in table.rows if len(row) >= len(parts)
+            and all(matches(c, p) for c, p in zip(row, parts, strict=False))]
 
 
 def lookup_all(generated, reference):
