@@ -228,7 +228,7 @@ def compare(report, key, datasets, seeds, epsilons, title):
 
 
 def clamped_scores(grad, coef, alpha, feature_bound):
-    """The earlier selection score: ``max(|g| - alpha, 0)`` at zero."""
+    """The clamped selection score: ``max(|g| - alpha, 0)`` at zero."""
     at_zero = np.maximum(np.abs(grad) - alpha, 0.0)
     off_zero = np.abs(grad + alpha * np.sign(coef))
     return np.where(coef == 0, at_zero, off_zero) / feature_bound
