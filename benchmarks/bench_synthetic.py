@@ -248,16 +248,20 @@ def fit_ours(codes, sizes, epsilon, seed):
 def fit_independent(codes, sizes, epsilon, seed):
     """Noisy 1-way marginals (Gaussian, replace-one sensitivity sqrt(2)),
     calibrated by the library's accountant, sampled independently."""
-    from skdpopt.accounting import GaussianMechanism, calibrate_event, repeat
+    from skdpopt.accounting import (
+        GaussianMechanism,
+        NoiseBracket,
+        calibrate,
+        repeat,
+    )
     from skdpopt.accounting.zcdp import gaussian_noise_multiplier, rho_for
 
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     d = codes.shape[1]
-    z, _ = calibrate_event(
+    z, _ = calibrate(
         lambda m: repeat(GaussianMechanism(m), d), epsilon, DELTA,
-        parameter="noise_multiplier",
-        guess=gaussian_noise_multiplier(rho_for(epsilon, DELTA) / d))
+        NoiseBracket(gaussian_noise_multiplier(rho_for(epsilon, DELTA) / d)))
     columns = []
     for i, k in enumerate(sizes):
         counts = np.bincount(codes[:, i], minlength=k).astype(float)
