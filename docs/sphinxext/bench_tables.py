@@ -48,11 +48,13 @@ def _generated_path(name):
 def load(name, env=None):
     """The parsed full-run file ``NAME.md`` (cached by modification time)."""
     path = _generated_path(name)
+    if env is not None:
+        # Noted even when missing, so that the page is read again once the
+        # file exists (and whenever it changes).
+        env.note_dependency(str(path))
     if not path.exists():
         raise KeyError(f"no generated file {path.relative_to(ROOT)} (run the "
                        "benchmark script, see benchmarks/run_all.py)")
-    if env is not None:
-        env.note_dependency(str(path))
     stamp = path.stat().st_mtime_ns
     cached = _CACHE.get(path)
     if cached is None or cached[0] != stamp:
