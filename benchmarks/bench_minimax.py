@@ -67,12 +67,9 @@ LogisticRegression against the exact minimax without privacy on 5 random
 splits; the rules a table must pass (``SCREENED`` in the script) were
 fixed before any private model ran on it.
 
-Tuning (``--tuning``, a separate run): solver="gda"'s defaults (steps,
-step sizes, the kappa rule's scale, the budget split, the loss bound) and
-solver="auto"'s threshold, on ``tuning_groups``, ``tuning_groups8``, the
-first with every size times 4, and ``tuning_sparse`` (100, 500 and 3,000
-features), never on the reported designs (``tuning_gda``); then the
-vertex sampler's: its defaults that are not
+Tuning (``--tuning``, a separate run): solver="auto"'s threshold (gda
+against vertex sampling on ``tuning_groups``, ``tuning_groups8`` and
+``tuning_sparse``), then the vertex sampler's: its defaults that are not
 privacy constants were measured on a design that is not reported above,
 ``tuning_groups`` (4 groups of 6000 / 1500 / 600 / 200 rows, 8 uniform
 features, the shared signal on two of them, own features, alternating
@@ -94,9 +91,9 @@ Timing (``--timing``): the fit time of solver="gda" and of the solver
 "auto" picks against fairlearn's in one process, on the synthetic design,
 CPS1988 and the high-dimensional design.
 
-``--tuning-passes``, ``--tuning-cap`` and ``--tuning-auto`` run the parts
-of ``--tuning`` that choose the schedule without privacy, the cap on the
-private T and solver="auto"'s rule.
+``--tuning-auto`` runs the part of ``--tuning`` that chooses
+solver="auto"'s rule.  solver="gda"'s own defaults are chosen in
+``benchmarks/design_minimax.py``.
 
 The main run, ``--timing`` and ``--screen`` write their tables to
 ``docs/benchmarks/_generated/`` (``bench_minimax.md``,
@@ -107,7 +104,7 @@ targets from its figures.  A run limited by ``--only`` or
 runs print only.
 
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
---sizes | --timing | --tuning-passes | --tuning-cap | --tuning-auto]
+--sizes | --timing | --tuning-auto]
 [--only synthetic,adult,high-dimensional,cps1988,fertility,sizes]
 [--no-fairlearn]``
 (``--quick``: the synthetic design and CPS1988, seed 0, epsilon in {1,
@@ -638,142 +635,6 @@ def sample_sizes(report, multiples=(1, 10, 30), epsilons=(1.0, 3.0),
                                  "worst-group accuracy per seed", "median"], rows)
 
 
-def tuning_passes(steps_grid=(100, 200, 400), model_steps=(0.3, 1.0, 3.0),
-                  group_steps=(5.0, 20.0, 60.0)):
-    """solver="gda" without privacy: training worst-group log loss minus the
-    exact minimax's for T, the model's and the adversary's step factors
-    (``NON_PRIVATE_STEPS``, ``NON_PRIVATE_MODEL_STEP_FACTOR``,
-    ``GROUP_STEP_FACTOR``) on the tuning designs (2 seeds each of
-    ``tuning_groups`` and ``tuning_groups8``, then ``tuning_shifted``)."""
-    from skdpopt.plans import minimax as plans
-
-    defaults = {k: getattr(plans, k) for k in (
-        "NON_PRIVATE_STEPS", "NON_PRIVATE_MODEL_STEP_FACTOR",
-        "GROUP_STEP_FACTOR")}
-
-    def worst(model, X, y, g):
-        return worst_group_log_loss(y, model.predict_proba(X)[:, 1],
-                                    sensitive_features=g)
-
-    print("\n### gda without privacy: training worst-group log loss minus the "
-          "exact minimax's (tuning designs)\n")
-    print("| T | model step factor | group step factor | gap per design and seed |")
-    print("|---|---|---|---|")
-    train = [make(5000 + s) for make in (tuning_groups, tuning_groups8)
-             for s in range(2)] + [tuning_shifted(0)]
-    exact = [ExactMinimax().fit(*data).objective_ for data in train]
-    for steps in steps_grid:
-        for model_step in model_steps:
-            for group_step in group_steps:
-                plans.NON_PRIVATE_STEPS = steps
-                plans.NON_PRIVATE_MODEL_STEP_FACTOR = model_step
-                plans.GROUP_STEP_FACTOR = group_step
-                gaps = [worst(DPMinimaxClassifier(
-                    epsilon=np.inf, solver="gda", random_state=0).fit(
-                        X, y, sensitive_features=g), X, y, g) - e
-                    for (X, y, g), e in zip(train, exact, strict=True)]
-                print(f"| {steps} | {model_step:g} | {group_step:g} "
-                      f"| {np.round(gaps, 4).tolist()} |", flush=True)
-    for name, value in defaults.items():
-        setattr(plans, name, value)
-
-
-def tuning_gda(seeds=range(3)):
-    """The measurements behind solver="gda"'s defaults and solver="auto"'s
-    rule, on the tuning designs only (``skdpopt.plans.minimax`` constants,
-    ``skdpopt.plans.minimax.AUTO_SQRT_D_PER_ROW``)."""
-    from skdpopt.plans import minimax as plans
-
-    defaults = {k: getattr(plans, k) for k in (
-        "NON_PRIVATE_STEPS", "NON_PRIVATE_MODEL_STEP_FACTOR", "MODEL_STEP_FACTOR",
-        "GROUP_STEP_FACTOR", "STEPS_PER_SIGNAL", "KAPPA_SCALE", "MODEL_SHARE")}
-
-    def worst(model, X, y, g):
-        return worst_group_log_loss(y, model.predict_proba(X)[:, 1],
-                                    sensitive_features=g)
-
-    def gda(X, y, g, seed, epsilon, **params):
-        return DPMinimaxClassifier(
-            epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
-            random_state=seed, **params).fit(X, y, sensitive_features=g)
-
-    tuning_passes()
-
-    designs = [
-        ("4 groups", tuning_groups),
-        ("8 groups", tuning_groups8),
-        ("4 groups x4", lambda seed: tuning_groups(
-            seed, tuple(4 * size for size in (6000, 1500, 600, 200)))),
-    ]
-    data = {(name, s): (make(5000 + s), make(6000 + s))
-            for name, make in designs for s in seeds}
-    print("\n### gda with privacy: median worst-group test log loss "
-          "(3 seeds) per design and epsilon in {1, 3, 10}\n")
-    print("| steps per signal | model step | group step | kappa scale "
-          "| model share | loss bound | mean | per design and epsilon |")
-    print("|---|---|---|---|---|---|---|---|")
-    grid = [(c, m, g, k, 0.7, 2.0) for c in (0.03, 0.1, 0.3) for m in (1.0, 3.0)
-            for g in (60.0, 200.0) for k in (0.01, 0.03)]
-    grid += [(0.03, 1.0, g, 0.01, share, bound) for bound in (0.7, 1.0, 2.0)
-             for share in (0.5, 0.7) for g in (20.0, 60.0)]
-    for steps, model_step, group_step, kappa, share, bound in grid:
-        plans.STEPS_PER_SIGNAL, plans.MODEL_STEP_FACTOR = steps, model_step
-        plans.GROUP_STEP_FACTOR, plans.KAPPA_SCALE = group_step, kappa
-        plans.MODEL_SHARE = share
-        medians = []
-        for name, _ in designs:
-            for epsilon in (1.0, 3.0, 10.0):
-                medians.append(np.median([
-                    worst(gda(*data[name, s][0], s, epsilon, loss_bound=bound),
-                          *data[name, s][1]) for s in seeds]))
-        print(f"| {steps:g} | {model_step:g} | {group_step:g} | {kappa:g} "
-              f"| {share:g} | {bound:g} | {np.mean(medians):.4f} "
-              f"| {np.round(medians, 4).tolist()} |", flush=True)
-    for name, value in defaults.items():
-        setattr(plans, name, value)
-
-    tuning_step_cap(seeds)
-    tuning_auto(seeds)
-
-
-def tuning_step_cap(seeds=range(3), caps=(50, 100, 200, 400)):
-    """The cap on the private T (``skdpopt.plans.minimax.MAX_PRIVATE_STEPS``)
-    on the tuning designs: median worst-group test log loss (3 seeds) per
-    design and epsilon in {1, 3, 10}, and their mean."""
-    from skdpopt.plans import minimax as plans
-
-    default = plans.MAX_PRIVATE_STEPS
-    designs = [
-        ("4 groups", tuning_groups),
-        ("8 groups", tuning_groups8),
-        ("4 groups x4", lambda seed: tuning_groups(
-            seed, tuple(4 * size for size in (6000, 1500, 600, 200)))),
-    ]
-    print("\n### gda with privacy: the cap on T (median worst-group test log "
-          "loss, 3 seeds, per design and epsilon in {1, 3, 10})\n")
-    print("| cap on T | mean | per design and epsilon |")
-    print("|---|---|---|")
-    data = {(name, s): (make(5000 + s), make(6000 + s))
-            for name, make in designs for s in seeds}
-    for cap in caps:
-        plans.MAX_PRIVATE_STEPS = cap
-        medians = []
-        for name, _ in designs:
-            for epsilon in (1.0, 3.0, 10.0):
-                losses = []
-                for s in seeds:
-                    (X, y, g), (Xt, yt, gt) = data[name, s]
-                    model = DPMinimaxClassifier(
-                        epsilon=epsilon, delta=1.0 / len(y) ** 2, solver="gda",
-                        random_state=s).fit(X, y, sensitive_features=g)
-                    losses.append(worst_group_log_loss(
-                        yt, model.predict_proba(Xt)[:, 1], sensitive_features=gt))
-                medians.append(np.median(losses))
-        print(f"| {cap} | {np.mean(medians):.4f} "
-              f"| {np.round(medians, 4).tolist()} |", flush=True)
-    plans.MAX_PRIVATE_STEPS = default
-
-
 def tuning_auto(seeds=range(3), epsilons=(1.0, 3.0, 10.0, np.inf)):
     """solver="auto"'s rule: gda against vertex sampling on the tuning
     designs, with privacy and without (``skdpopt.plans.minimax.AUTO_*``)."""
@@ -808,7 +669,7 @@ def tuning_auto(seeds=range(3), epsilons=(1.0, 3.0, 10.0, np.inf)):
 
 def tuning():
     """The measurements behind the defaults, on ``tuning_groups``."""
-    tuning_gda()
+    tuning_auto()
     print("\n### Tuning design (not reported above)\n")
     print("| passes at epsilon = inf | seed | train worst-group log loss "
           "| exact minimax | gap |")
@@ -1047,8 +908,6 @@ def main():
     parser.add_argument("--sizes", action="store_true")
     parser.add_argument("--timing", action="store_true")
     parser.add_argument("--tuning-auto", action="store_true")
-    parser.add_argument("--tuning-cap", action="store_true")
-    parser.add_argument("--tuning-passes", action="store_true")
     parser.add_argument(
         "--no-fairlearn", action="store_true",
         help="leave out fairlearn's fits (minutes on the larger tables)")
@@ -1059,8 +918,7 @@ def main():
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     # The side runs: one function each, instead of the main tables.
-    modes = {"tuning_passes": tuning_passes, "tuning_cap": tuning_step_cap,
-             "tuning_auto": tuning_auto, "tuning": tuning}
+    modes = {"tuning_auto": tuning_auto, "tuning": tuning}
     for flag, side_run in modes.items():
         if getattr(args, flag):
             side_run()

@@ -248,12 +248,7 @@ def fit_ours(codes, sizes, epsilon, seed):
 def fit_independent(codes, sizes, epsilon, seed):
     """Noisy 1-way marginals (Gaussian, replace-one sensitivity sqrt(2)),
     calibrated by the library's accountant, sampled independently."""
-    from skdpopt.accounting import (
-        GaussianMechanism,
-        NoiseBracket,
-        calibrate,
-        repeat,
-    )
+    from skdpopt.accounting import GaussianMechanism, NoiseBracket, calibrate, repeat
     from skdpopt.accounting.zcdp import gaussian_noise_multiplier, rho_for
 
     rng = np.random.default_rng(seed)

@@ -198,7 +198,9 @@ def make_fit(variant, log):
     iters = variant.get("iters", qr.ESTIMATION_ITERS)
     penalty = variant.get("penalty", qr.NOISE_PENALTY)
 
-    def fit(codes, workload, plan, rng, *, max_model_cells=np.inf, verbose=0):
+    def fit(problem, plan, rng, *, verbose=0):
+        codes, workload = problem.codes, problem.workload
+        max_model_cells = problem.max_model_cells
         qr.NOISE_PENALTY = penalty  # read by release_workload
         n_samples, shape = codes.shape[0], workload.shape
         real = [workload.answer_records(codes, j) for j in range(len(workload))]
@@ -270,7 +272,7 @@ def budget_check():
     for epsilon in bench.EPSILONS:
         plan = plan_synthetic(
             n_samples=len(codes), n_columns=d, n_queries=n_queries, n_one_way=d,
-            n_bound_draws=0, l2_sensitivity_times_n=np.sqrt(2.0),
+            n_bounded=0, l2_sensitivity_times_n=np.sqrt(2.0),
             epsilon=epsilon, delta=bench.DELTA)
         planned = (d / (2 * plan.one_way_noise_multiplier**2)
                    + plan.n_rounds * (1 / (2 * plan.round_noise_multiplier**2)

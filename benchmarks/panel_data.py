@@ -681,7 +681,7 @@ def _fill_step(spec):
     steps = [(f"fill{k}", SimpleImputer(strategy="constant", fill_value=value,
                                         keep_empty_features=True), columns)
              for k, (value, columns) in enumerate(by_value.items())]
-    return ColumnTransformer(steps, remainder="passthrough")
+    return ColumnTransformer(steps, remainder="passthrough", sparse_threshold=0)
 
 
 def _preprocessor(spec, scaler):
@@ -701,7 +701,9 @@ def _preprocessor(spec, scaler):
             OneHotEncoder(categories=[list(c) for c in spec.categorical.values()],
                           handle_unknown="ignore"),
             list(spec.categorical)))
-    return ColumnTransformer(transformers)
+    # Always dense: a threshold between 0 and 1 would let one record choose
+    # the output format, which a private pipeline refuses.
+    return ColumnTransformer(transformers, sparse_threshold=0)
 
 
 def default_preprocessor(spec):
@@ -709,7 +711,7 @@ def default_preprocessor(spec):
 
     ``ColumnTransformer([("num", DPStandardScaler(), numeric), ("cat",
     OneHotEncoder(categories=declared, handle_unknown="ignore"),
-    categorical)])``; where the table has missing numeric values, the
+    categorical)], sparse_threshold=0)``; where the table has missing numeric values, the
     numeric branch first fills them with the spec's public constants
     (``SimpleImputer(strategy="constant", keep_empty_features=True)``) and
     a ``MissingIndicator(features="all")`` flags them.  Every step but the

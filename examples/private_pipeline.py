@@ -63,7 +63,7 @@ def columns(scaler):
     return ColumnTransformer([
         ("numeric", scaler, NUMERIC),
         ("grades", OneHotEncoder(categories=list(GRADES.values())), list(GRADES)),
-    ])
+    ], sparse_threshold=0)  # dense whatever the data (see the privacy docs)
 
 
 def private_model(epsilon, seed, bounds=None, scale=True):

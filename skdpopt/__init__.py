@@ -12,6 +12,7 @@ from .lasso import DPLasso
 from .ledger import PrivacyLedger
 from .logistic_simplex import DPLogisticSimplex
 from .minimax import DPMinimaxClassifier
+from .model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from .pipeline import PrivatePipeline, make_private_pipeline
 from .preprocessing import DPMinMaxScaler, DPStandardScaler
 from .sgd import DPSGDClassifier, DPSGDRegressor
@@ -19,10 +20,12 @@ from .synthetic import DPSyntheticData
 
 __all__ = [
     "BudgetExceededError",
+    "DPGridSearchCV",
     "DPLasso",
     "DPLogisticSimplex",
     "DPMinMaxScaler",
     "DPMinimaxClassifier",
+    "DPRandomizedSearchCV",
     "DPSGDClassifier",
     "DPSGDRegressor",
     "DPStandardScaler",

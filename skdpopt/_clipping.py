@@ -132,3 +132,13 @@ def clip_scalars(values, limit):
     if np.isnan(values.sum()):
         values[np.isnan(values)] = 0.0
     return values
+
+
+def row_abs_max(X):
+    """``max_j |x_ij|`` of every row, dense or sparse, without overflow."""
+    if sp.issparse(X):
+        return np.asarray(abs(X).max(axis=1).todense()).ravel()
+    X = np.asarray(X)
+    if X.shape[1] == 0:
+        return np.zeros(X.shape[0])
+    return np.abs(X).max(axis=1)

@@ -2,7 +2,7 @@
 
 A private fit can satisfy its guarantee and still be useless: when the
 planned noise is larger than anything the data could contribute, the
-model cannot move from its starting point.  These helpers compare the
+model cannot move from its starting point.  These functions compare the
 noise a plan adds with the largest signal its public bounds allow (from
 n, epsilon through the plan's noise, the bounds and the schedule; never
 the data), and warn with :class:`~skdpopt.exceptions.UtilityWarning`
@@ -118,5 +118,49 @@ def warn_if_noise_dominates(estimator, ratio, *, threshold=1.0,
         "the public bounds and the schedule, not from the data), so the fit "
         "is unlikely to move far from its starting point. Levers: "
         f"{', '.join(levers)}.",
+        UtilityWarning, stacklevel=stacklevel)
+    return True
+
+
+def warn_if_coarse(estimator, draws, names, *, public=None, stacklevel=4):
+    """Warn with :class:`UtilityWarning` when planned private bounds are
+    coarse: the budget and the rows (public) are too few for the draws to
+    find the data's scale (``draws.lost``), or a rank had to move inwards to
+    where they can (``draws.capped``).
+
+    Parameters
+    ----------
+    estimator : object
+        Named in the message, with its ``epsilon``.
+    draws : QuantileDraws or None
+        The plan's draws (None: public bounds, nothing to say).
+    names : sequence of str
+        The bounds, as the message names them.
+    public : str, default=None
+        How to pass public values instead; ``"<name>=..."`` for each name
+        if None.
+    stacklevel : int, default=4
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if draws is None or not math.isfinite(draws.score_sensitivity):
+        return False
+    if not (draws.lost or draws.capped):
+        return False
+    what = " and ".join(names)
+    if draws.lost:
+        shortfall = "may miss the data's scale altogether"
+    else:
+        ranks = " and ".join(f"{q:g}" for q in draws.quantiles)
+        shortfall = f"can only aim at the {ranks} quantile(s)"
+    public = public or ", ".join(f"{name}=..." for name in names)
+    warnings.warn(
+        f"{type(estimator).__name__}: with {draws.n_samples} rows and "
+        f"epsilon={estimator.epsilon:g} the private {what} {shortfall}, so the fit "
+        "may clip most records or add noise far above their scale. Levers: "
+        f"{MORE_EPSILON}, {MORE_ROWS}, or pass public {public}.",
         UtilityWarning, stacklevel=stacklevel)
     return True

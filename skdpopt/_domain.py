@@ -5,36 +5,19 @@ for integer-coded data) or numeric (cut into ``n_bins`` equal bins over
 public bounds).  Records become integer codes per column, and the code
 tuples index the cells of a histogram over the full domain.  Nothing here
 looks at the data to decide the domain: the only data-dependent part,
-bounds of numeric columns nobody declared, is released by the exponential
-mechanism in :func:`private_bounds` and accounted by the caller.
+bounds of numeric columns nobody declared, is released by
+:func:`skdpopt._bounds.private_bounds` and accounted by the plan.
 """
 
+import itertools
 from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 
-from .mechanisms import exponential_mechanism
-
 # Largest domain whose whole histogram is ever materialised (80 MB of
 # float64), for ``histogram_`` on small domains.
 MAX_DOMAIN_CELLS = 10_000_000
-
-# Candidate bounds for a numeric column without declared bounds: 0 and
-# +-2^k.  A data-independent grid, so that choosing among them is an
-# exponential mechanism over public candidates.
-BOUND_CANDIDATES = np.concatenate(
-    [-(2.0 ** np.arange(60, -21, -1)), [0.0], 2.0 ** np.arange(-20, 61)]
-)
-
-
-# Public prior of the bounds draw: a factor e^-2 per doubling away from
-# magnitude 1 (0 counts as 2^-21).  It only decides between candidates the
-# data score (nearly) alike, such as all candidates beyond the data.
-MAGNITUDE_PRIOR = 2.0 * np.abs(
-    np.log2(np.where(BOUND_CANDIDATES == 0, 2.0**-21, np.abs(BOUND_CANDIDATES)))
-)
-
 
 @dataclass(frozen=True)
 class Column:
@@ -168,9 +151,11 @@ def encode_column(column, values):
     for i, value in enumerate(uniques):
         code = lookup.get(_key(value))
         if code is None:
+            # Which value, and how many rows hold it, is private.
             raise ValueError(
-                f"Column {column.name!r} has the value {value!r}, which is not "
-                "among its declared categories."
+                f"Column {column.name!r} has values that are not among its "
+                "declared categories; declare every category the column may "
+                "hold in domain."
             )
         unique_codes[i] = code
     return unique_codes[inverse]
@@ -214,46 +199,116 @@ def decode_column(column, codes, rng):
     return low + (high - low) * rng.random(len(codes))
 
 
-def private_bounds(values, epsilon_per_draw, rng, quantiles=(0.01, 0.99)):
-    """Bounds of a numeric column by the exponential mechanism.
+def per_column(spec, names, parameter):
+    """``domain`` or ``bounds`` as one entry (or None) per column."""
+    if spec is None:
+        return [None] * len(names)
+    if isinstance(spec, dict):
+        unknown = [k for k in spec if k not in names]
+        if unknown:
+            raise ValueError(
+                f"{parameter} names column(s) {unknown!r} that X does not have."
+            )
+        return [spec.get(name) for name in names]
+    spec = list(spec)
+    if len(spec) != len(names):
+        raise ValueError(
+            f"{parameter} has {len(spec)} entries but X has {len(names)} columns."
+        )
+    return spec
 
-    Each bound is a draw from the public grid :data:`BOUND_CANDIDATES` with
-    score ``-epsilon_per_draw / 2 * |#{x < c} - q n| - 2 |log2 |c||``:
-    replacing one record moves every count by at most 1, so each draw is an
-    exponential mechanism with score sensitivity ``epsilon_per_draw / 2``
-    (the second term is a public prior: among candidates the data cannot
-    tell apart, such as every candidate beyond the data, it prefers
-    moderate magnitudes, which keeps the bins from spreading over 2^60).
+
+def declared_domain(names, domain, bounds, n_bins):
+    """Per column: a :class:`Column` if its domain is public (declared
+    categories, or a numeric column with declared bounds), None if a
+    numeric column still needs private bounds."""
+    domain_spec = per_column(domain, names, "domain")
+    bounds_spec = per_column(bounds, names, "bounds")
+    columns = []
+    for name, spec, bound in zip(names, domain_spec, bounds_spec, strict=True):
+        if spec is not None:
+            column = declared_categories(name, spec)
+            if column.size < 2:
+                raise ValueError(
+                    f"Column {name!r} has a single declared value, so it "
+                    "carries nothing; drop it before fitting."
+                )
+        elif bound is not None:
+            column = numeric_column(name, *bound, n_bins)
+        else:
+            column = None
+        columns.append(column)
+    return columns
+
+
+def finite_numeric(name, values):
+    """A numeric column's values as float64, refusing text, NaN and infinities."""
+    try:
+        values = np.asarray(values, dtype=np.float64)
+    except ValueError:  # text; other objects raise numpy's TypeError
+        raise ValueError(
+            f"Column {name!r} is not numeric; declare its categories in domain "
+            "(categories cannot be learnt from the data for free)."
+        ) from None
+    if not np.all(np.isfinite(values)):
+        raise ValueError(
+            f"Column {name!r} has NaN or infinite values; a numeric column "
+            "needs finite values."
+        )
+    return values
+
+
+def resolve_workload(workload, names, domain, n_bins):
+    """The workload as column positions (marginals) or a query matrix.
 
     Parameters
     ----------
-    values : ndarray of shape (n_samples,)
-        The column (finite floats).
-    epsilon_per_draw : float
-        Pure-DP epsilon of each of the two draws.
-    rng : numpy.random.Generator
-    quantiles : tuple of float
-        Target ranks of the lower and upper bound.
+    workload : int, list of tuple or ndarray
+        ``DPSyntheticData``'s parameter.
+    names : list
+        Column names (or positions).
+    domain : list of Column or None
+        From :func:`declared_domain`; a column still without bounds counts
+        ``n_bins`` cells.
+    n_bins : int
 
     Returns
     -------
-    (low, high) : tuple of float
-        ``low < high``.
+    list of tuple of int, or ndarray of shape (n_queries, n_cells)
     """
-    ordered = np.sort(values)
-    below = np.searchsorted(ordered, BOUND_CANDIDATES, side="left")
-    bounds = []
-    for q in quantiles:
-        distance = np.abs(below - q * len(values))
-        if np.isfinite(epsilon_per_draw):
-            score = -0.5 * epsilon_per_draw * distance - MAGNITUDE_PRIOR
-            pick = exponential_mechanism(rng, score)
-        else:  # no privacy asked: the best candidate
-            pick = int(np.argmin(distance))
-        bounds.append(BOUND_CANDIDATES[pick])
-    low, high = sorted(bounds)
-    if low == high:  # widen to the neighbouring candidates (still public)
-        i = int(np.searchsorted(BOUND_CANDIDATES, low))
-        low = BOUND_CANDIDATES[max(i - 1, 0)]
-        high = BOUND_CANDIDATES[min(i + 1, len(BOUND_CANDIDATES) - 1)]
-    return float(low), float(high)
+    n_columns = len(names)
+    if isinstance(workload, np.ndarray):
+        matrix = np.asarray(workload, dtype=np.float64)
+        if matrix.ndim != 2:
+            raise ValueError("workload as an array must be 2-D (queries x cells).")
+        cells = int(np.prod([c.size if c is not None else n_bins for c in domain]))
+        if matrix.shape[1] != cells:
+            raise ValueError(
+                f"workload has {matrix.shape[1]} columns but the domain "
+                f"has {cells} cells."
+            )
+        if not np.all(np.isfinite(matrix)) or np.abs(matrix).max() > 1:
+            raise ValueError("workload coefficients must be finite, in [-1, 1].")
+        return matrix
+    if isinstance(workload, Integral):
+        k = min(int(workload), n_columns)
+        return [m for size in range(1, k + 1)
+                for m in itertools.combinations(range(n_columns), size)]
+    positions = {name: i for i, name in enumerate(names)}
+    marginals = []
+    for entry in workload:  # the workload's marginals, never rows
+        entry = (entry,) if not isinstance(entry, (tuple, list)) else entry
+        try:
+            marginal = tuple(sorted({positions[c] for c in entry}))
+        except KeyError as error:
+            raise ValueError(
+                f"workload names the column {error.args[0]!r}, which X "
+                "does not have."
+            ) from None
+        if not marginal:
+            raise ValueError("workload contains an empty marginal.")
+        if marginal not in marginals:
+            marginals.append(marginal)
+    if not marginals:
+        raise ValueError("workload is empty.")
+    return marginals

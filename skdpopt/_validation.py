@@ -3,8 +3,9 @@
 A label set or a group set is public only when the user declares it
 (``classes=``, ``groups=``); read from the data it reveals which labels or
 groups occur, so it warns with :class:`~skdpopt.exceptions.PrivacyLeakWarning`.
-Messages about rows never name a value from the data: they say how many
-rows are at fault, not which.
+Messages about rows never name a value from the data, nor say how many
+rows are at fault; a group read from the data is named only once the fit
+releases it.
 """
 
 import math
@@ -66,11 +67,10 @@ def resolve_classes(estimator, y, declared, *, parameter="classes", what="label"
             f"{list(np.asarray(declared))!r}: {exc}"
         ) from exc
     if np.any(outside):
-        # Which value is outside is private: say how many, not which.
+        # Which value is outside, and in how many rows, is private.
         raise ValueError(
-            f"{int(np.count_nonzero(outside))} row(s) have a {what} outside "
-            f"{parameter}={list(classes)!r}; the declared {what} set must cover "
-            "every row."
+            f"some rows have a {what} outside {parameter}={list(classes)!r}; "
+            f"the declared {what} set must cover every row."
         )
     return classes, encoded
 
@@ -203,16 +203,17 @@ def resolve_groups(estimator, sensitive_features, n_samples, declared):
     mapping = np.array([index.get(label, -1) for label in labels])
     outside = mapping[codes] < 0
     if np.any(outside):
+        # Which group is outside, and in how many rows, is private.
         raise ValueError(
-            f"{int(np.count_nonzero(outside))} row(s) of sensitive_features "
-            f"have a group outside groups={declared!r}.")
+            "some rows of sensitive_features have a group outside "
+            f"groups={declared!r}.")
     public = np.empty(len(declared), dtype=object)
     public[:] = [tuple(g) if isinstance(g, (list, np.ndarray)) else g
                  for g in declared]
     return public, mapping[codes]
 
 
-def prior_proportions(priors, groups):
+def prior_proportions(priors, groups, named=True):
     """Public group proportions from ``group_priors``, in the order of ``groups``.
 
     Parameters
@@ -220,6 +221,9 @@ def prior_proportions(priors, groups):
     priors : dict or array-like
         A mapping from group to proportion, or one proportion per group.
     groups : ndarray of shape (n_groups,)
+    named : bool, default=True
+        Whether messages may name the groups: False for groups read from
+        the data, which a failed fit does not release.
 
     Returns
     -------
@@ -229,34 +233,42 @@ def prior_proportions(priors, groups):
     if isinstance(priors, dict):
         missing = [g for g in groups if g not in priors]
         if missing:
-            raise ValueError(f"group_priors has no entry for group {missing[0]!r}")
+            which = (f"group {missing[0]!r}" if named else
+                     "a group of the data (declare groups=... to name them)")
+            raise ValueError(f"group_priors has no entry for {which}.")
         values = np.array([priors[g] for g in groups], dtype=float)
     else:
         values = np.asarray(priors, dtype=float).ravel()
         if len(values) != len(groups):
+            found = (f"groups={list(groups)}" if named else
+                     "the groups of the data (declare groups=...)")
             raise ValueError(
-                f"group_priors has {len(values)} entries but fit found "
-                f"{len(groups)} groups {list(groups)}."
-            )
+                f"group_priors has {len(values)} entries, not one per group "
+                f"of {found}.")
     if np.any(~np.isfinite(values)) or np.any(values <= 0):
         raise ValueError("group_priors must be positive and finite.")
     return values / values.sum()
 
 
-def check_group_sizes(sizes, groups, what, min_group_size):
+def check_group_sizes(sizes, groups, what, min_group_size, named=True):
     """Raise ``ValueError`` naming the smallest group below ``min_group_size``.
 
     ``sizes`` are public or released (noisy counts, prior-implied sizes),
     never raw counts of several groups; ``what`` names them in the message.
-    One group (all n rows, public) is never checked.
+    One group (all n rows, public) is never checked.  ``named=False`` (groups
+    read from the data) keeps the group's label out of the message: a fit
+    that fails here does not release the group set.
     """
     if len(sizes) == 1:
         return
     small = np.flatnonzero(sizes < min_group_size)
     if len(small):
         g = small[np.argmin(sizes[small])]
+        # named=False: groups read from the data, not released by a fit
+        # that fails here.
+        name = f"group {groups[g]!r}" if named else "a group read from the data"
         raise ValueError(
-            f"group {groups[g]!r} is too small: its {what} is "
+            f"{name} is too small: its {what} is "
             f"{sizes[g]:.1f} < min_group_size={min_group_size}. "
             "Merge it with another group or lower min_group_size."
         )

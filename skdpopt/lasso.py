@@ -1,45 +1,39 @@
 """DPLasso: l1-regularised least squares by private greedy coordinate descent."""
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._auto_bounds import is_auto, release_bounds, row_abs_max, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    check_features,
     keep_fit_on_error,
-    make_generator,
     validate_training_data,
 )
-from ._clipping import clip_targets
+from ._bounds import private_bounds
+from ._clipping import row_abs_max
 from ._data import (
     clip_rows,
     clip_values,
     is_dask_collection,
-    least_squares_problem,
     map_rows,
     validate_dask_training_data,
 )
-from ._diagnostics import noisy_sum_ratio, warn_if_noise_dominates
-from .plans.lasso import frank_wolfe_scale, plan_lasso
-from .solvers.frank_wolfe import private_frank_wolfe
+from ._diagnostics import noisy_sum_ratio, warn_if_coarse, warn_if_noise_dominates
+from .plans.bounds import is_auto
+from .plans.lasso import plan_lasso
+from .solvers.frank_wolfe import frank_wolfe_lasso
 from .solvers.greedy_cd import private_greedy_cd
+from .solvers.problems import LinearProblem
 
-
-def _clip_features_if_needed(X, bound):
-    """X clipped to ``[-bound, bound]``; no copy when it already is inside."""
-    values = X.data if sp.issparse(X) else X
-    if values.size == 0 or np.abs(values).max() <= bound:
-        return X
-    X = X.copy()
-    values = X.data if sp.issparse(X) else X
-    np.clip(values, -bound, bound, out=values)
-    return X
+# The solver of each plan, by name.
+SOLVERS = {"greedy_cd": private_greedy_cd, "frank_wolfe": frank_wolfe_lasso}
 
 
 class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -144,10 +138,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------
@@ -302,21 +298,35 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             warn_if_noise_dominates(self, noisy_sum_ratio(
                 noise_multiplier=2.0 * plan.gradient_noise_multiplier,
                 n_steps=1, expected_batch=n_samples, n_params=1))
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
-        if is_dask_collection(X):
-            X = clip_rows(X, self.feature_bound_)
-            y = clip_values(y, self.target_bound_)
-        else:
-            X = _clip_features_if_needed(X, self.feature_bound_)
-            y = clip_targets(y, self.target_bound_)
-        previous_event = self._warm_start_event() if self._warm_starts(
-            n_features) else None
+        X = clip_rows(X, self.feature_bound_)
+        y = clip_values(y, self.target_bound_)
+        steps = plan  # what the solver reads: with the bounds in force
+        if self.solver == "frank_wolfe":
+            steps = plan.with_bounds(feature_bound=self.feature_bound_,
+                                     target_bound=self.target_bound_)
+        warm = (self.warm_start and hasattr(self, "coef_")
+                and self.coef_.shape == (n_features,))
+        previous_event = self._warm_start_event() if warm else None
+        problem = LinearProblem(
+            X, y, self.fit_intercept, alpha=self.alpha, radius=self.radius,
+            feature_bound=self.feature_bound_,
+            # "auto" starts from the residuals of w = 0, which the target
+            # bound covers (and greedy CD adapts privately from there).
+            residual_bound=(self.target_bound_ if self.residual_bound == "auto"
+                            else self.residual_bound),
+            coef_init=self.coef_.copy() if warm else None,
+            intercept_init=(float(self.intercept_) if warm and self.fit_intercept
+                            else 0.0))
+        solve = SOLVERS[self.solver]
         if self.solver == "greedy_cd":
-            self._fit_greedy_cd(X, y, plan, rng)
-        else:
-            self._fit_frank_wolfe(X, y, plan, rng)
+            solve = partial(solve, verbose=self.verbose)
+        result = solve(problem, steps, rng)
+        self.coef_ = result.coef
+        self.intercept_ = result.intercept if self.fit_intercept else 0.0
+        self.n_iter_ = plan.n_steps
+        self.selected_ = result.selected
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
         self._finish_release(plan, previous_event)
         return self
@@ -325,89 +335,18 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """``target_bound_`` and ``feature_bound_``: the public bounds, or
         the private draws the plan budgeted for the "auto" ones."""
         # Per-record statistics, computed block by block on Dask arrays.
-        auto = {"target_bound": (is_auto(self.target_bound), abs, y),
-                "feature_bound": (is_auto(self.feature_bound),
-                                  lambda data: map_rows(row_abs_max, data), X)}
-        wanted = [name for name, (flag, _, _) in auto.items() if flag]
-        released = iter(())
+        statistics = {"target_bound": lambda: abs(y),
+                      "feature_bound": lambda: map_rows(row_abs_max, X)}
+        wanted = [name for name in statistics if is_auto(getattr(self, name))]
+        released = {}
         if wanted:
-            draws = plan.bounds_draws
-            warn_if_coarse(self, draws, X.shape[0], wanted, stacklevel=5)
-            released = iter(release_bounds(
-                [auto[name][1](auto[name][2]) for name in wanted], draws, rng))
-        self.target_bound_ = float(next(released) if auto["target_bound"][0]
-                                   else self.target_bound)
-        self.feature_bound_ = float(next(released) if auto["feature_bound"][0]
-                                    else self.feature_bound)
-
-    def _warm_starts(self, n_features):
-        return (self.warm_start and hasattr(self, "coef_")
-                and self.coef_.shape == (n_features,))
-
-    def _warm_start_point(self, n_features):
-        if self._warm_starts(n_features):
-            intercept = self.intercept_ if self.fit_intercept else 0.0
-            return self.coef_.copy(), float(intercept)
-        return None, 0.0
-
-    def _fit_greedy_cd(self, X, y, plan, rng):
-        # "auto" starts from the residuals of w = 0, which the target bound
-        # covers, and adapts privately from there when the plan says so.
-        residual_bound = (self.target_bound_ if self.residual_bound == "auto"
-                          else self.residual_bound)
-        coef_init, intercept_init = self._warm_start_point(X.shape[1])
-        problem = least_squares_problem(X, y, self.feature_bound_, residual_bound)
-        result = private_greedy_cd(
-            problem, alpha=self.alpha, n_steps=plan.n_steps,
-            fit_intercept=self.fit_intercept, selection=plan.selection,
-            selection_epsilon=plan.selection_epsilon,
-            gradient_noise=plan.gradient_noise,
-            gradient_noise_multiplier=plan.gradient_noise_multiplier,
-            curvature_noise_multiplier=plan.curvature_noise_multiplier,
-            residual_noise_multiplier=plan.residual_noise_multiplier,
-            activation_margin=plan.activation_margin, rng=rng,
-            coef_init=coef_init, intercept_init=intercept_init,
-            verbose=self.verbose)
-        self.coef_ = result.coef
-        self.intercept_ = result.intercept if self.fit_intercept else 0.0
-        self.n_iter_ = result.n_steps
-        self.selected_ = result.selected
-
-    def _fit_frank_wolfe(self, X, y, plan, rng):
-        n_features = X.shape[1]
-        bound = self.feature_bound_
-        residual_bound, score_scale = plan.residual_bound, plan.score_scale
-        if plan.bounds_draws is not None:
-            residual_bound, score_scale = frank_wolfe_scale(
-                n_samples=X.shape[0], radius=self.radius, feature_bound=bound,
-                target_bound=self.target_bound_,
-                residual_bound=(self.target_bound_ if self.residual_bound == "auto"
-                                else self.residual_bound),
-                score_sensitivity=plan.score_sensitivity)
-        problem = least_squares_problem(X, y, bound, residual_bound)
-        dim = n_features + int(self.fit_intercept)
-
-        def gradient(point):
-            problem.reset(point[:n_features],
-                          bound * point[n_features] if self.fit_intercept else 0.0)
-            grad, grad_intercept = problem.gradient()
-            return np.append(grad, grad_intercept) if self.fit_intercept else grad
-
-        coef_init, intercept_init = self._warm_start_point(n_features)
-        start = None
-        if coef_init is not None:
-            start = np.append(coef_init, intercept_init / bound)[:dim]
-            if np.abs(start).sum() > self.radius:
-                start = None
-        result = private_frank_wolfe(gradient, dim, radius=self.radius,
-                                     n_steps=plan.n_steps,
-                                     score_scale=score_scale, rng=rng,
-                                     coef_init=start)
-        self.coef_ = result.coef[:n_features]
-        self.intercept_ = (bound * float(result.coef[n_features])
-                           if self.fit_intercept else 0.0)
-        self.n_iter_ = plan.n_steps
-        self.selected_ = result.selected
+            warn_if_coarse(self, plan.bounds_draws, wanted, stacklevel=5)
+            bounds = private_bounds([statistics[name]() for name in wanted],
+                                    plan.bounds_draws, rng)[0]
+            released = dict(zip(wanted, bounds, strict=True))
+        self.target_bound_ = float(released.get("target_bound", self.target_bound))
+        self.feature_bound_ = float(released.get("feature_bound",
+                                                 self.feature_bound))
 
     def predict(self, X):
         """Predict with the fitted linear model.
@@ -425,7 +364,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         if is_dask_collection(X):
             return map_rows(self.predict, X)  # lazily, block by block
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        X = check_features(self, X, accept_sparse=["csr", "csc"], reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def __sklearn_tags__(self):

@@ -15,6 +15,8 @@ another machine) refuses to run with :class:`~skdpopt.exceptions.LedgerError`
 rather than go unrecorded.
 """
 
+import contextlib
+import contextvars
 import os
 import pickle
 import shutil
@@ -22,10 +24,12 @@ import socket
 import tempfile
 import threading
 import uuid
+import warnings
 from dataclasses import dataclass
+from numbers import Integral
 
 from .accounting import Accountant, PrivacySpent, compose
-from .exceptions import BudgetExceededError, LedgerError
+from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
 
 try:  # POSIX; elsewhere the ledger only serialises within the process
     import fcntl
@@ -35,6 +39,8 @@ except ImportError:  # pragma: no cover
 # The ledgers active in this process, innermost last (``with`` blocks).
 _ACTIVE = []
 _THREAD_LOCK = threading.Lock()
+# Where fits hand their plan instead of the ledgers (see ``release_hook``).
+_HOOK = contextvars.ContextVar("skdpopt_release_hook", default=None)
 
 
 @dataclass(frozen=True)
@@ -51,12 +57,16 @@ class LedgerRecord:
         The delta the fit was planned for.
     spent : PrivacySpent
         The fit's own guarantee.
+    fixed_seed : bool
+        Whether the fit's ``random_state`` was an int: its noise is then
+        the same as that of every other fit with the same seed.
     """
 
     estimator: str
     event: object
     delta: float
     spent: PrivacySpent
+    fixed_seed: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,7 @@ def _write_record(path, record):
     with open(temporary, "wb") as f:
         pickle.dump((count, record), f)
     os.replace(temporary, os.path.join(path, name))  # atomic: never half-read
+    return name
 
 
 def _budget_delta(budget, records):
@@ -128,6 +139,7 @@ def _budget_delta(budget, records):
 
 
 def _record_into(channel, record):
+    """Write the record (under the budget check); return its file's name."""
     with _Lock(channel.path):
         if channel.budget is not None:
             epsilon, delta = channel.budget
@@ -140,12 +152,36 @@ def _record_into(channel, record):
                     f"budget of epsilon={epsilon:g}; nothing was released. Lower "
                     "the fit's epsilon or raise the budget."
                 )
-        _write_record(channel.path, record)
+        return _write_record(channel.path, record)
 
 
 def active_channels():
     """The channels of the ledgers active in this process (for pickling)."""
     return tuple(ledger._channel for ledger in _ACTIVE)
+
+
+@contextlib.contextmanager
+def release_hook(hook):
+    """Fits in this block hand their plan to ``hook`` instead of the ledgers.
+
+    For a release made of inner fits that records itself once, with an
+    event covering them all (the private search of
+    :mod:`skdpopt.model_selection`): its inner fits call
+    ``hook(estimator, plan)`` where they would record, and record nothing.
+    The hook may raise to stop a fit before it releases anything.  The
+    block holds in the current thread (a context variable), so the search
+    enters it in every worker that fits.
+
+    Parameters
+    ----------
+    hook : callable
+        ``hook(estimator, plan)``.
+    """
+    token = _HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _HOOK.reset(token)
 
 
 def record_release(estimator, plan):
@@ -154,8 +190,14 @@ def record_release(estimator, plan):
     Called by every skdpopt fit after it has made its plan and before it
     releases anything.  Raises :class:`BudgetExceededError` if a ledger's
     budget would be exceeded, and :class:`LedgerError` if the estimator was
-    sent from a ledger this process cannot reach.
+    sent from a ledger this process cannot reach.  Returns where the record
+    went, for :func:`withdraw`.  Inside :func:`release_hook`, only the hook
+    is called (and nothing is recorded).
     """
+    hook = _HOOK.get()
+    if hook is not None:
+        hook(estimator, plan)
+        return []
     channels = list(active_channels())
     for channel in getattr(estimator, "_ledger_channels", ()):
         if channel in channels:
@@ -173,11 +215,36 @@ def record_release(estimator, plan):
         # On this host, a channel that is gone belongs to a ledger that has
         # closed: there is nothing left to record into.
     if not channels:
-        return
+        return []
+    seed = getattr(estimator, "random_state", None)
+    fixed_seed = isinstance(seed, Integral) and not isinstance(seed, bool)
     record = LedgerRecord(type(estimator).__name__, plan.event, plan.delta,
-                          plan.spent())
-    for channel in channels:
-        _record_into(channel, record)
+                          plan.spent(), fixed_seed)
+    written = []
+    try:
+        for channel in channels:
+            written.append((channel, _record_into(channel, record)))
+    except BaseException:
+        withdraw(written)  # refused by one ledger: recorded in none
+        raise
+    if fixed_seed:
+        for ledger in list(_ACTIVE):
+            if ledger._channel in channels:
+                ledger._warn_fixed_seed(record.estimator)
+    return written
+
+
+def withdraw(written):
+    """Remove the records :func:`record_release` wrote, for a fit that
+    failed having released nothing (see ``_base.keep_fit_on_error``)."""
+    for channel, name in written:
+        if not channel.reachable():
+            continue  # the ledger has closed
+        with _Lock(channel.path):
+            try:
+                os.remove(os.path.join(channel.path, name))
+            except FileNotFoundError:
+                pass
 
 
 class PrivacyLedger:
@@ -237,6 +304,7 @@ class PrivacyLedger:
         self.budget = budget
         self._channel = None
         self._closed_records = []
+        self._warned = False
 
     def __enter__(self):
         if self._channel is not None:
@@ -248,10 +316,29 @@ class PrivacyLedger:
 
     def __exit__(self, *exc):
         self._closed_records = self.records
+        # Fits in other processes record here but warn nowhere the user sees.
+        seeded = [r.estimator for r in self._closed_records if r.fixed_seed]
+        if seeded:
+            self._warn_fixed_seed(seeded[0])
         _ACTIVE.remove(self)
         shutil.rmtree(self._channel.path, ignore_errors=True)
         self._channel = None
         return False
+
+    def _warn_fixed_seed(self, estimator):
+        """Warn, once per ledger, that a recorded fit had a fixed seed."""
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(
+            f"a {estimator} fit recorded by this PrivacyLedger has an int "
+            "random_state. Fits that share a seed share their noise: two of "
+            "them on overlapping data (the folds of a cross-validation, the "
+            "candidates of a grid search) reveal the exact difference of "
+            "their statistics, which the ledger's composition does not "
+            "account for. Fixed seeds are for tests and documentation; "
+            "leave random_state=None for a release.",
+            PrivacyLeakWarning, stacklevel=4)
 
     @property
     def records(self):

@@ -12,7 +12,6 @@ from ._base import (
     DPEstimatorMixin,
     LinearClassifierMixin,
     keep_fit_on_error,
-    make_generator,
 )
 from ._data import clip_rows, is_dask_collection
 from ._targets import classifier_data
@@ -103,10 +102,12 @@ class DPLogisticSimplex(
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------
@@ -272,8 +273,7 @@ class DPLogisticSimplex(
             feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
             max_iter=self.max_iter, n_vertices=self.n_vertices,
             refresh_every=self.refresh_every)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         if self.solver == "mirror_descent":
             # Mirror descent clips each batch as it reads it (no copy of X).
             solve = partial(vertex_sampling_logistic, verbose=self.verbose)

@@ -13,18 +13,25 @@ from ._base import (
     DPEstimatorMixin,
     LinearClassifierMixin,
     keep_fit_on_error,
-    make_generator,
     validate_training_data,
 )
+from ._bounds import private_bounds
 from ._clipping import clip_features
+from ._diagnostics import (
+    FEWER_FEATURES,
+    MORE_EPSILON,
+    MORE_ROWS,
+    warn_if_coarse,
+    warn_if_noise_dominates,
+)
 from ._validation import (
     check_group_sizes,
     prior_proportions,
     resolve_binary_classes,
     resolve_groups,
 )
-from .plans.minimax import plan_minimax
-from .solvers.gda import noisy_gda
+from .plans.minimax import gda_noise_ratio, plan_minimax
+from .solvers.gda import noisy_gda, row_norms
 from .solvers.groups import release_group_sizes
 from .solvers.problems import GroupProblem
 from .solvers.saddle_point import vertex_sampling
@@ -43,15 +50,18 @@ class DPMinimaxClassifier(
     between the model and an adversary that weighs the groups, with one of
     two solvers:
 
-    * ``"gda"``: noisy gradient descent-ascent.  The model takes projected
-      gradient steps in an l2 ball on per-example clipped gradients of the
-      group-weighted loss plus Gaussian noise; the adversary takes
-      exponentiated steps on noisy (clipped) group losses, its weights
-      capped at ``kappa`` times the group proportions, with kappa chosen
-      from public quantities: 1 (private average-loss training) when the
-      budget cannot pay for the smallest group, ``1 / p_min`` (the exact
-      minimax) as epsilon grows.  The output averages the last half of
-      the iterates.  Needs ``delta > 0``.
+    * ``"gda"``: noisy full-batch gradient descent-ascent.  The model
+      takes projected gradient steps in an l2 ball on the group-weighted
+      loss's gradients (each row's coefficients' part clipped, its
+      intercept's part kept, so the probabilities stay calibrated) plus
+      Gaussian noise, with a weight decay on the coefficients that grows
+      with the noise; the adversary takes exponentiated steps on noisy
+      (clipped) group losses, its weights capped at ``kappa`` times the
+      group proportions, with kappa chosen from public and released
+      quantities: 1 (private average-loss training) when the budget
+      cannot pay for upweighting, ``1 / p_min`` (the exact minimax) as
+      epsilon grows.  The output averages the last half of the iterates.
+      Needs ``delta > 0``.
     * ``"vertex_sampling"``: private stochastic mirror descent over the
       vertices ``+-R e_j`` of the l1 ball ``||w||_1 + |b| / feature_bound
       <= radius`` (González, Guzmán and Paquette 2024, Algorithm 1): both
@@ -101,14 +111,15 @@ class DPMinimaxClassifier(
         ``fit`` raises ``ValueError`` naming a group below it.  The
         adversary's sensitivity grows as the inverse of the smallest group.
     max_iter : int, default=None
-        Number of steps T.  With privacy each step has a fresh batch of
-        ``n_samples // T`` rows (so ``T <= n_samples``); without, batches
-        of ``n_samples // min(T, sqrt(n_samples))`` rows cut from
-        successive random permutations.  ``None``:
-        with privacy, the largest T up to ``sqrt(n_samples)`` at which the
-        worst-case private step is still ``STEP_RATIO`` (0.025) times the
-        capped one (grows with epsilon and the smallest group's size);
-        ``20 sqrt(n_samples)`` (20 passes) without (see Notes).
+        Number of steps T.  ``"gda"``: full passes over the data, ``None``
+        is 200.  ``"vertex_sampling"``: with privacy each step has a fresh
+        batch of ``n_samples // T`` rows (so ``T <= n_samples``); without,
+        batches of ``n_samples // min(T, sqrt(n_samples))`` rows cut from
+        successive random permutations.  ``None``: with privacy, the
+        largest T up to ``sqrt(n_samples)`` at which the worst-case private
+        step is still ``STEP_RATIO`` (0.025) times the capped one (grows
+        with epsilon and the smallest group's size); ``20 sqrt(n_samples)``
+        (20 passes) without (see Notes).
     n_vertices : int, default=None
         K, the number of vertices drawn per player per step.  ``None``: the
         square root of the number of batches per pass (``sqrt(T)`` with
@@ -119,10 +130,14 @@ class DPMinimaxClassifier(
         features for the rows and the budget) and, for ``epsilon=inf``,
         when ``d + 1 > 0.007 n`` (where the l2 ball overfits);
         ``"gda"`` otherwise.  The rule was measured on tuning designs.
-    clip_norm : float, default=1.0
-        ``"gda"``: public bound C on each row's gradient norm (with respect
-        to the coefficients and the intercept coordinate).  Also scales the
-        model's step size.
+    clip_norm : "auto" or float, default="auto"
+        ``"gda"``: the row scale S.  The coefficients' part of each row's
+        gradient is clipped to ``C = 0.7 S`` (``CLIP_FACTOR``; the
+        intercept's part, at most ``feature_bound``, is not clipped) and
+        the model's step is ``4 / (S^2 + b^2)``.  ``"auto"`` releases S
+        first, a private 0.99 quantile of the rows' norms ``||x_i||``
+        after the feature clip, for 5% of the budget (zCDP units); a float
+        is public and free.
     loss_bound : float, default=1.0
         ``"gda"``: each row's loss is clipped to ``[0, loss_bound]`` in the
         adversary's noisy group losses.
@@ -195,6 +210,9 @@ class DPMinimaxClassifier(
         The solver that ran.
     kappa_ : float
         ``"gda"`` only: the adversary's cap on ``q_g / p_g``.
+    clip_norm_ : float
+        ``"gda"`` only: the clip C of the coefficients' part of each row's
+        gradient (``inf`` without privacy).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -208,15 +226,18 @@ class DPMinimaxClassifier(
 
     Notes
     -----
-    ``"gda"`` schedule: T is ``0.03 n mu / sqrt(d)`` within [10, 50] (mu
-    the whole fit's Gaussian-DP parameter), 200 without privacy; the budget
-    (zCDP) is split 5% counts, then half of the rest to the model and half
-    to the adversary; the model's step is ``R / (C sqrt(T))`` (three times
-    that without privacy), the adversary's ``60 / (loss_bound sqrt(T))``;
-    kappa is
-    ``clip(0.01 n mu_model / (2 sqrt(d)), 1, 1 / p_min)``.  All measured on
-    tuning designs (``docs/design/minimax.md``).  Without privacy nothing
-    is clipped.
+    ``"gda"`` schedule: T = 200 full passes; the budget (zCDP) is split
+    5% counts, 5% the row norm (``clip_norm="auto"``), then half of the
+    rest to the model and half to the adversary; the model's step is
+    ``4 / (S^2 + b^2)``; with f the model's noise floor ``2 sqrt(C^2 +
+    b^2) sqrt(d) / (n mu_model)`` (mu_model the Gaussian-DP parameter of
+    its releases), kappa is ``clip(0.05 / f, 1, 1 / p_min)`` and the
+    weight decay ``f`` times the step's largest ``q_g / p_g``; the
+    adversary's step makes the noise of its final log-weights about 1 on
+    the smallest group.  All chosen on a generated family of group tasks
+    and the panel's design tables (``docs/design/minimax.md``).  Without
+    privacy nothing is clipped or decayed.  A fit whose noise floor is
+    above 0.05 warns (``UtilityWarning``).
 
     ``"vertex_sampling"`` schedule: with privacy all ``2 K T`` draws share
     the budget and
@@ -276,7 +297,7 @@ class DPMinimaxClassifier(
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
         "n_vertices": [None, Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions({"auto", "gda", "vertex_sampling"})],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "loss_bound": [Interval(Real, 0, None, closed="neither")],
         "classes": [None, "array-like"],
         "groups": [None, "array-like"],
@@ -297,7 +318,7 @@ class DPMinimaxClassifier(
         max_iter=None,
         n_vertices=None,
         solver="auto",
-        clip_norm=1.0,
+        clip_norm="auto",
         loss_bound=1.0,
         classes=None,
         groups=None,
@@ -363,20 +384,25 @@ class DPMinimaxClassifier(
             proportions=None if sizes is None else sizes / sizes.sum(),
             count_budget_share=self.count_budget_share, clip_norm=self.clip_norm,
             loss_bound=self.loss_bound, radius=self.radius,
-            feature_bound=self.feature_bound, max_iter=self.max_iter,
+            feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
+            max_iter=self.max_iter,
             n_vertices=self.n_vertices)
         self._say(f"solver={plan.solver!r}, {len(self.groups_)} group(s), "
                   f"{n_samples} rows")
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         problem = GroupProblem(
             clip_features(X, self.feature_bound), np.where(encoded == 1, 1.0, -1.0),
             codes, len(self.groups_),
             self.feature_bound if self.fit_intercept else None)
         if sizes is None:
             sizes, what = release_group_sizes(problem, plan, rng)
-            check_group_sizes(sizes, self.groups_, what, self.min_group_size)
-        stage = plan.stage(sizes)
+            check_group_sizes(sizes, self.groups_, what, self.min_group_size,
+                              named=self.groups is not None)
+        stage = plan.stage(sizes, self._row_norm(problem, plan, rng))
+        if plan.solver == "gda":
+            warn_if_noise_dominates(
+                self, gda_noise_ratio(plan, stage.clip_norm),
+                levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES), stacklevel=4)
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)
         self.solver_ = plan.solver
@@ -388,6 +414,7 @@ class DPMinimaxClassifier(
         self.n_iter_ = stage.n_steps
         if plan.solver == "gda":
             self.kappa_ = stage.kappa
+            self.clip_norm_ = stage.clip_norm
         else:
             self.n_vertices_ = stage.n_draws
             self.step_sizes_ = (result.x_step_sizes, stage.y_step)
@@ -405,10 +432,23 @@ class DPMinimaxClassifier(
             return np.array([float(n_samples)])
         if self.group_priors is None:
             return None
-        sizes = prior_proportions(self.group_priors, self.groups_) * n_samples
+        named = self.groups is not None  # groups read from the data: unnamed
+        sizes = prior_proportions(self.group_priors, self.groups_,
+                                  named=named) * n_samples
         check_group_sizes(sizes, self.groups_, "prior-implied size",
-                          self.min_group_size)
+                          self.min_group_size, named=named)
         return sizes
+
+    def _row_norm(self, problem, plan, rng):
+        """``"gda"`` with ``clip_norm="auto"``: the released upper quantile
+        of the rows' norms ``||x_i||`` (the plan's draws); None
+        otherwise."""
+        draws = getattr(plan, "row_norm_draws", None)
+        if draws is None:
+            return None
+        warn_if_coarse(self, draws, ["clip_norm"], stacklevel=5)
+        norms = row_norms(problem.X)
+        return float(private_bounds([norms], draws, rng)[0, 0])
 
     def _say(self, message):
         if self.verbose:  # public or released quantities only

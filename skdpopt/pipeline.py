@@ -8,14 +8,23 @@ its private steps; and reports the composed guarantee in
 ``docs/privacy/preprocessing.md``.
 """
 
+import inspect
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
 from sklearn.utils._param_validation import Interval, Options
 
-from ._base import MAX_EPSILON, DPEstimatorMixin
+from ._base import (
+    MAX_EPSILON,
+    BudgetMixin,
+    DPEstimatorMixin,
+    check_targets,
+    raised_in_skdpopt,
+    without_values,
+)
 from .accounting import PrivacySpent, compose, privacy_spent
 from .exceptions import PrivacyLeakError
 
@@ -72,78 +81,136 @@ def _leak(path, estimator, why, alternative):
     return PrivacyLeakError(message)
 
 
+def _check_inverse_runs(params):
+    return bool(params.get("check_inverse")) and not (
+        params.get("func") is None or params.get("inverse_func") is None)
+
+
+# The scikit-learn transformers whose fitted state is public, and the
+# parameter values that keep it so: for each, a test of its parameters
+# (get_params(deep=False)).  The table in docs/privacy/preprocessing.md
+# states exactly these rules; keep them in step.
+_PUBLIC_TRANSFORMERS = {
+    # Stateless: fit only checks the input's shape.
+    "Normalizer": lambda p: True,
+    "Binarizer": lambda p: True,
+    "PolynomialFeatures": lambda p: True,
+    "HashingVectorizer": lambda p: True,
+    "FeatureHasher": lambda p: True,
+    # Its fit checks that inverse_func undoes func on the data, and warns
+    # if not: a warning that depends on the records.
+    "FunctionTransformer": lambda p: not _check_inverse_runs(p),
+    # Declared categories only; "warn" warns about the training data's
+    # unknown categories as it transforms them.
+    "OneHotEncoder": lambda p: (not isinstance(p.get("categories"), str)
+                                and p.get("min_frequency") is None
+                                and p.get("max_categories") is None
+                                and p.get("handle_unknown") != "warn"),
+    "OrdinalEncoder": lambda p: (not isinstance(p.get("categories"), str)
+                                 and p.get("min_frequency") is None
+                                 and p.get("max_categories") is None),
+    # A given vocabulary (max_df, min_df and max_features are then unused).
+    "CountVectorizer": lambda p: p.get("vocabulary") is not None,
+    "TfidfVectorizer": lambda p: (p.get("vocabulary") is not None
+                                  and not p.get("use_idf")),
+    "TfidfTransformer": lambda p: not p.get("use_idf"),
+    # The fill value is declared; add_indicator learns which columns have
+    # missing values, and without keep_empty_features a column missing in
+    # every record is dropped.
+    "SimpleImputer": lambda p: (p.get("strategy") == "constant"
+                                and not p.get("add_indicator")
+                                and bool(p.get("keep_empty_features"))),
+    "MissingIndicator": lambda p: p.get("features") == "all",
+    "SplineTransformer": lambda p: not isinstance(p.get("knots"), str),
+}
+
+
 def _is_public_transformer(estimator):
     """Whether a known scikit-learn transformer learns nothing private:
     stateless, or its learned state declared by its parameters."""
-    name = type(estimator).__name__
-    params = estimator.get_params(deep=False)
-    if name in {"FunctionTransformer", "Normalizer", "Binarizer",
-                "PolynomialFeatures", "HashingVectorizer", "FeatureHasher"}:
-        return True
-    if name in {"OneHotEncoder", "OrdinalEncoder"}:
-        return (not isinstance(params.get("categories"), str)
-                and params.get("min_frequency") is None
-                and params.get("max_categories") is None)
-    if name == "CountVectorizer":
-        return params.get("vocabulary") is not None
-    if name == "TfidfVectorizer":
-        return params.get("vocabulary") is not None and not params.get("use_idf")
-    if name == "TfidfTransformer":
-        return not params.get("use_idf")
-    if name == "SimpleImputer":
-        return (params.get("strategy") == "constant"
-                and bool(params.get("keep_empty_features")))
-    if name == "MissingIndicator":
-        return params.get("features") == "all"
-    if name == "SplineTransformer":
-        return not isinstance(params.get("knots"), str)
-    return False
+    kind = type(estimator)
+    rule = _PUBLIC_TRANSFORMERS.get(kind.__name__)
+    # scikit-learn's own classes only: a subclass may learn anything.
+    return (rule is not None and kind.__module__.startswith("sklearn.")
+            and rule(estimator.get_params(deep=False)))
 
 
 def _why(estimator):
     """What a refused step learns, for the error message."""
     name = type(estimator).__name__
+    params = estimator.get_params(deep=False)
     if name in {"StandardScaler", "RobustScaler", "MaxAbsScaler", "MinMaxScaler"}:
         return "learns its centring and scaling statistics"
+    if name == "OneHotEncoder" and params.get("handle_unknown") == "warn":
+        return "warns about the categories it does not know"
     if name in {"OneHotEncoder", "OrdinalEncoder"}:
         return "learns its categories (a category held by one record included)"
     if name in {"TfidfVectorizer", "CountVectorizer", "TfidfTransformer"}:
         return "learns its vocabulary or document frequencies"
+    if name == "SimpleImputer" and params.get("add_indicator"):
+        return "learns which columns have missing values (add_indicator=True)"
+    if name == "SimpleImputer" and params.get("strategy") == "constant":
+        return "drops the columns missing in every record (keep_empty_features=False)"
     if name == "SimpleImputer":
         return "learns its fill values"
+    if name == "FunctionTransformer":
+        return ("checks that inverse_func undoes func on the records, and warns "
+                "if not (check_inverse=True)")
     if hasattr(estimator, "predict") or hasattr(estimator, "decision_function"):
         return "fits a model"
     return "learns its state"
 
 
-def _private_leaves(estimator, path, public_steps):
-    """The skdpopt private estimators inside ``estimator``, as (path, est).
+def _private_leaves(estimator, path, public_steps, *, nested=True, check=True):
+    """The private steps inside ``estimator``, as (path, estimator).
 
-    Raises PrivacyLeakError on the first step that learns from the data
-    without differential privacy.
+    With ``nested=False`` a private pipeline nested in another is one
+    step (it splits the budget it is given itself); otherwise its own
+    private steps are listed.  Raises PrivacyLeakError on the first step
+    that learns from the data without differential privacy, unless
+    ``check`` is False (inside a step the user declared public, where only
+    the private steps are looked for: their releases still count).
     """
     if estimator is None or (isinstance(estimator, str)
                              and estimator in {"passthrough", "drop"}):
         return []
-    if path in public_steps:
-        return []
+    check = check and path not in public_steps
     if isinstance(estimator, DPEstimatorMixin):
         return [(path, estimator)]
+    if isinstance(estimator, PrivatePipeline):
+        if not nested:
+            if check:
+                estimator.check_privacy()
+            return [(path, estimator)]
+        inner = _leaves_of(estimator.steps, "", set(estimator.public_steps),
+                           nested=True, check=check)
+        return [(f"{path}__{p}", e) for p, e in inner]
     if type(estimator).__name__ == "FrozenEstimator":
         return []  # fitted elsewhere; its fit here does nothing
     if isinstance(estimator, Pipeline):
-        return _leaves_of(estimator.steps, path, public_steps)
+        return _leaves_of(estimator.steps, path, public_steps, nested=nested,
+                          check=check)
     if isinstance(estimator, FeatureUnion):
-        return _leaves_of(estimator.transformer_list, path, public_steps)
+        return _leaves_of(estimator.transformer_list, path, public_steps,
+                          nested=nested, check=check)
     if isinstance(estimator, ColumnTransformer):
         inner = [(name, t) for name, t, _ in estimator.transformers]
-        leaves = _leaves_of(inner, path, public_steps)
+        leaves = _leaves_of(inner, path, public_steps, nested=nested, check=check)
         remainder = estimator.remainder
         if not isinstance(remainder, str):
             leaves += _private_leaves(remainder, f"{path}__remainder",
-                                      public_steps)
+                                      public_steps, nested=nested, check=check)
+        if check and estimator.sparse_threshold not in (0, 1):
+            raise PrivacyLeakError(
+                f"step {path!r} (ColumnTransformer) chooses between a sparse "
+                "and a dense output by comparing the density of the "
+                "transformed training data with sparse_threshold="
+                f"{estimator.sparse_threshold!r}, so one record can change the "
+                "fitted pipeline's output format. Pass sparse_threshold=0 "
+                "(always dense) or 1 (sparse whenever a transformer's output "
+                "is sparse).")
         return leaves
-    if _is_public_transformer(estimator):
+    if not check or _is_public_transformer(estimator):
         return []
     name = type(estimator).__name__
     alternative = _ALTERNATIVES.get(name)
@@ -153,11 +220,12 @@ def _private_leaves(estimator, path, public_steps):
     raise _leak(path, estimator, _why(estimator), alternative)
 
 
-def _leaves_of(named, prefix, public_steps):
+def _leaves_of(named, prefix, public_steps, *, nested=True, check=True):
     leaves = []
     for name, estimator in named:
         path = f"{prefix}__{name}" if prefix else name
-        leaves += _private_leaves(estimator, path, public_steps)
+        leaves += _private_leaves(estimator, path, public_steps, nested=nested,
+                                  check=check)
     return leaves
 
 
@@ -176,20 +244,21 @@ def _fitted_leaves(estimator):
     return []
 
 
-def _uses_budget(estimator):
-    uses = getattr(estimator, "_uses_privacy_budget", None)
-    return True if uses is None else bool(uses())
+def _default(estimator, name):
+    """The default of ``estimator``'s parameter ``name``."""
+    return inspect.signature(type(estimator).__init__).parameters[name].default
 
 
-class PrivatePipeline(Pipeline):
+class PrivatePipeline(BudgetMixin, Pipeline):
     """A Pipeline whose fit is differentially private as a whole.
 
     Every step must be one of:
 
     * a private step: a skdpopt estimator or transformer
       (:class:`~skdpopt.DPStandardScaler`, :class:`~skdpopt.DPMinMaxScaler`,
-      :class:`~skdpopt.DPSGDRegressor`, ...), which gets a share of the
-      pipeline's budget;
+      :class:`~skdpopt.DPSGDRegressor`, ...) or another
+      :class:`PrivatePipeline`, which gets a share of the pipeline's
+      budget;
     * a stateless step, or one whose learned state is declared by its
       parameters: ``FunctionTransformer`` (applied row by row),
       ``OneHotEncoder``/``OrdinalEncoder`` with explicit ``categories``,
@@ -197,26 +266,38 @@ class PrivatePipeline(Pipeline):
       ``Normalizer``, ``PolynomialFeatures``, ``SimpleImputer`` with
       ``strategy="constant"`` and ``keep_empty_features=True``, a
       ``sklearn.frozen.FrozenEstimator`` (fitted elsewhere, on public
-      data), a step named in ``public_steps``;
-    * a ``ColumnTransformer``, ``FeatureUnion`` or ``Pipeline`` of such
-      steps.
+      data), a step named in ``public_steps``; the parameter values that
+      keep each one's learned state public are listed in
+      ``docs/privacy/preprocessing.md``;
+    * a ``ColumnTransformer`` (with ``sparse_threshold`` 0 or 1),
+      ``FeatureUnion`` or ``Pipeline`` of such steps.
 
     Any other step (``StandardScaler``, ``OneHotEncoder`` with
-    ``categories="auto"``, ``TfidfVectorizer``, a non-private model, an
-    unknown transformer) would learn from the training data without noise;
-    the pipeline refuses it with :class:`~skdpopt.exceptions.PrivacyLeakError`
-    naming the step and what to use instead, before reading any data.
+    ``categories="auto"``, ``SimpleImputer(add_indicator=True)``,
+    ``TfidfVectorizer``, a non-private model, an unknown transformer)
+    would learn from the training data without noise; the pipeline refuses
+    it with :class:`~skdpopt.exceptions.PrivacyLeakError` naming the step
+    and what to use instead, before reading any data.
 
-    Budget.  At ``fit``, each private step that releases something gets
-    ``share * epsilon`` and ``share * delta`` (its ``epsilon`` and
-    ``delta`` parameters are set to them).  By basic composition the whole
-    fit is then (``epsilon``, ``delta``)-DP; ``privacy_spent_`` reports the
-    tighter of that sum and the accountant's composition of the steps'
-    events, so it is never above the request.  Default shares:
-    ``PREPROCESSING_SHARE`` (20%) split equally among the private
-    transformers and the rest to a private model at the end; equal shares
-    otherwise (a pipeline of transformers, or no private model).
-    ``budget_split`` sets them by step name.
+    Budget.  At ``fit``, each private step that releases something gets a
+    share of ``epsilon`` and of ``delta``.  A step whose own ``epsilon``
+    (or ``delta``) you set to something other than its default keeps it;
+    the steps' own values must fit within the pipeline's (a ``ValueError``
+    names them otherwise), and what is left is shared among the other
+    steps.  By basic composition the whole fit is then (``epsilon``,
+    ``delta``)-DP; ``privacy_spent_`` reports the tighter of that sum and
+    the accountant's composition of the steps' events, so it is never
+    above the request.  Default shares: ``PREPROCESSING_SHARE`` (20%) split
+    equally among the private transformers and the rest to a private model
+    at the end; equal shares otherwise (a pipeline of transformers, or no
+    private model).  ``budget_split`` sets them by step name.  A nested
+    private pipeline is one step of the split, and splits its share among
+    its own steps.
+
+    The estimators passed in are never changed: a step that gets its
+    budget (or a seed) from the pipeline is fitted as a copy made by its
+    ``with_budget`` method, which replaces it in ``steps``; the others are
+    fitted as they are, as :class:`sklearn.pipeline.Pipeline` does.
 
     Parameters
     ----------
@@ -229,12 +310,15 @@ class PrivatePipeline(Pipeline):
     delta : float, default=1e-5
         Failure probability of the whole fit, split like ``epsilon``.
     budget_split : dict or None, default=None
-        ``{step name: share}`` for every private step that releases
-        something (nested steps by their ``outer__inner`` path); shares
-        are positive and sum to at most 1.
+        ``{step name: share of the pipeline's budget}`` for every private
+        step that releases something and takes its budget from the
+        pipeline (nested steps by their ``outer__inner`` path); shares are
+        positive and, with the steps' own budgets, add up to at most the
+        pipeline's.
     public_steps : tuple of str, default=()
         Names of steps whose fit you declare learns nothing private from the
         data (a custom stateless transformer): accepted without checks.
+        Private steps inside them still count.
     transform_input : list of str or None, default=None
         As for :class:`sklearn.pipeline.Pipeline`.
     memory : str or object with the joblib.Memory interface, default=None
@@ -242,12 +326,13 @@ class PrivatePipeline(Pipeline):
     verbose : bool, default=False
         As for :class:`sklearn.pipeline.Pipeline`.
     random_state : int, RandomState instance or None, default=None
-        Seeds every private step whose own ``random_state`` is ``None``,
-        each with its own seed derived from this one, so that a whole
-        pipeline fit can be reproduced.  For tests and documentation only:
-        a real release leaves it unset (anyone who knows the seed can
-        reproduce, and subtract, the noise).  A step with its own
-        ``random_state`` keeps it.
+        An int seeds every private step whose own ``random_state`` is
+        ``None``, each with its own seed derived from this one, so that a
+        whole pipeline fit can be reproduced.  For tests and documentation
+        only: a real release leaves it unset (anyone who knows the seed can
+        reproduce, and subtract, the noise).  ``None`` or a RandomState:
+        each step draws fresh entropy from the operating system at every
+        fit (or uses its own ``random_state``).
 
     Attributes
     ----------
@@ -256,7 +341,8 @@ class PrivatePipeline(Pipeline):
         fitted private steps' ``privacy_spent_`` and the accountant's
         composition of their plans' events, at the sum of their deltas.
     step_budgets_ : dict
-        ``{step path: (epsilon, delta)}`` given to each private step.
+        ``{step path: (epsilon, delta)}`` spent by each private step that
+        releases something (a nested private pipeline as one step).
     named_steps : Bunch
         As for :class:`sklearn.pipeline.Pipeline`.
 
@@ -308,23 +394,43 @@ class PrivatePipeline(Pipeline):
         """
         return _leaves_of(self.steps, "", set(self.public_steps))
 
-    def _shares(self, budgeted):
-        """Each budgeted step's share of the pipeline's budget."""
-        paths = [path for path, _ in budgeted]
-        if self.budget_split is not None:
-            split = dict(self.budget_split)
-            missing = [p for p in paths if p not in split]
-            unknown = [p for p in split if p not in paths]
-            if missing or unknown:
-                raise ValueError(
-                    f"budget_split must name every private step that releases "
-                    f"something, {paths}; missing {missing}, unknown {unknown}.")
-            shares = [float(split[p]) for p in paths]
-            if any(not s > 0 for s in shares) or sum(shares) > 1 + 1e-9:
-                raise ValueError(
-                    "budget_split shares must be positive and sum to at most 1, "
-                    f"got {split}.")
-            return dict(zip(paths, shares, strict=True))
+    def uses_privacy_budget(self):
+        """Whether a fit releases anything: whether a private step does.
+
+        Returns
+        -------
+        bool
+        """
+        return any(step.uses_privacy_budget() for _, step in self._units())
+
+    def __sklearn_clone__(self):
+        copy = super().__sklearn_clone__()
+        # What this pipeline set on its steps is not theirs: a clone (that
+        # GridSearchCV, say, makes of a fitted pipeline) shares it out anew.
+        if hasattr(self, "_assigned"):
+            copy._assigned = self._assigned
+        return copy
+
+    def _units(self):
+        """Each private step (a nested private pipeline as one) and its path."""
+        return _leaves_of(self.steps, "", set(self.public_steps), nested=False)
+
+    def _own(self, path, unit, name):
+        """The value of a step's parameter that the user chose, or None
+        (its default, or a value this pipeline set at an earlier fit)."""
+        value = getattr(unit, name)
+        assigned = getattr(self, "_assigned", {}).get(path, {})
+        if name in assigned and _same(value, assigned[name]):
+            return None
+        if name == "random_state":
+            return value
+        if isinstance(unit, PrivatePipeline) and unit.epsilon is None:
+            # It keeps its steps' own budgets: their sum is its own.
+            return _kept_budget(unit)[0 if name == "epsilon" else 1]
+        return None if _same(value, _default(unit, name)) else value
+
+    def _default_shares(self, paths):
+        """Each budgeted step's default share of the pipeline's budget."""
         last, estimator = self.steps[-1]
         # The model at the end gets the larger share; a pipeline of
         # transformers only splits equally.
@@ -336,42 +442,139 @@ class PrivatePipeline(Pipeline):
             return {**{p: each for p in others}, last: 1.0 - PREPROCESSING_SHARE}
         return {p: 1.0 / len(paths) for p in paths}
 
-    def _seed_steps(self, leaves):
-        """Give each private step without a random_state its own seed."""
-        if self.random_state is None:
-            return
+    def _user_shares(self, paths, free):
+        split = dict(self.budget_split)
+        wanted = [p for p in paths if p in free]
+        missing = [p for p in wanted if p not in split]
+        unknown = [p for p in split if p not in wanted]
+        if missing or unknown:
+            raise ValueError(
+                "budget_split must name every private step that releases "
+                f"something and takes its budget from the pipeline, {wanted}; "
+                f"missing {missing}, not such a step {unknown} (a step with "
+                "its own epsilon and delta keeps them).")
+        shares = {p: float(split[p]) for p in wanted}
+        if any(not s > 0 for s in shares.values()):
+            raise ValueError(
+                f"budget_split shares must be positive, got {split}.")
+        return shares
+
+    def _split(self, budgeted):
+        """``{path: (epsilon, delta)}`` for every budgeted step, and the
+        paths whose budget the pipeline chose (not the step's own)."""
+        paths = [p for p, _ in budgeted]
+        if self.epsilon is None:
+            return {p: _kept_budget(u) for p, u in budgeted}, {}
+        own = {p: (self._own(p, u, "epsilon"), self._own(p, u, "delta"))
+               for p, u in budgeted}
+        free = {p for p in paths if None in own[p]}
+        if self.budget_split is not None:
+            shares, renormalise = self._user_shares(paths, free), False
+        else:
+            shares, renormalise = self._default_shares(paths), True
+        budgets = {p: [None, None] for p in paths}
+        chosen = {p: {} for p in paths}
+        for k, (name, total) in enumerate((("epsilon", self.epsilon),
+                                           ("delta", self.delta))):
+            fixed = {p: own[p][k] for p in paths if own[p][k] is not None}
+            taking = [p for p in paths if own[p][k] is None]
+            used = sum(fixed.values())
+            if used > total * (1 + 1e-9):
+                raise ValueError(
+                    f"the private steps' own {name} "
+                    f"{ {p: float(v) for p, v in fixed.items()} } add up to "
+                    f"{used:.6g}, above the pipeline's {name}={total:g}. Lower "
+                    f"them, raise the pipeline's {name}, or leave {name} unset "
+                    "on the steps to share the pipeline's.")
+            if renormalise and taking:
+                # What the steps' own budgets leave, in the default proportions.
+                weight = sum(shares[p] for p in taking)
+                given = {p: (total - used) * shares[p] / weight for p in taking}
+            else:
+                given = {p: shares[p] * total for p in taking}
+            if used + sum(given.values()) > total * (1 + 1e-9):
+                raise ValueError(
+                    f"the private steps' budgets add up to {name}="
+                    f"{used + sum(given.values()):.6g}, above the pipeline's "
+                    f"{name}={total:g} (their own: "
+                    f"{ {p: float(v) for p, v in fixed.items()} }; from "
+                    f"budget_split: { {p: float(v) for p, v in given.items()} }"
+                    "). Lower the shares or the steps' own budgets.")
+            if taking and total > 0 and not min(given.values()) > 0:
+                raise ValueError(
+                    f"the steps with their own {name} "
+                    f"{ {p: float(v) for p, v in fixed.items()} } take all "
+                    f"of the pipeline's {name}={total:g}, leaving nothing for "
+                    f"{taking}. Lower their {name} or raise the pipeline's.")
+            for p in paths:
+                budgets[p][k] = fixed[p] if p in fixed else given[p]
+                if p not in fixed:
+                    chosen[p][name] = given[p]
+        return {p: tuple(b) for p, b in budgets.items()}, chosen
+
+    def _seeds(self, units):
+        """``{path: random_state}`` for the steps whose seed the pipeline sets."""
+        chosen = {}
         if isinstance(self.random_state, Integral):
             # One independent seed per step (a shared seed would give the
             # steps the same noise draws).
-            children = np.random.SeedSequence(self.random_state).spawn(len(leaves))
-            seeds = [int(c.generate_state(1)[0]) for c in children]
+            children = np.random.SeedSequence(self.random_state).spawn(len(units))
+            for (path, unit), child in zip(units, children, strict=True):
+                if self._own(path, unit, "random_state") is None:
+                    chosen[path] = int(child.generate_state(1)[0])
         else:
-            seeds = [self.random_state] * len(leaves)
-        for (_, estimator), seed in zip(leaves, seeds, strict=True):
-            if estimator.get_params().get("random_state", 0) is None:
-                estimator.set_params(random_state=seed)
+            # Seeds set at an earlier fit go: each step draws fresh entropy.
+            for path, unit in units:
+                if unit.random_state is not None and self._own(
+                        path, unit, "random_state") is None:
+                    chosen[path] = None
+        return chosen
 
-    def _prepare_privacy(self):
-        """Check the steps and give each private step its budget."""
-        leaves = self.check_privacy()
-        self._seed_steps(leaves)
-        budgeted = [(p, e) for p, e in leaves if _uses_budget(e)]
-        if self.epsilon is None:
-            self.step_budgets_ = {p: (e.epsilon, e.delta) for p, e in budgeted}
-            return
-        shares = self._shares(budgeted) if budgeted else {}
-        budgets = {}
-        for path, estimator in budgeted:
-            budget = (shares[path] * self.epsilon, shares[path] * self.delta)
-            estimator.set_params(epsilon=budget[0], delta=budget[1])
-            budgets[path] = budget
+    def _configure(self):
+        """Check the steps; put a configured copy of each step whose budget
+        or seed the pipeline sets in ``steps``."""
+        units = self._units()
+        budgeted = [(p, u) for p, u in units if u.uses_privacy_budget()]
+        budgets, chosen = self._split(budgeted)
+        seeds = self._seeds(units)
+        assigned, replaced = {}, {}
+        for path, unit in units:
+            assigned[path] = dict(chosen.get(path, {}))
+            new = {name: value for name, value in assigned[path].items()
+                   if not _same(getattr(unit, name), value)}
+            if path in seeds:
+                if isinstance(self.random_state, Integral):
+                    assigned[path]["random_state"] = seeds[path]
+                if not _same(unit.random_state, seeds[path]):
+                    new["random_state"] = seeds[path]
+            if new:
+                copy = unit.with_budget(*budgets[path]) if path in budgets \
+                    else clone(unit)
+                if "random_state" in new:
+                    copy.set_params(random_state=new["random_state"])
+                replaced[path] = copy
+        self.steps = list(self.steps)
+        for i, (name, step) in enumerate(self.steps):
+            if name in replaced:
+                self.steps[i] = (name, replaced[name])
+                continue
+            inner = {path[len(name) + 2:]: copy for path, copy in replaced.items()
+                     if path.startswith(name + "__")}
+            if inner:
+                step = clone(step)
+                step.set_params(**inner)
+                self.steps[i] = (name, step)
+        self._assigned = assigned
         self.step_budgets_ = budgets
 
     def _fit(self, *args, **kwargs):
         # Every fitting method of Pipeline (fit, fit_transform, fit_predict)
-        # starts here, before any step sees the data.
-        self._prepare_privacy()
-        return super()._fit(*args, **kwargs)
+        # starts here, before any step sees the data: targets the model
+        # would refuse are refused now, before a private step releases.
+        y = args[1] if len(args) > 1 else kwargs.get("y")
+        check_targets(_model_at_the_end(self), y)
+        self._configure()
+        return _quoting_no_value(super()._fit, *args, **kwargs)
 
     @property
     def privacy_spent_(self):
@@ -381,8 +584,7 @@ class PrivatePipeline(Pipeline):
         fitted = [e for _, s in self.steps for e in _fitted_leaves(s)]
         if not fitted:
             return PrivacySpent(0.0, 0.0)
-        events = [getattr(e, "_privacy_event", e.privacy_plan_.event)
-                  for e in fitted]
+        events = [e.privacy_event_ for e in fitted]
         spents = [e.privacy_spent_ for e in fitted]
         # Basic composition of the steps' own guarantees, and the
         # accountant's composition of their events at the same total delta:
@@ -393,6 +595,43 @@ class PrivatePipeline(Pipeline):
             return PrivacySpent(np.inf, 0.0)
         composed = privacy_spent(compose(*events), delta)
         return min(basic, composed, key=lambda s: s.epsilon)
+
+
+def _model_at_the_end(pipeline):
+    """The estimator a pipeline's targets reach (inside nested pipelines)."""
+    last = pipeline.steps[-1][1]
+    while isinstance(last, Pipeline):
+        last = last.steps[-1][1]
+    return last
+
+
+def _quoting_no_value(fit, *args, **kwargs):
+    """``fit(*args, **kwargs)``, its errors re-raised without the values of
+    the data that a public step's message quotes (scikit-learn's encoders
+    name the unknown categories they find; skdpopt's own messages name
+    public values only, and stay as they are)."""
+    try:
+        return fit(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        if raised_in_skdpopt(exc):
+            raise
+        raise without_values(exc) from None
+
+
+def _kept_budget(unit):
+    """``(epsilon, delta)`` a private step spends with the budget it has: a
+    pipeline with ``epsilon=None``, the sum of its steps'."""
+    if not (isinstance(unit, PrivatePipeline) and unit.epsilon is None):
+        return (unit.epsilon, unit.delta)
+    budgets = [_kept_budget(u) for _, u in unit._units() if u.uses_privacy_budget()]
+    return (sum(b[0] for b in budgets), sum(b[1] for b in budgets))
+
+
+def _same(a, b):
+    """Whether two parameter values are the same (numbers by value)."""
+    if isinstance(a, Real) and isinstance(b, Real):
+        return float(a) == float(b)
+    return a is b
 
 
 def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, budget_split=None,

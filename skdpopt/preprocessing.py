@@ -7,20 +7,19 @@ mechanism over a public grid (a documented share of the budget).  The
 privacy argument is in ``docs/privacy/preprocessing.md``.
 """
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
+from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted
 
-from . import _bounds
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
+    check_features,
     keep_fit_on_error,
-    make_generator,
 )
-from .exceptions import UtilityWarning
+from ._bounds import private_bounds, private_moments
+from ._data import refuse_dask
+from ._diagnostics import warn_if_coarse
 from .plans.preprocessing import plan_scaler
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]
@@ -71,9 +70,17 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """Which clipped moments the fit releases: (sum, sum of squares)."""
         raise NotImplementedError
 
-    def _uses_privacy_budget(self):
-        """Whether a fit with these parameters releases anything (a private
-        pipeline gives budget only to steps that do)."""
+    def uses_privacy_budget(self):
+        """Whether a fit with these parameters releases anything.
+
+        With public ``bounds`` and no statistic to compute, nothing is
+        read from the data; a private pipeline gives budget only to the
+        steps that release something.
+
+        Returns
+        -------
+        bool
+        """
         return self.bounds is None or any(self._moments())
 
     def _fit_statistics(self, X):
@@ -82,7 +89,9 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         Returns the bounds and the noisy unit moments (see
         :func:`skdpopt._bounds.private_moments`).
         """
-        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(its statistics are computed in memory)")
+        X = check_features(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=True)
         quantiles = _check_quantiles(self.quantiles)
         n_samples, n_features = X.shape
         public = None
@@ -95,42 +104,18 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                            epsilon=self.epsilon, delta=self.delta,
                            private_bounds=public is None and needs_bounds,
                            quantiles=quantiles, moments=moments)
-        self._warn_if_bounds_are_coarse(plan, quantiles, n_samples)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        warn_if_coarse(self, plan.bounds, ["bounds"], public="bounds=(low, high)",
+                       stacklevel=5)
+        rng = self._begin_release(plan)
         if public is not None:
             low, high = public
         elif plan.bounds is not None:
-            low, high = _bounds.private_bounds(
-                X, plan.bounds.score_sensitivity, rng,
-                quantiles=plan.bounds.quantiles)
+            low, high = private_bounds(X, plan.bounds, rng)
         else:  # nothing to compute: no bounds needed
             return plan, n_samples, None, None, None, None, (None, None)
-        mean_unit, second_unit, noise_std = _bounds.private_moments(
+        mean_unit, second_unit, noise_std = private_moments(
             X, low, high, plan.noise_multipliers, rng, plan.mechanism)
         return plan, n_samples, low, high, mean_unit, second_unit, noise_std
-
-    def _warn_if_bounds_are_coarse(self, plan, requested, n_samples):
-        """UtilityWarning when the budget and the rows (public) are too few
-        for the private bounds: the median cell cannot be found reliably,
-        or the bounds cannot aim near the requested ranks."""
-        draws = plan.bounds
-        if draws is None:
-            return
-        lost = not _bounds.median_cell_is_reliable(n_samples,
-                                                   draws.score_sensitivity)
-        capped = (draws.quantiles[0] >= _bounds.MAX_TAIL > requested[0])
-        if not (lost or capped):
-            return
-        what = ("may miss the data altogether" if lost else
-                f"can only aim at the {_bounds.MAX_TAIL:g} and "
-                f"{1 - _bounds.MAX_TAIL:g} quantiles")
-        warnings.warn(
-            f"{type(self).__name__}: with {n_samples} rows, {self.n_features_in_} "
-            f"feature(s) and epsilon={self.epsilon:g}, the private bounds {what}, "
-            "so the statistics are coarse. Pass public bounds=(low, high), "
-            "give this step more epsilon, or use more rows.",
-            UtilityWarning, stacklevel=5)
 
     def _needs_bounds(self):
         """Whether the fit needs bounds even without moments."""
@@ -139,7 +124,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     def _validate_for_transform(self, X):
         check_is_fitted(self)
         copy = self.copy
-        return validate_data(self, X, dtype=FLOAT_DTYPES, reset=False,
+        return check_features(self, X, dtype=FLOAT_DTYPES, reset=False,
                              copy=copy, ensure_all_finite=True)
 
     def __sklearn_tags__(self):
@@ -185,7 +170,10 @@ class DPStandardScaler(_DPScaler):
     copy : bool, default=True
         Work on a copy of the input in ``transform``.
     random_state : None, int or numpy.random.RandomState, default=None
-        Source of the noise; ``None`` (fresh entropy) for a real release.
+        Source of the noise.  An int reproduces the fit (for tests and
+        documentation); ``None`` (use it for a real release) and a
+        RandomState draw fresh entropy from the operating system at every
+        fit, so clones never share noise.
 
     Attributes
     ----------
@@ -363,7 +351,10 @@ class DPMinMaxScaler(_DPScaler):
     copy : bool, default=True
         Work on a copy of the input in ``transform``.
     random_state : None, int or numpy.random.RandomState, default=None
-        Source of the noise; ``None`` for a real release.
+        Source of the noise.  An int reproduces the fit (for tests and
+        documentation); ``None`` (use it for a real release) and a
+        RandomState draw fresh entropy from the operating system at every
+        fit, so clones never share noise.
 
     Attributes
     ----------
@@ -423,7 +414,13 @@ class DPMinMaxScaler(_DPScaler):
     def _needs_bounds(self):
         return True
 
-    def _uses_privacy_budget(self):
+    def uses_privacy_budget(self):
+        """Whether a fit releases anything: only the private bounds.
+
+        Returns
+        -------
+        bool
+        """
         return self.bounds is None
 
     @keep_fit_on_error

@@ -6,17 +6,17 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._auto_bounds import is_auto, release_bounds, warn_if_coarse
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     LinearClassifierMixin,
+    check_features,
     keep_fit_on_error,
-    make_generator,
     validate_training_data,
 )
+from ._bounds import private_bounds
 from ._clipping import example_norms
 from ._data import (
     is_dask_collection,
@@ -28,12 +28,15 @@ from ._diagnostics import (
     MORE_EPSILON,
     MORE_ROWS,
     noisy_sum_ratio,
+    warn_if_coarse,
     warn_if_noise_dominates,
 )
 from ._targets import classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
+from .plans.bounds import is_auto
 from .plans.sgd import plan_dpsgd
-from .solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
+from .solvers.noisy_sgd import noisy_sgd
+from .solvers.problems import LinearProblem
 
 _COMMON_PARAMETER_CONSTRAINTS = {
     **PRIVACY_PARAMETER_CONSTRAINTS,
@@ -77,45 +80,27 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             delta=self.delta, sampling=self.sampling, batch_size=self.batch_size,
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm),
-            auto_target=self._auto_target_scale())
+            auto_target=self._auto_target_scale(),
+            learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t)
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
             expected_batch=plan.sampling_rate * n_samples,
             n_params=X.shape[1] + int(self.fit_intercept)),
             levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
+        rng = self._begin_release(plan)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
-        schedule = learning_rate_schedule(self.learning_rate, self.eta0, self.power_t)
-        coefs, intercepts = [], []
-        for target in targets:
-            result = noisy_sgd(
-                X,
-                target,
-                loss,
-                sampling_rate=plan.sampling_rate,
-                n_steps=plan.n_steps,
-                clip_norm=clip_norm,
-                noise_multiplier=plan.noise_multiplier,
-                learning_rate=schedule,
-                alpha=self.alpha if self.penalty == "l2" else 0.0,
-                fit_intercept=self.fit_intercept,
-                average_start=plan.average_start,
-                radius=self.radius,
-                single_pass=self.sampling == "single_pass",
-                rng=rng,
-                n_epochs=plan.n_epochs,
-                verbose=self.verbose,
-            )
-            coefs.append(result.coef)
-            intercepts.append(result.intercept)
+        results = [noisy_sgd(LinearProblem(
+            X, target, self.fit_intercept, loss=loss, clip_norm=clip_norm,
+            alpha=self.alpha if self.penalty == "l2" else 0.0, radius=self.radius),
+            plan, rng, verbose=self.verbose) for target in targets]
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
         self._finish_release(plan)
-        return np.array(coefs), np.array(intercepts)
+        return (np.array([result.coef for result in results]),
+                np.array([result.intercept for result in results]))
 
     def _fits_on_dask(self, X):
         # single_pass tracks the rows seen: validate_training_data refuses
@@ -141,18 +126,17 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         if plan.clip_draws is None:
             self.clip_norm_ = float(self.clip_norm)
             return self.clip_norm_
-        warn_if_coarse(self, plan.clip_draws, X.shape[0], ["clip_norm"],
-                       stacklevel=6)
+        warn_if_coarse(self, plan.clip_draws, ["clip_norm"], stacklevel=6)
         norms = example_norms(X, float(self.fit_intercept))
         slopes = np.abs(loss.derivative(np.zeros(X.shape[0]), target))
         with np.errstate(invalid="ignore", over="ignore"):
             statistic = np.where(slopes == 0, 0.0, slopes * norms)
-        self.clip_norm_ = float(release_bounds([statistic], plan.clip_draws, rng)[0])
+        self.clip_norm_ = float(private_bounds([statistic], plan.clip_draws, rng)[0, 0])
         return self.clip_norm_
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        X = check_features(self, X, accept_sparse="csr", reset=False)
         return X @ self.coef_.T + self.intercept_
 
     def __sklearn_tags__(self):
@@ -244,10 +228,12 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------
@@ -400,10 +386,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             self.target_scale_ = (1.0 if self.target_scale is None
                                   else float(self.target_scale))
         else:
-            warn_if_coarse(self, plan.target_draws, targets[0].shape[0],
-                           ["target_scale"], stacklevel=7)
-            self.target_scale_ = float(release_bounds(
-                [abs(targets[0])], plan.target_draws, rng)[0])
+            warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=7)
+            self.target_scale_ = float(private_bounds(
+                [abs(targets[0])], plan.target_draws, rng)[0, 0])
         return ([target / self.target_scale_ for target in targets],
                 self._loss(self.target_scale_))
 
@@ -503,10 +488,12 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         Seeds the fit's one random generator (noise, sampling, private
         selections).  ``None`` takes fresh entropy from the operating
         system: use it for a real release.  An int reproduces the fit
-        exactly, and lets anyone who knows it regenerate the noise and
-        subtract it.  A RandomState instance seeds the generator with 256
-        bits drawn from it (advancing it), so the fit is as secret, or as
-        reproducible, as that RandomState.
+        exactly (for tests and documentation), and lets anyone who knows
+        it regenerate the noise and subtract it.  A RandomState instance
+        is not used as a seed: like ``None``, it draws fresh entropy at
+        every fit, so that the clones ``GridSearchCV`` and
+        ``cross_validate`` make (which copy the RandomState) never share
+        noise.
 
     Attributes
     ----------

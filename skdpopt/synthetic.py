@@ -1,37 +1,30 @@
 """DPSyntheticData: a private synthetic dataset for a workload of marginals."""
 
-import itertools
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    check_array,
-    check_is_fitted,
-)
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import _domain
 from ._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     DPEstimatorMixin,
     keep_fit_on_error,
-    make_generator,
+    sampling_generator,
+    withhold_values,
 )
-from .plans import synthetic as synthetic_plans
-from .solvers.query_release import (
-    MarginalWorkload,
-    MatrixWorkload,
-    fit_synthetic,
-)
+from ._bounds import private_bounds
+from ._data import refuse_dask
+from ._diagnostics import warn_if_coarse
+from .plans.synthetic import plan_synthetic
+from .solvers.problems import MarginalProblem
+from .solvers.query_release import fit_synthetic, workload_queries
 
 # Default public limit on the model: cells of its junction tree's tables
-# (1.6 MB of float64 each copy).  Each round scores every candidate
-# marginal on the model, so time grows with it; on development seeds of
-# the benchmark tables 2e5 kept nearly all the accuracy of 1e6 at
-# epsilon = 3 in a quarter of the time (1e5 lost more).
+# (1.6 MB of float64 each copy); each round scores every candidate
+# marginal on the model, so time grows with it (docs/design/dpsynthetic.md).
 DEFAULT_MAX_MODEL_SIZE = 200_000
 
 
@@ -94,16 +87,21 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         without privacy.
     preprocessor_epsilon : float, default=None
         Part of ``epsilon`` spent on the bounds of numeric columns without
-        declared bounds (two exponential-mechanism draws per column, over a
-        public grid of powers of two).  ``None``: a tenth of ``epsilon``.
-        Unused when every numeric column has bounds.
+        declared bounds (three exponential-mechanism draws per column over
+        a public grid, as the private scalers draw theirs).  ``None``: the
+        share of the budget (zCDP units) at which the draws find the data
+        for the rows at hand, between 5% and 25% of it.  Unused when every
+        numeric column has bounds.
     max_model_size : float, default=2e5
         Public limit on the model: the cells of its junction tree's tables
         (8 bytes each).  A marginal whose measurement would grow the tree
         past it is not a candidate for selection (as in AIM); every
         column's 1-way table must fit.  Memory and time grow with it.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fit's noise.  Leave it ``None`` for a real release.
+        Seeds the fit's noise.  Leave it ``None`` for a real release.  An
+        int reproduces the fit (for tests and documentation); ``None`` and
+        a RandomState draw fresh entropy from the operating system at
+        every fit, so clones never share noise.
     verbose : int, default=0
         Print one line per round: the columns measured, the model's size
         and the time so far (selections are released values; no error
@@ -220,15 +218,12 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             The fitted generator.
         """
         self._validate_params()
-        if self._is_private and self.delta == 0:
-            raise ValueError(
-                "delta must be > 0 for a finite epsilon: DPSyntheticData "
-                "measures marginals with Gaussian noise."
-            )
+        # Not yet on Dask: refused rather than gathered into memory.
+        refuse_dask(self, X, reason="(it reads every column's values in memory)")
         frame = _is_dataframe(X)
-        _check_feature_names(self, X, reset=True)
         columns = self._column_values(X)
-        _check_n_features(self, _Shape(len(columns)), reset=True)
+        # Names and number of columns only: the columns keep their types.
+        validate_data(self, X, reset=True, skip_check_array=True)
         n_samples = len(columns[0]) if columns else 0
         if len(columns) < 2:
             raise ValueError(
@@ -245,36 +240,42 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         names = list(X.columns) if frame else list(range(len(columns)))
         # Public quantities first (domain, workload, size limit), then the
         # plan, then the releases: bounds, measurements, selections.
-        domain = self._declared_domain(names)
-        numeric_missing = [i for i, col in enumerate(domain) if col is None]
-        bins = np.zeros(self.n_bins + 1)
-        workload = self._resolve_workload(names, domain)
+        domain = _domain.declared_domain(names, self.domain, self.bounds, self.n_bins)
+        unbounded = [i for i, col in enumerate(domain) if col is None]
+        workload = _domain.resolve_workload(self.workload, names, domain, self.n_bins)
         whole = isinstance(workload, np.ndarray)
+        bins = np.zeros(self.n_bins + 1)
         shape = _domain.domain_shape(
             [c if c is not None else _domain.Column(n, edges=bins)
              for n, c in zip(names, domain, strict=True)],
             self.max_model_size, whole=whole)
-        queries = _queries(workload, shape)
-        plan = synthetic_plans.plan_synthetic(
+        queries = workload_queries(workload, shape)
+        if unbounded:
+            values = np.column_stack([_domain.finite_numeric(names[i], columns[i])
+                                      for i in unbounded])
+        plan = plan_synthetic(
             n_samples=n_samples, n_columns=len(shape), n_queries=len(queries),
-            n_one_way=0 if whole else len(shape),
-            n_bound_draws=2 * len(numeric_missing),
+            n_one_way=0 if whole else len(shape), n_bounded=len(unbounded),
             l2_sensitivity_times_n=queries.l2_sensitivity_times_n,
             epsilon=self.epsilon, delta=self.delta, max_iter=self.max_iter,
             preprocessor_epsilon=self.preprocessor_epsilon)
-        self._begin_release(plan)
-        rng = make_generator(self.random_state)
-        for i in numeric_missing:
-            values = _finite_numeric(names[i], columns[i])
-            low, high = _domain.private_bounds(values, plan.bounds_epsilon, rng)
-            domain[i] = _domain.numeric_column(names[i], low, high, self.n_bins)
-        codes = np.column_stack(
-            [_domain.encode_column(col, values)
-             for col, values in zip(domain, columns, strict=True)]
-        )
-        result = fit_synthetic(codes, queries, plan, rng,
-                               max_model_cells=self.max_model_size,
-                               verbose=self.verbose)
+        warn_if_coarse(self, plan.bounds, ["bounds"], stacklevel=4,
+                       public="bounds={column: (low, high)} for the numeric columns")
+        # Every input check before anything is charged: the columns with a
+        # public domain are encoded (a value outside it is refused), and
+        # those awaiting private bounds were read as finite numbers above.
+        codes = [None if col is None else _domain.encode_column(col, values)
+                 for col, values in zip(domain, columns, strict=True)]
+        rng = self._begin_release(plan)
+        if unbounded:
+            low, high = private_bounds(values, plan.bounds, rng)
+            for k, i in enumerate(unbounded):
+                domain[i] = _domain.numeric_column(names[i], low[k], high[k],
+                                                   self.n_bins)
+                codes[i] = _domain.encode_column(domain[i], values[:, k])
+        result = fit_synthetic(
+            MarginalProblem(np.column_stack(codes), queries, self.max_model_size),
+            plan, rng, verbose=self.verbose)
         self.model_ = result.model
         self.workload_ = workload
         self.selected_ = result.selected
@@ -301,83 +302,23 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         if self.domain is None:
             # Converted per column, so that a text column is named and the
             # message points at ``domain``.
-            array = check_array(X, dtype=None, ensure_min_samples=1,
-                                ensure_all_finite=True)
-            return [_finite_numeric(i, array[:, i]) for i in range(array.shape[1])]
-        array = check_array(X, dtype=None, ensure_all_finite=False)
+            array = _checked_array(X, dtype=None, ensure_min_samples=1,
+                                   ensure_all_finite=True)
+            return [_domain.finite_numeric(i, array[:, i])
+                    for i in range(array.shape[1])]
+        array = _checked_array(X, dtype=None, ensure_all_finite=False)
         return [array[:, i] for i in range(array.shape[1])]
-
-    def _declared_domain(self, names):
-        """Per column: a Column if its domain is public, None if a numeric
-        column still needs private bounds."""
-        domain_spec = _per_column(self.domain, names, "domain")
-        bounds_spec = _per_column(self.bounds, names, "bounds")
-        columns = []
-        for name, spec, bound in zip(names, domain_spec, bounds_spec, strict=True):
-            if spec is not None:
-                column = _domain.declared_categories(name, spec)
-                if column.size < 2:
-                    raise ValueError(
-                        f"Column {name!r} has a single declared value, so it "
-                        "carries nothing; drop it before fitting."
-                    )
-            elif bound is not None:
-                column = _domain.numeric_column(name, *bound, self.n_bins)
-            else:
-                column = None
-            columns.append(column)
-        return columns
-
-    def _resolve_workload(self, names, domain):
-        n_columns = len(names)
-        if isinstance(self.workload, np.ndarray):
-            matrix = np.asarray(self.workload, dtype=np.float64)
-            if matrix.ndim != 2:
-                raise ValueError("workload as an array must be 2-D (queries x cells).")
-            cells = int(np.prod([c.size if c is not None else self.n_bins
-                                 for c in domain]))
-            if matrix.shape[1] != cells:
-                raise ValueError(
-                    f"workload has {matrix.shape[1]} columns but the domain "
-                    f"has {cells} cells."
-                )
-            if not np.all(np.isfinite(matrix)) or np.abs(matrix).max() > 1:
-                raise ValueError("workload coefficients must be finite, in [-1, 1].")
-            return matrix
-        if isinstance(self.workload, Integral):
-            k = min(int(self.workload), n_columns)
-            return [m for size in range(1, k + 1)
-                    for m in itertools.combinations(range(n_columns), size)]
-        positions = {name: i for i, name in enumerate(names)}
-        marginals = []
-        for entry in self.workload:
-            entry = (entry,) if not isinstance(entry, (tuple, list)) else entry
-            try:
-                marginal = tuple(sorted({positions[c] for c in entry}))
-            except KeyError as error:
-                raise ValueError(
-                    f"workload names the column {error.args[0]!r}, which X "
-                    "does not have."
-                ) from None
-            if not marginal:
-                raise ValueError("workload contains an empty marginal.")
-            if marginal not in marginals:
-                marginals.append(marginal)
-        if not marginals:
-            raise ValueError("workload is empty.")
-        return marginals
 
     def _encode(self, X):
         check_is_fitted(self)
-        _check_feature_names(self, X, reset=False)
         if _is_dataframe(X):
             columns = [X[c].to_numpy() for c in X.columns]
         else:
             dtype = np.float64 if all(c.is_numeric for c in self.domain_) else None
-            array = check_array(X, dtype=dtype,
-                                ensure_all_finite=dtype is not None)
+            array = _checked_array(X, dtype=dtype,
+                                   ensure_all_finite=dtype is not None)
             columns = [array[:, i] for i in range(array.shape[1])]
-        _check_n_features(self, _Shape(len(columns)), reset=False)
+        validate_data(self, X, reset=False, skip_check_array=True)
         return np.column_stack(
             [_domain.encode_column(c, v)
              for c, v in zip(self.domain_, columns, strict=True)]
@@ -396,7 +337,8 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         n_samples : int, default=None
             Number of records; ``None`` draws as many as the training data.
         random_state : int, RandomState instance or None, default=None
-            Seeds the draw.
+            Seeds the draw (a RandomState advances); sampling releases
+            nothing new, so a seed here is safe.
         method : {"systematic", "iid"}, default="systematic"
             ``"systematic"``: down the model's junction tree, the records
             sharing the values of a node's separator get the node's other
@@ -426,7 +368,7 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"method must be 'systematic' or 'iid', got {method!r}."
             )
-        rng = make_generator(random_state)
+        rng = sampling_generator(random_state)
         codes = self.model_.sample(int(n_samples), rng, method=method)
         values = [_domain.decode_column(col, codes[:, i], rng)
                   for i, col in enumerate(self.domain_)]
@@ -547,11 +489,12 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
         return tags
 
 
-class _Shape:
-    """Stand-in with ``shape`` for scikit-learn's n_features_in_ check."""
-
-    def __init__(self, n_features):
-        self.shape = (0, n_features)
+def _checked_array(X, **kwargs):
+    """``check_array`` whose errors quote no value of X."""
+    try:
+        return check_array(X, **kwargs)
+    except ValueError as exc:
+        raise ValueError(withhold_values(str(exc))) from None
 
 
 def _is_dataframe(X):
@@ -562,46 +505,3 @@ def _is_nan(value):
     return isinstance(value, float) and value != value
 
 
-def _per_column(spec, names, parameter):
-    """``domain`` or ``bounds`` as one entry (or None) per column."""
-    if spec is None:
-        return [None] * len(names)
-    if isinstance(spec, dict):
-        unknown = [k for k in spec if k not in names]
-        if unknown:
-            raise ValueError(
-                f"{parameter} names column(s) {unknown!r} that X does not have."
-            )
-        return [spec.get(name) for name in names]
-    spec = list(spec)
-    if len(spec) != len(names):
-        raise ValueError(
-            f"{parameter} has {len(spec)} entries but X has {len(names)} columns."
-        )
-    return spec
-
-
-def _finite_numeric(name, values):
-    try:
-        values = np.asarray(values, dtype=np.float64)
-    except ValueError:  # text; other objects raise numpy's TypeError
-        raise ValueError(
-            f"Column {name!r} is not numeric; declare its categories in domain "
-            "(categories cannot be learnt from the data for free)."
-        ) from None
-    if not np.all(np.isfinite(values)):
-        raise ValueError(
-            f"Column {name!r} has NaN or infinite values; a numeric column "
-            "needs finite values."
-        )
-    return values
-
-
-def _queries(workload, shape):
-    """The query objects of a resolved workload; the 1-way marginals join a
-    workload of marginals (measured first as the warm start, and
-    selectable again)."""
-    if isinstance(workload, np.ndarray):
-        return MatrixWorkload(workload, shape)
-    extra = [(a,) for a in range(len(shape)) if (a,) not in workload]
-    return MarginalWorkload(workload + extra, shape)

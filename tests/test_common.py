@@ -3,10 +3,12 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpopt import (
+    DPGridSearchCV,
     DPLasso,
     DPLogisticSimplex,
     DPMinimaxClassifier,
     DPMinMaxScaler,
+    DPRandomizedSearchCV,
     DPSGDClassifier,
     DPSGDRegressor,
     DPStandardScaler,
@@ -31,6 +33,11 @@ ESTIMATORS = [
     # here.  epsilon=None keeps the steps' own budgets.
     PrivatePipeline([("scaler", DPStandardScaler(random_state=0)),
                      ("model", DPSGDRegressor(random_state=0))], epsilon=None),
+    # The private searches, over an estimator and over a pipeline's step.
+    DPGridSearchCV(DPSGDClassifier(), {"alpha": [1e-4, 1e-2]}),
+    DPRandomizedSearchCV(PrivatePipeline([("scaler", DPStandardScaler()),
+                                          ("model", DPSGDRegressor())]),
+                         {"model__alpha": [1e-4, 1e-2]}, n_iter=2),
 ]
 
 # No check is expected to fail; an entry here needs a reason a user would

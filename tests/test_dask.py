@@ -362,7 +362,7 @@ def test_classifiers_and_block_wise_prediction(client):
 def test_label_outside_declared_classes_is_refused(client):
     X, y = regression(n=2_000)
     Xd, yd = as_dask(X, (y > 0).astype(int) + 1)
-    with pytest.raises(ValueError, match=r"row\(s\) have a label outside"):
+    with pytest.raises(ValueError, match=r"some rows have a label outside"):
         DPSGDClassifier(clip_norm=1.0, classes=[0, 1], delta=1e-7).fit(Xd, yd)
 
 
@@ -459,3 +459,173 @@ def test_marginal_counts_match_in_memory(client):
     with pytest.raises(ValueError, match="outside the declared domain"):
         marginal_counts(da.from_array(codes, chunks=(1_300, 3)), cardinalities,
                         attributes)
+
+
+def test_block_sums_are_float64_whatever_the_blocks_dtype(client):
+    """The float32 case of tests/test_sums.py on Dask blocks: one step of
+    DPLasso without noise moves by the exact 2 / n, not by 1.5e-3."""
+    n_ones, n_small = 32_769, 100_000
+    n = n_ones + n_small
+    X = da.ones((n, 1), dtype=np.float32, chunks=(70_000, 1))
+    y = np.concatenate([-np.ones(n_ones), np.full(n_small, 0.0015)])
+    other = y.copy()
+    other[0] = 1.0
+
+    def coef(target):
+        return DPLasso(alpha=0, fit_intercept=False, max_iter=1, target_bound=1,
+                       residual_bound=1, curvature="bound", feature_bound=1.0,
+                       epsilon=np.inf).fit(X, da.from_array(target, chunks=70_000)
+                                           ).coef_[0]
+
+    assert abs(coef(y) - coef(other)) == pytest.approx(2 / n, rel=1e-6)
+
+
+EMPTY_CHUNKS = (100, 0, 300, 0)  # what filtering a DataFrame leaves
+
+
+def _with_empty_blocks(X, y):
+    return (da.from_array(X, chunks=(EMPTY_CHUNKS, X.shape[1])),
+            da.from_array(y, chunks=(EMPTY_CHUNKS,)))
+
+
+EMPTY_BLOCK_FITS = [
+    ("sgd_full", lambda: DPSGDRegressor(clip_norm=1.0, sampling="full", max_iter=3,
+                                        delta=1e-7, random_state=0), False),
+    ("sgd_poisson", lambda: DPSGDRegressor(clip_norm=1.0, max_iter=2, delta=1e-7,
+                                           random_state=0), False),
+    ("sgd_auto_target", lambda: DPSGDRegressor(sampling="full", max_iter=2,
+                                               delta=1e-7, random_state=0), False),
+    ("sgd_classifier", lambda: DPSGDClassifier(clip_norm=1.0, classes=[0, 1],
+                                               max_iter=2, delta=1e-7,
+                                               random_state=0), True),
+    ("lasso", lambda: DPLasso(feature_bound=1.0, target_bound=1.0, max_iter=3,
+                              delta=1e-7, random_state=0), False),
+    ("lasso_auto_bounds", lambda: DPLasso(feature_bound="auto", max_iter=3,
+                                          delta=1e-7, random_state=0), False),
+    ("lasso_frank_wolfe", lambda: DPLasso(solver="frank_wolfe", feature_bound=1.0,
+                                          target_bound=1.0, max_iter=3,
+                                          delta=1e-7, random_state=0), False),
+    ("simplex_frank_wolfe", lambda: DPLogisticSimplex(
+        solver="frank_wolfe", classes=[0, 1], max_iter=3, delta=1e-7,
+        random_state=0), True),
+]
+
+
+@pytest.mark.parametrize("persist", [False, True], ids=["lazy", "persisted"])
+@pytest.mark.parametrize("name,make,labels", EMPTY_BLOCK_FITS,
+                         ids=[f[0] for f in EMPTY_BLOCK_FITS])
+def test_empty_blocks_fit_and_predict(client, name, make, labels, persist):
+    X, y = regression(n=400)
+    target = (y > 0).astype(int) if labels else y
+    Xd, yd = _with_empty_blocks(X, target)
+    if persist:
+        Xd, yd = client.persist([Xd, yd])
+    with PrivacyLedger() as ledger:
+        model = make().fit(Xd, yd)
+    assert len(ledger) == 1
+    # The same plan as in memory, and predictions block by block.
+    assert model.privacy_plan_ == make().fit(X, target).privacy_plan_
+    np.testing.assert_array_equal(model.predict(Xd).compute(), model.predict(X))
+
+
+def test_a_filtered_dataframe_fits(client):
+    pd = pytest.importorskip("pandas")
+    X, y = regression(n=3_000)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame["y"] = y
+    # Three of the four partitions hold no row with x0 > 0.5.
+    frame = frame.sort_values("x0")
+    kept = dd.from_pandas(frame, npartitions=4, sort=False)
+    kept = kept[kept.x0 > 0.5]
+    assert 0 in kept.map_partitions(len).compute().tolist()
+
+    def make():
+        return DPSGDRegressor(clip_norm=1.0, sampling="full", max_iter=3,
+                              delta=1e-7, random_state=0)
+
+    model = make().fit(kept.drop(columns="y"), kept.y)
+    assert np.all(np.isfinite(model.coef_))
+    in_memory = frame[frame.x0 > 0.5]
+    reference = make().fit(in_memory.drop(columns="y"), in_memory.y)
+    assert model.privacy_plan_ == reference.privacy_plan_
+    np.testing.assert_allclose(model.coef_, reference.coef_, rtol=1e-6)
+    # Predicted partition by partition, the empty ones included.
+    np.testing.assert_allclose(model.predict(kept.drop(columns="y")).compute(),
+                               model.predict(in_memory.drop(columns="y")))
+
+
+@pytest.mark.parametrize("fail_at, charged", [(1, 0), (4, 1)])  # 3 blocks a pass
+def test_a_fit_that_fails_before_drawing_anything_is_not_charged(
+        monkeypatch, fail_at, charged):
+    """A pass over the blocks that fails (a lost worker, say) before the
+    fit's generator has drawn anything: nothing noisy existed, and the
+    ledger forgets the fit.  A failure after noise was drawn stays charged."""
+    X, y = regression(n=2_000)
+    Xd, yd = as_dask(X, y, rows=700)
+    block_gradient = dask_backend._block_gradient
+    passes = []
+
+    def failing(*args):
+        passes.append(1)
+        if len(passes) >= fail_at:
+            raise RuntimeError("the pass failed")
+        return block_gradient(*args)
+
+    monkeypatch.setattr(dask_backend, "_block_gradient", failing)
+    # In this process (a patched function does not travel to workers).
+    with dask.config.set(scheduler="sync"), PrivacyLedger() as ledger:
+        with pytest.raises(RuntimeError, match="the pass failed"):
+            DPSGDRegressor(clip_norm=1.0, target_scale=1.0, sampling="full",
+                           max_iter=3, delta=1e-7).fit(Xd, yd)
+    assert len(ledger) == charged
+
+
+# What each estimator that does not fit on Dask says instead of gathering.
+REFUSED = "does not fit on Dask collections"
+
+
+def _estimators():
+    from test_common import ESTIMATORS
+
+    from skdpopt import make_private_pipeline
+
+    return ESTIMATORS + [make_private_pipeline(DPSGDRegressor(clip_norm=1.0),
+                                               epsilon=1.0, delta=1e-7)]
+
+
+@pytest.mark.parametrize("frame", [False, True], ids=["array", "dataframe"])
+@pytest.mark.parametrize("estimator", _estimators(),
+                         ids=lambda e: f"{type(e).__name__}"
+                         f"({e.get_params().get('solver', '')})")
+def test_no_estimator_gathers_dask_data_into_memory(client, monkeypatch,
+                                                   estimator, frame):
+    """Dask's conversions to numpy raise: every fit either runs on the
+    blocks or refuses with the TypeError the large-data guide promises."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.base import clone, is_classifier
+
+    X, y = regression(n=600)
+    target = (y > 0).astype(int) if is_classifier(estimator) else y
+    if frame:
+        Xd = dd.from_pandas(pd.DataFrame(X, columns=list("abcde")), npartitions=3)
+        yd = dd.from_pandas(pd.Series(target), npartitions=3)
+    else:
+        Xd, yd = as_dask(X, target, rows=200)
+
+    def gathered(*args, **kwargs):
+        raise AssertionError("a Dask collection was converted to numpy")
+
+    for kind in (da.Array, dd.DataFrame, dd.Series):
+        monkeypatch.setattr(kind, "__array__", gathered)
+    model = clone(estimator)
+    if "classes" in model.get_params():
+        model.set_params(classes=[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model.fit(Xd, yd)
+        except TypeError as exc:
+            assert REFUSED in str(exc)
+        except ValueError as exc:
+            # The private "auto" bounds that need rows in memory: refused too.
+            assert "on Dask collections needs public bounds" in str(exc)

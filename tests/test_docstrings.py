@@ -38,7 +38,8 @@ def _entries(lines):
     entries, name = {}, None
     for line in lines:
         if line and not line.startswith(" "):
-            name = line.split(" : ")[0].strip()
+            # "**fit_params" documents the parameter "fit_params".
+            name = line.split(" : ")[0].strip().lstrip("*")
             entries[name] = []
         elif name is not None and line.strip():
             entries[name].append(line.strip())

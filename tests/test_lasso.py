@@ -177,8 +177,8 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     """The "auto" bounds cost AUTO_BOUNDS_SHARE of the budget in zCDP units
     (two draws of score sensitivity D cost D^2 in all); public numbers plan
     no draw at all and the steps get the whole budget."""
-    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.accounting import zcdp
+    from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE
 
     X, y, _ = data
     auto = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound="auto",
@@ -528,3 +528,29 @@ def test_noise_far_above_any_signal_warns_naming_the_levers(data):
                         target_bound="auto", feature_bound="auto").fit(X, y)
     for record in caught:
         assert f"{model.target_bound_:g}" not in str(record.message)
+
+
+def test_float32_neighbours_move_the_model_by_their_exact_effect():
+    """One ones-column in float32 CSR, 32,769 targets of -1 then 100,000 of
+    0.0015 (residuals +1 then -0.0015), against the same with the first
+    target +1.  Without noise one greedy step (curvature bound 1) moves the
+    coefficient by the gradient's exact change, 2 / n.  Float32 sums moved
+    it by 1.5e-3, a hundred times that: 13 noise standard deviations at
+    epsilon 1 (the solvers' gradient itself: tests/test_sums.py)."""
+    n_ones, n_small = 32_769, 100_000
+    n = n_ones + n_small
+    y = np.concatenate([-np.ones(n_ones), np.full(n_small, 0.0015)])
+    other = y.copy()
+    other[0] = 1.0
+
+    def coef(X, target):
+        return DPLasso(alpha=0, fit_intercept=False, max_iter=1, target_bound=1,
+                       residual_bound=1, curvature="bound", feature_bound=1.0,
+                       epsilon=np.inf).fit(X, target).coef_[0]
+
+    X = sp.csr_matrix(np.ones((n, 1), dtype=np.float32))
+    assert abs(coef(X, y) - coef(X, other)) == pytest.approx(2 / n, rel=1e-6)
+    # The float64 problem gives the same models.
+    for target in (y, other):
+        assert coef(X, target) == pytest.approx(
+            coef(sp.csr_matrix(X, dtype=np.float64), target), rel=1e-12)

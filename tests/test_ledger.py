@@ -2,6 +2,7 @@
 
 import logging
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -18,6 +19,7 @@ from skdpopt import (
     LedgerError,
     PrivacyLedger,
 )
+from skdpopt.accounting import privacy_spent
 from skdpopt.ledger import _Channel
 
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -118,12 +120,60 @@ def test_budget_refuses_before_release(data):
     assert ledger.spent().epsilon <= 1.5
 
 
+def test_a_fit_refused_by_an_inner_ledger_is_recorded_in_none(data):
+    X, y = data
+    with PrivacyLedger() as outer, PrivacyLedger(budget=(0.5, 1e-6)) as inner:
+        with pytest.raises(BudgetExceededError):
+            DPSGDRegressor(epsilon=1.0, delta=1e-7).fit(X, y)
+    assert (len(outer), len(inner)) == (0, 0)
+
+
+@pytest.mark.parametrize("fail_at, charged", [(1, 0), (3, 1)])
+def test_a_fit_that_fails_before_drawing_anything_is_not_charged(
+        data, monkeypatch, fail_at, charged):
+    """The first pass over the data fails (say, the memory runs out) before
+    the fit's generator has drawn anything: no noisy quantity existed, so
+    the ledgers forget the fit.  A failure once noise was drawn (the third
+    pass) stays charged: the error may depend on noisy values."""
+    from skdpopt._data import inmemory
+
+    X, y = data
+    gradient_sum = inmemory.InMemoryLinearRows.gradient_sum
+    passes = []
+
+    def failing(self, *args):
+        passes.append(1)
+        if len(passes) >= fail_at:
+            raise MemoryError("the pass failed")
+        return gradient_sum(self, *args)
+
+    monkeypatch.setattr(inmemory.InMemoryLinearRows, "gradient_sum", failing)
+    model = DPSGDRegressor(sampling="full", clip_norm=1.0, target_scale=1.0,
+                           max_iter=5, delta=1e-7)
+    with PrivacyLedger() as outer, PrivacyLedger() as inner:
+        with pytest.raises(MemoryError):
+            model.fit(X, y)
+    assert (len(outer), len(inner)) == (charged, charged)
+    assert not hasattr(model, "_open_release") and not hasattr(model, "coef_")
+    monkeypatch.undo()
+    # A fit that succeeds stays recorded, and keeps no handle on its ledger.
+    with PrivacyLedger() as ledger:
+        model.fit(X, y)
+    assert len(ledger) == 1 and not hasattr(model, "_open_release")
+
+
 def test_budget_message_prints_no_private_value(data):
     X, y = data
     with PrivacyLedger(budget=(0.1, 1e-6)):
         with pytest.raises(BudgetExceededError) as info:
             DPSGDRegressor(epsilon=1.0, delta=1e-7).fit(X, y)
-    assert "coef" not in str(info.value)
+    # Every number in the message is public: the budget, and the total the
+    # fit's plan (public quantities only) would bring the ledger to.
+    plan = DPSGDRegressor(epsilon=1.0, delta=1e-7).fit(X, y).privacy_plan_
+    total = float(f"{privacy_spent(plan.event, 1e-6).epsilon:.4g}")
+    numbers = {float(n) for n in re.findall(
+        r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?", str(info.value))}
+    assert numbers == {total, 1e-6, 0.1}
 
 
 def test_unreachable_ledger_refuses_loudly(data):

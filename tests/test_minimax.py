@@ -17,10 +17,17 @@ from skdpopt import DPMinimaxClassifier
 from skdpopt.exceptions import PrivacyLeakWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
 from skdpopt.plans.minimax import (
+    CLIP_FACTOR,
+    GROUP_TEMPERATURE,
+    KAPPA_NOISE,
+    MODEL_STEP,
+    NON_PRIVATE_STEPS,
+    PRIVATE_STEPS,
     STEP_CAP_FACTOR,
     STEP_RATIO,
     choose_solver,
     gda_kappa,
+    noise_floor,
     plan_minimax_gda,
     vertex_steps,
 )
@@ -315,7 +322,10 @@ def test_grid_search_without_routing(data):
         cv=3,
     )
     search.fit(X, y, sensitive_features=groups)
-    assert search.best_params_["radius"] in (1.0, 5.0)
+    # The groups reached every fit, the refit's included (without them a
+    # fit sees one group, "all").
+    assert list(search.best_estimator_.groups_) == ["major", "minor"]
+    assert search.best_estimator_.group_weights_.shape == (2,)
     scores = cross_val_score(
         VertexMinimax(epsilon=np.inf, random_state=0),
         X,
@@ -323,7 +333,9 @@ def test_grid_search_without_routing(data):
         cv=3,
         params={"sensitive_features": groups},
     )
-    assert scores.shape == (3,)
+    # Without noise each fold's model beats the majority label (at most 55%
+    # of these rows) by a margin.
+    assert np.all(scores > 0.6)
 
 
 def test_grid_search_and_pipeline_with_routing(data, monkeypatch):
@@ -368,24 +380,37 @@ def test_misaligned_or_missing_groups_rejected(data):
 
 
 def test_too_small_group_is_named(data):
+    # Named when declared (public); a group read from the data is not named
+    # by a fit that fails before releasing the group set.
     X, y, groups = data
     groups = groups.copy()
     groups[:5] = "tiny"
+    declared = ["major", "minor", "tiny"]
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        VertexMinimax(epsilon=np.inf).fit(X, y, sensitive_features=groups)
+        VertexMinimax(epsilon=np.inf, groups=declared).fit(
+            X, y, sensitive_features=groups)
     with pytest.raises(ValueError, match="'tiny' is too small"):
-        VertexMinimax(epsilon=1.0, random_state=0, min_group_size=200).fit(
-            X, y, sensitive_features=groups
-        )
+        VertexMinimax(epsilon=1.0, random_state=0, min_group_size=200,
+                      groups=declared).fit(X, y, sensitive_features=groups)
     with pytest.raises(ValueError, match="'minor' is too small"):
         VertexMinimax(
-            group_priors={"major": 0.999, "minor": 0.001, "tiny": 0.001}
+            group_priors={"major": 0.999, "minor": 0.001, "tiny": 0.001},
+            groups=declared,
         ).fit(X, y, sensitive_features=groups)
+    with pytest.raises(ValueError, match="a group read from the data is too "
+                       "small") as info:
+        VertexMinimax(epsilon=np.inf).fit(X, y, sensitive_features=groups)
+    assert "tiny" not in str(info.value)
 
 
 def test_bad_priors_rejected(data):
     X, y, groups = data
     with pytest.raises(ValueError, match="no entry for group 'minor'"):
+        VertexMinimax(group_priors={"major": 1.0},
+                      groups=["major", "minor"]).fit(
+            X, y, sensitive_features=groups
+        )
+    with pytest.raises(ValueError, match="no entry for a group of the data"):
         VertexMinimax(group_priors={"major": 1.0}).fit(
             X, y, sensitive_features=groups
         )
@@ -514,38 +539,102 @@ def test_gda_plan_spend_recomputed_with_dp_accounting(epsilon, counts_public):
     assert ours <= rdp.get_epsilon(plan.delta)
 
 
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 10.0])
+def test_gda_plan_with_the_row_norm_recomputed_independently(epsilon):
+    """clip_norm="auto" adds the row norm's exponential-mechanism draws.
+    Their spend, recomputed: at least dp-accounting's PLD epsilon of the
+    Gaussian releases alone (adding releases never lowers it), at most the
+    closed-form zCDP conversion of everything (each Gaussian release
+    ``1 / (2 s^2)``, each draw of score sensitivity D ``D^2 / 2``), and at
+    most the request."""
+    plan = _gda_plan(epsilon=epsilon, clip_norm="auto")
+    draws = plan.row_norm_draws
+    assert draws is not None and draws.n_columns == 1
+    events = [dp_event.GaussianDpEvent(plan.count_noise_scale / np.sqrt(2)),
+              dp_event.SelfComposedDpEvent(
+                  dp_event.GaussianDpEvent(plan.noise_multiplier), plan.n_steps),
+              dp_event.SelfComposedDpEvent(
+                  dp_event.GaussianDpEvent(plan.loss_noise_multiplier),
+                  plan.n_steps)]
+    accountant = dp_pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_event.ComposedDpEvent(events))
+    gaussians_only = accountant.get_epsilon(plan.delta)
+    rho = (1.0 / (2 * (plan.count_noise_scale / np.sqrt(2)) ** 2)
+           + plan.n_steps / (2 * plan.noise_multiplier ** 2)
+           + plan.n_steps / (2 * plan.loss_noise_multiplier ** 2)
+           + draws.n_columns * draws.draws_per_column
+           * draws.score_sensitivity ** 2 / 2)
+    zcdp = rho + 2 * np.sqrt(rho * np.log(1 / plan.delta))
+    ours = plan.spent().epsilon
+    assert gaussians_only * 0.99 <= ours <= min(zcdp, epsilon * (1 + 1e-9))
+    assert ours >= 0.98 * epsilon
+    # The draws took their share: the Gaussians alone spend less.
+    assert gaussians_only < 0.99 * ours
+
+
 def test_gda_plan_is_made_without_data_and_within_budget():
     for n in (300, 5000, 200_000):
         for d in (2, 50, 3000):
             for epsilon in (0.1, 1.0, 10.0, 1000.0):
-                plan = _gda_plan(n_samples=n, n_features=d, epsilon=epsilon)
-                assert plan.spent().epsilon <= epsilon * (1 + 1e-9)
-                assert 10 <= plan.n_steps <= 50
+                for clip in (1.0, "auto"):
+                    plan = _gda_plan(n_samples=n, n_features=d,
+                                     epsilon=epsilon, clip_norm=clip)
+                    assert plan.spent().epsilon <= epsilon * (1 + 1e-9)
+                    assert plan.n_steps == PRIVATE_STEPS
 
 
-def test_gda_schedule_without_privacy():
-    """200 full passes, a model step three times the private rule's for the
-    same T, nothing spent but the plan's inf."""
-    plan = _gda_plan(epsilon=np.inf)
-    assert plan.n_steps == 200
+def test_gda_steps_follow_the_row_norm():
+    """The model's step is MODEL_STEP / L, L = (S^2 + b^2) / 4, with
+    privacy and without; the coefficients' gradients are clipped at
+    CLIP_FACTOR S with privacy and not at all without; without privacy
+    nothing is spent but the plan's inf."""
+    proportions = np.array([600.0, 300.0, 100.0])
+    plan = _gda_plan(epsilon=np.inf, clip_norm="auto", intercept_value=0.5)
+    assert plan.n_steps == NON_PRIVATE_STEPS
     assert plan.spent().epsilon == np.inf
-    private = _gda_plan(epsilon=1e5, max_iter=200)
-    proportions = np.array([0.6, 0.3, 0.1])
-    ratio = (plan.stage(proportions).step_size
-             / private.stage(proportions).step_size)
-    assert ratio == pytest.approx(3.0)
+    stage = plan.stage(proportions, 3.0)
+    assert stage.step_size == pytest.approx(4 * MODEL_STEP / (9.0 + 0.25))
+    assert stage.clip_norm == np.inf and stage.weight_decay == 0.0
+    private = _gda_plan(epsilon=1.0, clip_norm="auto", intercept_value=0.5)
+    stage = private.stage(proportions, 3.0)
+    assert stage.step_size == pytest.approx(4 * MODEL_STEP / (9.0 + 0.25))
+    assert stage.clip_norm == pytest.approx(CLIP_FACTOR * 3.0)
+    # A public clip_norm is S.
+    public = _gda_plan(epsilon=1.0, clip_norm=2.0).stage(proportions, 3.0)
+    assert public.step_size == pytest.approx(4 * MODEL_STEP / (4.0 + 1.0))
+
+
+def test_gda_adversary_step_sets_its_temperature():
+    """With privacy the adversary's step makes the noise of its final
+    log-weights GROUP_TEMPERATURE on the smallest group: T steps of noise
+    l_max s_L / n_min on the mean loss, times the step, add up to
+    sqrt(T) times that."""
+    sizes = np.array([4000.0, 900.0, 100.0])
+    plan = _gda_plan(epsilon=1.0, n_samples=5000)
+    stage = plan.stage(sizes, 2.0)
+    per_step = plan.loss_bound * plan.loss_noise_multiplier / sizes.min()
+    final = stage.group_step_size * np.sqrt(plan.n_steps) * per_step
+    assert final == pytest.approx(min(GROUP_TEMPERATURE, final))
+    assert final <= GROUP_TEMPERATURE * (1 + 1e-12)
 
 
 def test_gda_kappa_degrades_to_erm_and_reaches_the_minimax():
     """kappa is 1 (ERM) when the budget cannot pay for upweighting, grows
-    with epsilon, and is 1 / p_min without privacy."""
+    with epsilon, and is 1 / p_min without privacy; at the cap, the noise
+    floor times kappa is KAPPA_NOISE."""
     proportions = np.array([0.6, 0.3, 0.1])
-    kappas = [gda_kappa(_gda_plan(epsilon=e, n_samples=2000), proportions)
-              for e in (0.01, 0.5, 2.0, 8.0, 50.0, 1000.0)]
+    plans = [_gda_plan(epsilon=e, n_samples=2000)
+             for e in (0.01, 0.5, 2.0, 8.0, 50.0, 1000.0)]
+    kappas = [gda_kappa(p, proportions, 1.0) for p in plans]
     assert kappas[0] == 1.0
     assert np.all(np.diff(kappas) >= 0)
     assert kappas[-1] == pytest.approx(10.0)
-    assert gda_kappa(_gda_plan(epsilon=np.inf), proportions) == pytest.approx(10.0)
+    inside = [(p, k) for p, k in zip(plans, kappas, strict=True) if 1 < k < 10]
+    assert inside
+    for p, k in inside:
+        assert k * noise_floor(p, 1.0) == pytest.approx(KAPPA_NOISE)
+    assert gda_kappa(_gda_plan(epsilon=np.inf), proportions,
+                     np.inf) == pytest.approx(10.0)
 
 
 def test_gda_needs_delta():
@@ -596,8 +685,7 @@ def test_gda_without_privacy_reaches_the_exact_minimax(data):
 
 def test_gda_beats_erm_on_the_worst_group_and_is_never_the_zero_model():
     """On a synthetic design (4 groups), epsilon = 1: worst-group test log
-    loss below DP-SGD's by more than the seed noise, never the zero
-    model."""
+    loss below DP-SGD's on every seed, never the zero model."""
     from skdpopt import DPSGDClassifier
 
     def groups_design(seed, sizes=(4200, 1750, 630, 210)):
@@ -614,7 +702,7 @@ def test_gda_beats_erm_on_the_worst_group_and_is_never_the_zero_model():
         return np.vstack(X), np.concatenate(y), np.concatenate(g)
 
     ours, erm = [], []
-    for seed in range(3):
+    for seed in range(5):
         X, y, g = groups_design(100 + seed)
         Xt, yt, gt = groups_design(200 + seed)
         delta = 1.0 / len(y) ** 2
@@ -629,11 +717,12 @@ def test_gda_beats_erm_on_the_worst_group_and_is_never_the_zero_model():
         sgd = DPSGDClassifier(epsilon=1.0, delta=delta, random_state=seed).fit(X, y)
         erm.append(worst_group_log_loss(yt, sgd.predict_proba(Xt)[:, 1],
                                         sensitive_features=gt))
-    # Paired by seed (same data): better on every seed, and the mean gain
-    # above two standard errors of the paired differences.
+    # Paired by seed (same data): better on every one of 5 seeds.  Were the
+    # two equally good, each paired difference would be positive with
+    # probability 1/2 and all five with 1/32 (a one-sided sign test at
+    # about 3%).
     gain = np.array(erm) - np.array(ours)
     assert np.all(gain > 0)
-    assert gain.mean() > 2 * gain.std(ddof=1) / np.sqrt(len(gain))
 
 
 @pytest.mark.parametrize("value, dtype", [(1e200, np.float64), (1e300, np.float64),

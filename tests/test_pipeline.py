@@ -2,25 +2,34 @@
 composed spend, grid search and the ledger."""
 
 import logging
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer
+from sklearn.feature_extraction import FeatureHasher
 from sklearn.feature_extraction.text import (
     CountVectorizer,
     HashingVectorizer,
+    TfidfTransformer,
     TfidfVectorizer,
 )
-from sklearn.impute import SimpleImputer
+from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import (
+    Binarizer,
     FunctionTransformer,
     MinMaxScaler,
+    Normalizer,
     OneHotEncoder,
+    OrdinalEncoder,
+    PolynomialFeatures,
+    SplineTransformer,
     StandardScaler,
 )
 
@@ -36,6 +45,7 @@ from skdpopt import (
     make_private_pipeline,
 )
 from skdpopt.accounting import compose, privacy_spent
+from skdpopt.pipeline import _PUBLIC_TRANSFORMERS
 
 logging.getLogger("absl").setLevel(logging.ERROR)
 
@@ -103,7 +113,7 @@ def test_stateless_and_declared_steps_are_accepted():
         ColumnTransformer([
             ("onehot", OneHotEncoder(categories=[["a", "b", "c"]]), [0]),
             ("rest", DPStandardScaler(), [1, 2]),
-        ]),
+        ], sparse_threshold=0),
         FrozenEstimator(StandardScaler().fit(np.ones((3, 4)))),
         DPSGDRegressor(),
     )
@@ -171,7 +181,8 @@ def test_user_split_and_own_budgets(data):
     with pytest.raises(ValueError, match="budget_split"):
         make_private_pipeline(DPStandardScaler(), DPSGDRegressor(),
                               budget_split={"dpsgdregressor": 1.0}).fit(X, y)
-    with pytest.raises(ValueError, match="at most 1"):
+    with pytest.raises(ValueError, match="add up to epsilon=1.2, above the "
+                       "pipeline's epsilon=1"):
         make_private_pipeline(
             DPStandardScaler(), DPSGDRegressor(),
             budget_split={"dpstandardscaler": 0.6, "dpsgdregressor": 0.6}).fit(X, y)
@@ -236,8 +247,7 @@ def test_random_state_seeds_the_steps_reproducibly(data):
 
     def fit(seed, **model):
         pipe = make_private_pipeline(DPStandardScaler(), DPSGDRegressor(**model),
-                                     epsilon=1.0, delta=1e-6,
-                                     random_state=seed)
+                                     epsilon=1.0, delta=1e-6, random_state=seed)
         return pipe.fit(X, y)
 
     first, again, other = fit(0), fit(0), fit(1)
@@ -248,3 +258,191 @@ def test_random_state_seeds_the_steps_reproducibly(data):
     seeds = [first[0].random_state, first[-1].random_state]
     assert seeds[0] != seeds[1]
     assert fit(0, random_state=5)[-1].random_state == 5
+    # Unset again, the seeds the pipeline gave go: fresh noise at each fit.
+    first.set_params(random_state=None).fit(X, y)
+    assert first[0].random_state is None and first[-1].random_state is None
+
+
+def test_the_estimators_passed_in_are_never_changed(data):
+    X, y = data
+    scaler, model = DPStandardScaler(), DPSGDRegressor()
+    pipe = make_private_pipeline(scaler, model, epsilon=0.5, delta=1e-7,
+                                 random_state=0).fit(X, y)
+    for given in (scaler, model):
+        fresh = type(given)()
+        assert given.get_params() == fresh.get_params()
+        assert not hasattr(given, "privacy_spent_")
+    assert pipe[-1] is not model and pipe[-1].epsilon == pytest.approx(0.4)
+    assert pipe[-1].delta == pytest.approx(8e-8)
+
+
+def test_a_step_with_its_own_budget_keeps_it_within_the_total(data):
+    X, y = data
+    # Within the total: kept, the rest shared among the others.
+    pipe = make_private_pipeline(DPStandardScaler(),
+                                 DPSGDRegressor(epsilon=0.5, delta=1e-7),
+                                 epsilon=1.0, delta=1e-6).fit(X, y)
+    assert pipe.step_budgets_["dpsgdregressor"] == (0.5, 1e-7)
+    assert pipe.step_budgets_["dpstandardscaler"] == pytest.approx((0.5, 9e-7))
+    assert pipe.privacy_spent_.epsilon <= 1.0 and pipe.privacy_spent_.delta <= 1e-6
+    # Only delta set: its delta is kept (never loosened), epsilon shared.
+    pipe = make_private_pipeline(DPStandardScaler(), DPSGDRegressor(delta=1e-8),
+                                 epsilon=1.0, delta=1e-6).fit(X, y)
+    assert pipe.step_budgets_["dpsgdregressor"] == (0.8, 1e-8)
+    assert pipe[-1].delta == 1e-8
+    # Above the total: an error naming the step and the total, before any fit.
+    over = make_private_pipeline(DPStandardScaler(),
+                                 DPSGDRegressor(epsilon=5, delta=1e-7),
+                                 epsilon=1.0, delta=1e-6)
+    with PrivacyLedger() as ledger:
+        with pytest.raises(ValueError, match=r"own epsilon \{'dpsgdregressor': "
+                           r"5\.0\} add up to 5, above the pipeline's epsilon=1"):
+            over.fit(X, y)
+    assert len(ledger) == 0
+    # Taking all of it leaves nothing for the others: an error too.
+    with pytest.raises(ValueError, match=r"leaving nothing for \['dpstandardscaler'\]"):
+        make_private_pipeline(DPStandardScaler(), DPSGDRegressor(epsilon=0.5),
+                              epsilon=0.5).fit(X, y)
+
+
+def test_a_refit_or_a_clone_shares_the_budget_anew(data):
+    X, y = data
+    pipe = make_private_pipeline(DPStandardScaler(), DPSGDRegressor(),
+                                 epsilon=1.0, delta=1e-6).fit(X, y)
+    # The budgets the pipeline gave its steps are not the steps' own.
+    pipe.set_params(epsilon=0.5).fit(X, y)
+    assert pipe.step_budgets_["dpstandardscaler"] == pytest.approx((0.1, 2e-7))
+    assert pipe.step_budgets_["dpsgdregressor"] == pytest.approx((0.4, 8e-7))
+    copy = clone(pipe).set_params(epsilon=2.0).fit(X, y)
+    assert copy.step_budgets_["dpsgdregressor"] == pytest.approx((1.6, 8e-7))
+    # A budget the user then sets on a step is its own.
+    copy.set_params(dpsgdregressor__epsilon=0.3).fit(X, y)
+    assert copy.step_budgets_["dpsgdregressor"][0] == 0.3
+
+
+def test_a_nested_private_pipeline_takes_its_share_of_the_outer_budget(data):
+    X, y = data
+    outer = make_private_pipeline(make_private_pipeline(DPStandardScaler()),
+                                  DPSGDRegressor(), epsilon=0.5, delta=1e-6)
+    with PrivacyLedger() as ledger:
+        outer.fit(X, y)
+    assert outer.step_budgets_.keys() == {"privatepipeline", "dpsgdregressor"}
+    assert outer.step_budgets_["privatepipeline"] == pytest.approx((0.1, 2e-7))
+    assert outer.step_budgets_["dpsgdregressor"] == pytest.approx((0.4, 8e-7))
+    scaler = outer[0][0]
+    assert (scaler.epsilon, scaler.delta) == pytest.approx((0.1, 2e-7))
+    assert scaler.privacy_spent_.epsilon <= 0.1 * (1 + 1e-9)
+    spent = outer.privacy_spent_
+    assert spent.epsilon <= 0.5 and spent.delta <= 1e-6
+    # The ledger saw the same two fits, and composes them to the same
+    # figure (or, where basic composition is tighter, to no less).
+    assert [r.estimator for r in ledger.records] == ["DPStandardScaler",
+                                                     "DPSGDRegressor"]
+    total = ledger.spent(delta=spent.delta)
+    assert total.epsilon >= spent.epsilon * (1 - 1e-9)
+    assert total.epsilon == pytest.approx(privacy_spent(
+        compose(scaler.privacy_event_, outer[-1].privacy_event_),
+        spent.delta).epsilon)
+    assert min(total.epsilon, scaler.privacy_spent_.epsilon
+               + outer[-1].privacy_spent_.epsilon) == pytest.approx(spent.epsilon)
+    # An inner pipeline with a budget of its own keeps it within the total;
+    # one that keeps its steps' budgets (epsilon=None) has their sum.
+    kept = make_private_pipeline(
+        make_private_pipeline(DPStandardScaler(epsilon=0.1, delta=1e-7),
+                              epsilon=None),
+        DPSGDRegressor(), epsilon=0.5, delta=1e-6).fit(X, y)
+    assert kept.step_budgets_["privatepipeline"] == (0.1, 1e-7)
+    assert kept.step_budgets_["dpsgdregressor"] == pytest.approx((0.4, 9e-7))
+    assert kept.privacy_spent_.epsilon <= 0.5
+    with pytest.raises(ValueError, match="'privatepipeline': 2"):
+        make_private_pipeline(make_private_pipeline(DPStandardScaler(),
+                                                    epsilon=2.0),
+                              DPSGDRegressor(), epsilon=0.5).fit(X, y)
+
+
+@pytest.mark.parametrize("step", [
+    # Learns which columns have missing values: one record with a NaN adds
+    # a column to the model.
+    SimpleImputer(strategy="constant", fill_value=0, keep_empty_features=True,
+                  add_indicator=True),
+    # Drops the columns missing in every record.
+    SimpleImputer(strategy="constant", fill_value=0),
+    # Checks inverse_func against the records, and warns.
+    FunctionTransformer(np.log1p, np.expm1),
+    # Warns about unknown categories in the training data.
+    OneHotEncoder(categories=[["a", "b"]], handle_unknown="warn"),
+    OrdinalEncoder(categories=[["a", "b"]], max_categories=2),
+    TfidfVectorizer(vocabulary=["a", "b"]),
+    TfidfTransformer(),
+    CountVectorizer(),
+    MissingIndicator(),
+    SplineTransformer(),
+    # The density of the transformed records decides sparse or dense.
+    ColumnTransformer([("keep", "passthrough", [0])]),
+    ColumnTransformer([("keep", "passthrough", [0])], sparse_threshold=0.5),
+])
+def test_parameters_that_learn_from_the_data_are_refused(step):
+    with pytest.raises(PrivacyLeakError, match=type(step).__name__):
+        make_private_pipeline(step, DPSGDRegressor())
+
+
+@pytest.mark.parametrize("step", [
+    FunctionTransformer(np.log1p),
+    FunctionTransformer(np.log1p, np.expm1, check_inverse=False),
+    OneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore"),
+    OrdinalEncoder(categories=[["a", "b"]]),
+    CountVectorizer(vocabulary=["a", "b"]),
+    TfidfVectorizer(vocabulary=["a", "b"], use_idf=False),
+    TfidfTransformer(use_idf=False),
+    SimpleImputer(strategy="constant", fill_value=0, keep_empty_features=True),
+    MissingIndicator(features="all"),
+    SplineTransformer(knots=np.array([[0.0], [1.0], [2.0]])),
+    Normalizer(), Binarizer(), PolynomialFeatures(), HashingVectorizer(),
+    FeatureHasher(),
+    ColumnTransformer([("keep", "passthrough", [0])], sparse_threshold=0),
+    ColumnTransformer([("keep", "passthrough", [0])], sparse_threshold=1),
+])
+def test_declared_or_stateless_parameters_are_accepted(step):
+    make_private_pipeline(step, DPSGDRegressor())
+
+
+def test_the_code_enforces_the_documented_table():
+    """Every transformer of the table in docs/privacy/preprocessing.md has a
+    rule in the code, and no other."""
+    doc = (Path(__file__).parents[1] / "docs" / "privacy"
+           / "preprocessing.md").read_text()
+    table = doc[doc.index("## Transformers accepted as public"):]
+    table = table[:table.index("\n## ", 5)]
+    documented = set(re.findall(r"^\| `(\w+)` \|", table, flags=re.M))
+    assert documented == set(_PUBLIC_TRANSFORMERS)
+
+
+def test_a_subclass_of_a_public_transformer_is_not_trusted():
+    class Mine(Normalizer):
+        pass
+
+    with pytest.raises(PrivacyLeakError, match="public_steps"):
+        make_private_pipeline(Mine(), DPSGDRegressor())
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_targets_the_model_refuses_are_refused_before_any_step_releases(nested):
+    # A label outside the declared classes is found before the scaler fits:
+    # the ledger records nothing, and the error names no label of the data.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] > 0, "yes", "no").astype(object)
+    y[7] = "label-of-one-record"
+    model = DPSGDClassifier(classes=["no", "yes"])
+    inner = make_private_pipeline(DPStandardScaler(), model) if nested else model
+    pipe = make_private_pipeline(DPStandardScaler(), inner, epsilon=1.0, delta=1e-6)
+    with PrivacyLedger() as ledger:
+        with pytest.raises(ValueError) as raised:
+            pipe.fit(X, y)
+    assert len(ledger) == 0
+    assert "label-of-one-record" not in str(raised.value)
+    # The same targets with the label fixed fit, and are recorded.
+    y[7] = "yes"
+    with PrivacyLedger() as ledger:
+        pipe.fit(X, y)
+    assert len(ledger) >= 2

@@ -176,8 +176,9 @@ def test_bad_bounds_and_quantiles_are_refused(data):
 def test_plan_takes_no_data():
     import inspect
 
-    from skdpopt.plans.preprocessing import plan_quantiles, plan_scaler
-    for function in (plan_scaler, plan_quantiles):
+    from skdpopt.plans.bounds import quantile_draws_for_epsilon
+    from skdpopt.plans.preprocessing import plan_scaler
+    for function in (plan_scaler, quantile_draws_for_epsilon):
         params = set(inspect.signature(function).parameters)
         assert not params & {"X", "y", "data"}
 

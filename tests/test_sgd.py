@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdpopt import DPSGDClassifier, DPSGDRegressor, PrivacySpent
+from skdpopt import DPSGDClassifier, DPSGDRegressor, PrivacyLedger, PrivacySpent
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
@@ -41,6 +41,43 @@ def assert_claim_matches_peer(claimed, noise_multiplier, rate, steps, delta):
     assert lower <= claimed <= 1.15 * upper
 
 
+class AddedNoise:
+    """The Gaussian noise a fit actually drew (through mechanisms.draw_noise):
+    its scales and how many steps' worth of it (rows of n_params values)."""
+
+    def __init__(self):
+        self.draws = []
+
+    def noise_multiplier(self, estimator):
+        """Std of the steps' noise over the clip norm: one value for the fit."""
+        scales = {scale for scale, _ in self.draws}
+        assert len(scales) == 1, scales
+        return scales.pop() / estimator.clip_norm_
+
+    def steps(self, estimator):
+        n_params = estimator.n_features_in_ + int(estimator.fit_intercept)
+        values = sum(size for _, size in self.draws)
+        assert values % n_params == 0
+        return values // n_params
+
+
+@pytest.fixture
+def added_noise(monkeypatch):
+    from skdpopt import mechanisms
+
+    seen = AddedNoise()
+    draw = mechanisms.draw_noise
+
+    def observed(rng, distribution, scale, size):
+        values = draw(rng, distribution, scale, size)
+        if distribution == "normal":
+            seen.draws.append((float(scale), int(np.size(values))))
+        return values
+
+    monkeypatch.setattr(mechanisms, "draw_noise", observed)
+    return seen
+
+
 @pytest.fixture(scope="module")
 def regression_data():
     X, y, coef = make_regression(n_samples=4000, n_features=8, noise=5.0,
@@ -50,29 +87,34 @@ def regression_data():
 
 
 @pytest.mark.parametrize("sampling", ["poisson", "full"])
-def test_spent_epsilon_matches_peer_accountant(regression_data, sampling):
-    """The claim is at least dp-accounting's PLD and at most 15% above it."""
+def test_spent_epsilon_matches_peer_accountant(regression_data, sampling,
+                                              added_noise):
+    """The claim is at least dp-accounting's PLD of the noise the fit added
+    and at most 15% above it."""
     X, y, _ = regression_data
     model = DPSGDRegressor(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
                            sampling=sampling, random_state=0).fit(X, y)
     rate = 1.0 if sampling == "full" else 200 / len(X)
     claimed = model.privacy_spent_.epsilon
-    assert_claim_matches_peer(claimed, model.noise_multiplier_, rate, model.t_, 1e-5)
+    assert_claim_matches_peer(claimed, added_noise.noise_multiplier(model), rate,
+                              added_noise.steps(model), 1e-5)
     # The claim never exceeds the request and calibration wastes little.
     assert 0.95 <= claimed <= 1.0
     assert model.privacy_spent_.delta == 1e-5
     assert model.privacy_spent_.relation == "replace_one"
 
 
-def test_multiclass_budget_covers_all_binary_fits():
+def test_multiclass_budget_covers_all_binary_fits(added_noise):
     X, y = make_classification(n_samples=1500, n_features=6, n_informative=4,
                                n_classes=3, random_state=0)
     clf = DPSGDClassifier(epsilon=2.0, delta=1e-6, batch_size=150, max_iter=2,
                           random_state=0).fit(X, y)
     assert clf.coef_.shape == (3, 6)
-    # Three one-vs-rest problems of t_ steps each, composed.
-    assert_claim_matches_peer(clf.privacy_spent_.epsilon, clf.noise_multiplier_,
-                              150 / 1500, 3 * clf.t_, 1e-6)
+    # Three one-vs-rest problems of t_ steps each, composed: the noise drawn.
+    assert added_noise.steps(clf) == 3 * clf.t_
+    assert_claim_matches_peer(clf.privacy_spent_.epsilon,
+                              added_noise.noise_multiplier(clf),
+                              150 / 1500, added_noise.steps(clf), 1e-6)
     assert clf.privacy_spent_.epsilon <= 2.0
 
 
@@ -166,8 +208,14 @@ def test_pipeline_and_grid_search(regression_data):
     pipe = make_pipeline(FunctionTransformer(lambda Z: Z / 2.0),
                          DPSGDRegressor(epsilon=1.0, delta=1e-6, random_state=0))
     search = GridSearchCV(pipe, {"dpsgdregressor__eta0": [0.05, 0.5]}, cv=3)
-    search.fit(X, y)
-    assert search.best_estimator_[-1].privacy_spent_.epsilon <= 1.0
+    with PrivacyLedger() as ledger:
+        search.fit(X, y)
+    # Every fit through the pipeline ran and spent: 2 settings x 3 folds,
+    # and the refit, with the refit's eta0.
+    assert len(ledger) == 7
+    best = search.best_estimator_[-1]
+    assert best.eta0 == search.best_params_["dpsgdregressor__eta0"]
+    assert ledger.records[-1].event == best.privacy_plan_.event
 
 
 def test_single_sample_fits():
@@ -227,20 +275,24 @@ def test_verbose_prints_one_line_block_per_epoch(regression_data, capsys):
     assert "Norm:" in out and "loss" not in out.lower()
 
 
-def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
+def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data,
+                                                     added_noise):
     """clip_norm="auto" spends two exponential-mechanism draws (median cell
     and upper quantile of the per-example gradient norms) costing
     AUTO_BOUNDS_SHARE of rho_for(epsilon, delta), and the steps the rest;
     recomputed here with dp-accounting (the draws as randomised response
     of pure epsilon 2 D, their worst case)."""
-    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.accounting import ExponentialMechanism, leaves
     from skdpopt.accounting.zcdp import rho_for
+    from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE
 
     X, y, _ = regression_data
     kwargs = dict(epsilon=1.0, delta=1e-5, batch_size=200, max_iter=2,
                   target_scale=1.0, random_state=0)
     auto = DPSGDRegressor(clip_norm="auto", **kwargs).fit(X, y)
+    # The noise the fit added, for the peer.
+    noise_multiplier = added_noise.noise_multiplier(auto)
+    steps_taken = added_noise.steps(auto)
     public = DPSGDRegressor(clip_norm=1.0, **kwargs).fit(X, y)
     D = np.sqrt(2.0 * AUTO_BOUNDS_SHARE * rho_for(1.0, 1e-5) / 2)
     draws = [(leaf, count) for leaf, count in leaves(auto.privacy_plan_.event)
@@ -258,12 +310,12 @@ def test_auto_clip_norm_is_in_the_plan_and_the_spend(regression_data):
     # Peer bounds: the steps alone (optimistic) below the claim; the steps
     # with the draws as randomised response (pessimistic) not far above.
     rate = 200 / len(X)
-    lower = peer_epsilon(auto.noise_multiplier_, rate, auto.t_, 1e-5,
+    lower = peer_epsilon(noise_multiplier, rate, steps_taken, 1e-5,
                          pessimistic=False)
     steps = pld_lib.from_gaussian_mechanism(
-        auto.noise_multiplier_, sampling_prob=rate,
+        noise_multiplier, sampling_prob=rate,
         neighboring_relation=REPLACE_ONE, value_discretization_interval=1e-4,
-        pessimistic_estimate=True, use_connect_dots=True).self_compose(auto.t_)
+        pessimistic_estimate=True, use_connect_dots=True).self_compose(steps_taken)
     e = 2 * D
     log_p, log_q = -np.logaddexp(0, -e), -np.logaddexp(0, e)
     rr = pld_lib.from_two_probability_mass_functions(
@@ -284,10 +336,9 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     rows (at most MAX_TARGET_SHARE).  The targets in dollars (times 3,000)
     then fit about as well as in their own units with a public scale of 1,
     which leaves the dollar model far off."""
-    from skdpopt import _bounds
-    from skdpopt._auto_bounds import AUTO_BOUNDS_SHARE
     from skdpopt.accounting import ExponentialMechanism, leaves
     from skdpopt.accounting.zcdp import rho_for
+    from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE, median_cell_is_reliable
     from skdpopt.plans.sgd import MAX_TARGET_SHARE, plan_dpsgd
 
     X, y, _ = regression_data
@@ -299,7 +350,7 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     assert len(draws) == 1 and draws[0][1] == 2
     D = draws[0][0].score_sensitivity
     assert D == pytest.approx(np.sqrt(2 * AUTO_BOUNDS_SHARE * rho / 2))
-    assert _bounds.median_cell_is_reliable(len(y), D)
+    assert median_cell_is_reliable(len(y), D)
     assert model.privacy_plan_.clip_draws is None
     assert 0.95 <= model.privacy_spent_.epsilon <= 1.0
     # With 300 rows 5% is not enough: the share grows until the draws are
@@ -308,7 +359,7 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
                        sampling="poisson", batch_size="auto", max_iter=5,
                        average=True, auto_target=True)
     assert AUTO_BOUNDS_SHARE < small.bounds_share <= MAX_TARGET_SHARE
-    assert _bounds.median_cell_is_reliable(
+    assert median_cell_is_reliable(
         300, small.target_draws.score_sensitivity * (1 + 1e-9))
     # The released scale is a grid candidate near the 0.9 quantile of |y|.
     top = np.quantile(np.abs(3000 * y), 0.9)

@@ -8,7 +8,7 @@ from dp_accounting import dp_event
 from dp_accounting import pld as dpa_pld
 from sklearn.model_selection import GridSearchCV
 
-from skdpopt import DPSyntheticData
+from skdpopt import DPSyntheticData, PrivacyLedger, UtilityWarning
 
 
 def correlated_table(n=4000, seed=0):
@@ -120,7 +120,7 @@ def test_spent_epsilon_recomputed_independently():
     round_sigma = plan.round_noise_multiplier
     one_way_sigma = plan.one_way_noise_multiplier
     n_one_way = len(DOMAIN)
-    assert plan.n_one_way == n_one_way and plan.n_bound_draws == 0
+    assert plan.n_one_way == n_one_way and plan.bounds is None
     epsilon0 = gen.selection_epsilon_
     rr = 2.0 / (1.0 + np.exp(epsilon0))  # binary randomized response at epsilon0
     events = dp_event.ComposedDpEvent([
@@ -169,16 +169,20 @@ def test_dataframe_roundtrip_with_categories_and_numeric():
     assert gen.query_errors(df).shape == (len(gen.workload_),)
 
 
-def test_numeric_without_bounds_spends_the_preprocessor_share():
+def test_numeric_without_bounds_gets_private_bounds():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(2000, 3))
+    X = rng.normal(10, 2, size=(2000, 3))
     gen = DPSyntheticData(epsilon=1.0, n_bins=4, random_state=0).fit(X)
-    low, high = gen.domain_[0].edges[[0, -1]]
-    # Near the 1% and 99% quantiles (-2.3, 2.3) on the 2^k grid; the draws
-    # are noisy at this budget, but the magnitude prior keeps them within
-    # a few doublings.
-    assert -(2.0**10) <= low <= -1 and 1 <= high <= 2.0**10
-    assert gen.privacy_spent_.epsilon <= 1.0
+    # The share of the budget that makes the median cell reliable for 2000
+    # rows: the bounds are released around the data (the 1% and 99%
+    # quantiles are 5.3 and 14.7; the ranks move inwards by at most
+    # MAX_TAIL), within a few candidates of the grid (2^(1/4) apart).
+    draws = gen.privacy_plan_.bounds
+    assert draws.n_columns == 3 and not draws.lost
+    for column in gen.domain_:
+        low, high = column.edges[[0, -1]]
+        assert 2.0 <= low <= 10.0 <= high <= 32.0
+    assert 0.97 <= gen.privacy_spent_.epsilon <= 1.0
     # Declared bounds skip the draws; the rest is calibrated the same way.
     with_bounds = DPSyntheticData(epsilon=1.0, n_bins=4, random_state=0,
                                   bounds=[(-4, 4)] * 3).fit(X)
@@ -191,12 +195,13 @@ def test_bounds_draws_spend_the_declared_share():
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 3))
-    gen = DPSyntheticData(epsilon=1.0, preprocessor_epsilon=0.2, delta=1e-9,
-                          random_state=0).fit(X)
-    plan = gen.privacy_plan_
-    assert plan.n_bound_draws == 6
-    per_draw = plan.bounds_epsilon
-    spent = Accountant().compose(ExponentialMechanism(per_draw / 2), 6).epsilon(1e-9)
+    with pytest.warns(UtilityWarning, match="bounds="):  # 500 rows: coarse
+        gen = DPSyntheticData(epsilon=1.0, preprocessor_epsilon=0.2, delta=1e-9,
+                              random_state=0).fit(X)
+    draws = gen.privacy_plan_.bounds
+    assert draws.n_columns == 3 and draws.event.count == 9
+    score = draws.score_sensitivity
+    spent = Accountant().compose(ExponentialMechanism(score), 9).epsilon(1e-9)
     assert 0.98 * 0.2 <= spent <= 0.2
 
 
@@ -216,9 +221,14 @@ def test_workload_as_list_and_as_matrix():
 
 def test_grid_search_over_rounds():
     X = correlated_table(1000)
-    search = GridSearchCV(DPSyntheticData(domain=DOMAIN, random_state=0),
-                          {"max_iter": [2, 4]}, cv=2).fit(X)
-    assert search.best_params_["max_iter"] in (2, 4)
+    with PrivacyLedger() as ledger:
+        search = GridSearchCV(DPSyntheticData(domain=DOMAIN, random_state=0),
+                              {"max_iter": [2, 4]}, cv=2).fit(X)
+    # Every fit ran and spent: 2 settings x 2 folds, and the refit.
+    assert [r.estimator for r in ledger.records] == ["DPSyntheticData"] * 5
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)  # minus errors
+    assert search.best_estimator_.n_iter_ == search.best_params_["max_iter"]
 
 
 @pytest.mark.parametrize(
@@ -227,7 +237,7 @@ def test_grid_search_over_rounds():
         (np.zeros((0, 3)), {}, "0 sample"),
         (np.zeros((1, 3)), {"domain": [2, 2, 2]}, "1 sample"),
         (np.zeros((10, 1)), {"domain": [2]}, "1 feature"),
-        (np.array([[0, 1], [1, 5]]), {"domain": [2, 2]}, "value 5"),
+        (np.array([[0, 1], [1, 5]]), {"domain": [2, 2]}, "not among its declared"),
         (np.array([["a", "b"], ["b", "a"]], dtype=object), {}, "declare its"),
         (np.array([[0.0, np.nan], [1, 1]]), {"domain": [2, 2]}, "missing"),
         (np.zeros((10, 2)), {"domain": [1, 2]}, "single declared value"),

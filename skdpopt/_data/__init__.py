@@ -19,7 +19,12 @@ import sys
 import numpy as np
 
 from .._clipping import clip_features, clip_targets
-from .inmemory import ClippedLeastSquares, InMemoryLinearRows, marginal_counts_inmemory
+from .inmemory import (
+    ClippedLeastSquares,
+    InMemoryLinearRows,
+    grid_counts,
+    marginal_counts_inmemory,
+)
 
 __all__ = [
     "ClippedLeastSquares",
@@ -140,29 +145,24 @@ def map_rows(function, X, n_columns=None, dtype=np.float64):
     return _dask_backend().map_rows(function, X, n_columns, dtype)
 
 
-def counts_below(values):
-    """``#{i : values[i] < c}`` for each candidate c of the public grid of
-    private bounds (NaN counted as infinite): all that a private quantile
-    of a per-record statistic reads.
+def counts_below(values, grid):
+    """``#{i : values[i, j] < c}`` for each column j and each candidate c of a
+    public grid (NaN counted as infinite): all that a private bound of a
+    column or of a per-record statistic reads.
 
     Parameters
     ----------
-    values : ndarray or dask.array.Array of shape (n_samples,)
+    values : ndarray of shape (n_samples,) or (n_samples, n_columns), or \
+dask.array.Array of shape (n_samples,)
+    grid : ndarray of shape (n_candidates,), sorted
 
     Returns
     -------
-    ndarray of int of shape (n_candidates,)
+    ndarray of int of shape (n_candidates,) or (n_columns, n_candidates)
     """
     if is_dask_collection(values):
-        return _dask_backend().counts_below(values)
-    return _counts_below_block(values)
-
-
-def _counts_below_block(values):
-    from .._bounds import counts_below as grid_counts
-
-    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=np.inf)
-    return grid_counts(values[:, None])[0]
+        return _dask_backend().counts_below(values, grid)
+    return grid_counts(values, grid)
 
 
 def marginal_counts(codes, cardinalities, attributes):

@@ -23,10 +23,16 @@ import dask.array as da
 import numpy as np
 
 from .._clipping import clip_scalars, example_norms
+from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from .._validation import resolve_classes
 from ..mechanisms import poisson_batches
 from .dask_staging import read_staged, remove_staged, stage_block, unpack
-from .inmemory import INTERCEPT, InMemoryLinearRows, marginal_counts_inmemory
+from .inmemory import (
+    INTERCEPT,
+    InMemoryLinearRows,
+    grid_counts,
+    marginal_counts_inmemory,
+)
 
 # The client holds the sampled rows of a chunk of steps (and fetches the
 # next one meanwhile): as many steps as keep a chunk under this many
@@ -71,9 +77,9 @@ def _row_limits(X_block, clip_norm, limit, offset):
 @np.errstate(over="ignore", invalid="ignore")
 def _block_gradient(X_block, y_block, coef, intercept, loss, clip_norm, limit, offset):
     limits = _row_limits(X_block, clip_norm, limit, offset)
-    residual = loss.derivative(X_block @ coef + intercept, y_block)
+    residual = loss.derivative(row_dots(X_block, coef) + intercept, y_block)
     scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
-    return np.asarray(X_block.T @ scaled).ravel(), float(scaled.sum())
+    return column_sums(X_block, scaled), total(scaled)
 
 
 @np.errstate(over="ignore", invalid="ignore")
@@ -93,9 +99,13 @@ def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
     y_block = np.asarray(y_block)
     pieces = []
     for chunk, n_steps in chunks:
-        rng = np.random.default_rng([*seed, chunk, block_index])
-        rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
-                                        n_steps)
+        if X_block.shape[0] == 0:  # an empty block (a filtered DataFrame's)
+            rows, offsets = np.empty(0, dtype=np.int64), np.zeros(n_steps + 1,
+                                                                  dtype=np.int64)
+        else:
+            rng = np.random.default_rng([*seed, chunk, block_index])
+            rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
+                                            n_steps)
         X_rows = np.take(X_block, rows, axis=0)  # several times X_block[rows]'s speed
         limits = _row_limits(X_rows, clip_norm, limit, offset)
         if np.ndim(limits) == 0:
@@ -216,8 +226,9 @@ class DaskLinearRows:
             task(xb, yb, coef, float(intercept), self.loss, self.clip_norm,
                  self.limit, self.offset)
             for xb, yb in zip(X_blocks, y_blocks, strict=True)])
-        grad = np.sum([g for g, _ in parts], axis=0)
-        return grad, float(sum(s for _, s in parts))
+        # The blocks' float64 sums, added with compensation (skdpopt._sums).
+        grad = sum_parts(g for g, _ in parts)
+        return grad, math.fsum(s for _, s in parts)
 
     def poisson_sampler(self, rng, sampling_rate, n_steps, block):
         return _DaskPoissonSampler(self, rng, sampling_rate, n_steps)
@@ -484,17 +495,13 @@ def _remove_directories(client, directories):
 
 @np.errstate(over="ignore", invalid="ignore")
 def _block_least_squares(X_block, y_block, coef, intercept, bound, what):
-    residual = np.asarray(X_block @ coef, dtype=np.float64).ravel()
+    residual = row_dots(X_block, coef)
     residual += intercept - y_block
     r = clip_scalars(residual, bound)
+    # In float64 whatever the block's dtype (see skdpopt._sums).
     if what == "square":
-        return np.array([r @ r])
-    product = X_block.T @ r.astype(X_block.dtype, copy=False)
-    return np.append(np.asarray(product, dtype=float).ravel(), r.sum())
-
-
-def _block_column_squares(X_block):
-    return np.einsum("ij,ij->j", X_block, X_block, dtype=np.float64)
+        return np.array([total(r * r)])
+    return np.append(column_sums(X_block, r), total(r))
 
 
 class DaskClippedLeastSquares:
@@ -530,7 +537,7 @@ class DaskClippedLeastSquares:
         parts = dask.compute(*[
             task(xb, yb, self.coef, self.intercept, self.residual_bound, what)
             for xb, yb in zip(X_blocks, y_blocks, strict=True)])
-        return np.sum(parts, axis=0)
+        return sum_parts(parts)
 
     def mean_square_residual(self):
         return float(self._sum("square")[0]) / self.n_samples
@@ -541,15 +548,29 @@ class DaskClippedLeastSquares:
 
     def curvature(self, j):
         if self._column_squares is None:
-            task = dask.delayed(_block_column_squares, pure=True)
+            task = dask.delayed(column_squares, pure=True)
             parts = dask.compute(*[task(xb) for xb in _blocks(self.X)])
-            self._column_squares = np.sum(parts, axis=0) / self.n_samples
+            self._column_squares = sum_parts(parts) / self.n_samples
         return float(self._column_squares[j])
+
+
+def _rows_of(function, n_columns, dtype):
+    """``function`` on a block of rows; an empty block (a filtered
+    DataFrame leaves them) gives an empty result without calling it."""
+
+    def apply(block):
+        if block.shape[0] == 0:
+            shape = (0,) if n_columns is None else (0, n_columns)
+            return np.empty(shape, dtype=dtype)
+        return function(block)
+
+    return apply
 
 
 def map_rows(function, X, n_columns, dtype):
     import dask.dataframe as dd
 
+    function = _rows_of(function, n_columns, dtype)
     if isinstance(X, dd.DataFrame):
         # Partition by partition, so that the function sees the column names.
         shape = (np.nan,) if n_columns is None else (np.nan, n_columns)
@@ -562,12 +583,10 @@ def map_rows(function, X, n_columns, dtype):
     return X.map_blocks(function, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
 
 
-def counts_below(values):
-    from . import _counts_below_block
-
-    task = dask.delayed(_counts_below_block, pure=True)
-    return np.sum(dask.compute(*[task(block) for block in values.to_delayed()]),
-                  axis=0)
+def counts_below(values, grid):
+    task = dask.delayed(grid_counts, pure=True)
+    return np.sum(dask.compute(*[task(block, grid)
+                                 for block in values.to_delayed()]), axis=0)
 
 
 def marginal_counts(codes, cardinalities, attributes):
@@ -666,12 +685,11 @@ def validate_training_data(estimator, X, y, *, classification=False, classes=Non
     else:
         if declared.ndim != 1 or len(declared) == 0:
             raise ValueError("classes must be a non-empty 1-d array-like of labels.")
-        outside = int(results[-1])
-        if outside:
-            # Which value is outside is private: say how many, not which.
+        if int(results[-1]):
+            # Which value is outside, and in how many rows, is private.
             raise ValueError(
-                f"{outside} row(s) have a label outside classes="
-                f"{list(declared)!r}; the declared label set must cover every row."
+                f"some rows have a label outside classes={list(declared)!r}; the "
+                "declared label set must cover every row."
             )
         classes = declared
     if len(classes) < 2:

@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._clipping import clip_scalars, example_norms
+from .._sums import Columns, column_sums, row_dots, total
 from ..mechanisms import poisson_batches
 
 # Index of the intercept's coordinate in greedy coordinate descent.
@@ -46,9 +47,10 @@ class InMemoryLinearRows:
         limits = self.limits
         if rows is not None and np.ndim(limits):
             limits = limits[rows]
-        residual = self.loss.derivative(X_batch @ coef + intercept, y_batch)
+        residual = self.loss.derivative(row_dots(X_batch, coef) + intercept, y_batch)
         scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
-        return np.asarray(X_batch.T @ scaled).ravel(), float(scaled.sum())
+        # Sums in float64 whatever X's dtype (see skdpopt._sums).
+        return column_sums(X_batch, scaled), total(scaled)
 
     def poisson_sampler(self, rng, sampling_rate, n_steps, block):
         """Poisson batches of rows for steps ``0 .. n_steps - 1``.
@@ -72,6 +74,27 @@ class _InMemoryPoissonSampler:
                 self.rng, self.data.n_samples, self.sampling_rate,
                 min(self.block, self.n_steps - t))
         return self.data, self.rows[self.offsets[i]:self.offsets[i + 1]]
+
+
+def grid_counts(values, grid):
+    """``#{i : values[i, j] < grid[k]}`` for every column j and candidate k
+    (a 1-D ``values`` is one column and gives a 1-D answer).
+
+    Vectorised: each value's position in the grid (a binary search), then
+    one histogram of positions per column and a cumulative sum.  Values are
+    only compared with candidates, so no value can overflow; NaN counts as
+    infinite.
+    """
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=np.inf)
+    columns = values[:, None] if values.ndim == 1 else values
+    n_columns, m = columns.shape[1], len(grid)
+    # x < grid[k] exactly when k >= #{candidates <= x}.
+    position = np.searchsorted(grid, columns, side="right")
+    offsets = np.arange(n_columns) * (m + 1)
+    hist = np.bincount((position + offsets).ravel(),
+                       minlength=n_columns * (m + 1)).reshape(n_columns, m + 1)
+    below = np.cumsum(hist, axis=1)[:, :m]
+    return below[0] if values.ndim == 1 else below
 
 
 def marginal_counts_inmemory(codes, cardinalities, attributes):
@@ -123,11 +146,12 @@ class ClippedLeastSquares:
         self.feature_bound = float(feature_bound)
         self.residual_bound = float(residual_bound)
         self.residual = -self.y.copy()
+        self._columns = Columns(X)  # its sums in float64 (see skdpopt._sums)
         self._column_squares = None
 
     def reset(self, coef, intercept):
         """Set the residual to that of ``(coef, intercept)``."""
-        self.residual = np.asarray(self.X @ coef, dtype=float).ravel()
+        self.residual = row_dots(self.X, coef)
         self.residual += intercept - self.y
 
     def clipped_residual(self):
@@ -137,7 +161,7 @@ class ClippedLeastSquares:
     def mean_square_residual(self):
         """``(1/n) sum_i clip(r_i)^2``: each term lies in ``[0, C^2]``."""
         r = self.clipped_residual()
-        return float(r @ r) / self.n_samples
+        return total(r * r) / self.n_samples
 
     def gradient(self):
         """Gradient of the average clipped loss: coefficients, intercept.
@@ -146,10 +170,10 @@ class ClippedLeastSquares:
         constant ``feature_bound`` (intercept = feature_bound * coordinate).
         """
         r = self.clipped_residual()
-        # In the data's precision (float32 stays float32: no upcast copy of X).
-        product = self.X.T @ r.astype(self.X.dtype, copy=False)
-        grad = np.asarray(product, dtype=float).ravel() / self.n_samples
-        return grad, self.feature_bound * r.mean()
+        # In float64 whatever X's dtype, a block of X at a time: a float32
+        # sum rounds in a data-dependent order and breaks the sensitivity.
+        grad = self._columns.sums(r) / self.n_samples
+        return grad, self.feature_bound * total(r) / self.n_samples
 
     def column(self, j):
         """Row indices (or None for all rows) and values of column j."""
@@ -171,13 +195,9 @@ class ClippedLeastSquares:
 
     def curvature(self, j):
         """``(1/n) sum_i x_ij^2``, an upper bound on coordinate j's smoothness."""
-        if sp.issparse(self.X):
-            values = self.column(j)[1]
-            return float(values @ values) / self.n_samples
         if self._column_squares is None:
-            # One pass over X beats a strided column read per step.
-            self._column_squares = np.einsum("ij,ij->j", self.X, self.X,
-                                             dtype=float) / self.n_samples
+            # One pass over X (in float64) beats a strided column read per step.
+            self._column_squares = self._columns.squares() / self.n_samples
         return float(self._column_squares[j])
 
 

@@ -9,6 +9,7 @@ spends with :func:`privacy_spent` of that tree.
 from .accountant import Accountant, privacy_spent
 from .calibration import (
     Bracket,
+    BudgetBracket,
     Calibrated,
     NoiseBracket,
     RhoBracket,
@@ -22,7 +23,9 @@ from .events import (
     ExponentialMechanism,
     GaussianMechanism,
     LaplaceMechanism,
+    Parallel,
     PureDPMechanism,
+    RepeatAndSelect,
     Repeated,
     SubsampledGaussianMechanism,
     compose,
@@ -34,6 +37,7 @@ from .spent import PrivacySpent
 __all__ = [
     "Accountant",
     "Bracket",
+    "BudgetBracket",
     "Calibrated",
     "Composed",
     "EpsilonDeltaEvent",
@@ -41,8 +45,10 @@ __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
     "NoiseBracket",
+    "Parallel",
     "PrivacySpent",
     "PureDPMechanism",
+    "RepeatAndSelect",
     "Repeated",
     "RhoBracket",
     "ScaleBracket",

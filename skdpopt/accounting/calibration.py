@@ -27,11 +27,14 @@ from .rdp import REPLACE_ONE
 class Bracket:
     """Where :func:`calibrate` starts looking, for one kind of parameter.
 
-    Attributes
+    Parameters
     ----------
     guess : float
         A starting value (> 0), usually a zCDP conversion from
         :mod:`skdpopt.accounting.zcdp` or :func:`clt_noise_multiplier`.
+
+    Attributes
+    ----------
     increasing : bool
         Class attribute: whether epsilon grows with the parameter.
     factors : (float, float)
@@ -53,7 +56,13 @@ class Bracket:
 class RhoBracket(Bracket):
     """A zCDP budget shared by the run's releases.  The classical
     conversion of :func:`~skdpopt.accounting.zcdp.rho_for` under-spends, so
-    the answer lies above the guess."""
+    the answer lies above the guess.
+
+    Parameters
+    ----------
+    guess : float
+        A starting value (> 0).
+    """
 
     increasing: ClassVar[bool] = True
     factors: ClassVar[tuple] = (0.5, 4.0)
@@ -62,7 +71,13 @@ class RhoBracket(Bracket):
 @dataclass(frozen=True)
 class ScaleBracket(Bracket):
     """An exponential mechanism's score sensitivity, or a step size it is
-    proportional to."""
+    proportional to.
+
+    Parameters
+    ----------
+    guess : float
+        A starting value (> 0).
+    """
 
     increasing: ClassVar[bool] = True
     factors: ClassVar[tuple] = (0.8, 1.3)
@@ -72,17 +87,40 @@ class ScaleBracket(Bracket):
 class NoiseBracket(Bracket):
     """Noise over sensitivity (a noise multiplier), or a noise scale: epsilon
     falls as it grows, about as its power -1.5 for subsampled Gaussian
-    runs."""
+    runs.
+
+    Parameters
+    ----------
+    guess : float
+        A starting value (> 0).
+    """
 
     increasing: ClassVar[bool] = False
     factors: ClassVar[tuple] = (0.8, 1.05)
     slope: ClassVar[float] = 1.5
 
 
+@dataclass(frozen=True)
+class BudgetBracket(Bracket):
+    """A budget handed to sub-runs (each candidate's epsilon in a private
+    search): the whole's epsilon grows about in proportion, and the guess
+    (from Gaussian stand-ins for the sub-runs) is within a few percent.
+
+    Parameters
+    ----------
+    guess : float
+        The starting value (> 0).
+    """
+
+    increasing: ClassVar[bool] = True
+    factors: ClassVar[tuple] = (0.85, 1.15)
+    slope: ClassVar[float] = 1.0
+
+
 class Calibrated(NamedTuple):
     """The answer of :func:`calibrate`.
 
-    Attributes
+    Parameters
     ----------
     value : float
         The parameter.
@@ -123,7 +161,7 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
     Returns
     -------
     Calibrated
-        ``(value, epsilon)``; ``epsilon <= `` the target always.
+        ``(value, epsilon)``, with ``epsilon`` never above the target.
 
     Raises
     ------

@@ -243,3 +243,151 @@ def rdp_to_epsilon_and_order(orders, rdp, delta):
     eps = rdp + np.log1p(-1.0 / a) - (np.log(delta) + np.log(a)) / (a - 1.0)
     best = int(np.argmin(eps))
     return float(max(0.0, eps[best])), float(a[best])
+
+
+def rdp_to_delta(orders, rdp, epsilon):
+    """Smallest delta such that the RDP curve implies (epsilon, delta)-DP.
+
+    The inverse of :func:`rdp_to_epsilon_and_order`'s conversion at each
+    order, ``log delta = (a - 1)(rdp(a) - epsilon + log(1 - 1/a)) - log a``,
+    and the total-variation bound ``delta <= sqrt(1 - exp(-rdp(a)))``; the
+    smallest over the orders holds.
+
+    Parameters
+    ----------
+    orders, rdp : ndarray of float
+        Orders and the curve.
+    epsilon : float
+        Target epsilon (>= 0).
+
+    Returns
+    -------
+    float
+        Delta in [0, 1].
+    """
+    a = np.asarray(orders, dtype=float)
+    rdp = np.asarray(rdp, dtype=float)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        tv = 0.5 * np.log(-np.expm1(-rdp))
+        log_delta = (a - 1.0) * (rdp - epsilon + np.log1p(-1.0 / a)) - np.log(a)
+    best = np.nanmin(np.minimum(tv, log_delta))
+    return float(min(np.exp(best), 1.0))
+
+
+# -- repeat and select (Papernot and Steinke 2022) ---------------------------
+
+POISSON = np.inf  # the "shape" of a Poisson number of repetitions
+
+
+def repetitions_mean(gamma, shape):
+    """Mean of the truncated negative binomial ``D(shape, gamma)``.
+
+    ``P[K = k]`` is proportional to ``(1 - gamma)^k binom(k + shape - 1, k)``
+    on ``k >= 1``: the logarithmic distribution when ``shape = 0``, the
+    geometric when ``shape = 1``.
+
+    Parameters
+    ----------
+    gamma : float
+        In (0, 1).
+    shape : float
+        ``eta >= 0``.
+
+    Returns
+    -------
+    float
+        ``shape (1 - gamma) / (gamma (1 - gamma^shape))``, or
+        ``(1/gamma - 1) / log(1/gamma)`` when ``shape = 0``.
+    """
+    if shape == 0:
+        return (1.0 / gamma - 1.0) / -np.log(gamma)
+    return shape * (1.0 - gamma) / (gamma * -np.expm1(shape * np.log(gamma)))
+
+
+def repetitions_gamma(mean, shape):
+    """The ``gamma`` of the truncated negative binomial with this mean.
+
+    The mean falls from infinity (``gamma -> 0``) to 1 (``gamma -> 1``), so
+    the root is unique; found on ``log gamma``, to relative precision 1e-12.
+
+    Parameters
+    ----------
+    mean : float
+        Expected number of repetitions, > 1.
+    shape : float
+        ``eta >= 0``.
+
+    Returns
+    -------
+    float
+    """
+    from scipy.optimize import brentq
+
+    if not mean > 1:
+        raise ValueError(f"the mean number of repetitions must be > 1, got {mean}")
+    if shape == 1:
+        return 1.0 / mean
+
+    def excess(log_gamma):
+        return np.log(repetitions_mean(np.exp(log_gamma), shape)) - np.log(mean)
+
+    low = -1.0
+    while excess(low) < 0:
+        low *= 2.0
+    high = -1e-12
+    return float(np.exp(brentq(excess, low, high, xtol=1e-14, rtol=1e-12)))
+
+
+def repeat_and_select_rdp(orders, base_rdp, mean, shape):
+    """Renyi DP of repeating a mechanism a random number of times and
+    releasing only the best run.
+
+    The number of runs K is independent of the data: a truncated negative
+    binomial ``D(shape, gamma)`` of the given mean (``shape >= 0``), or a
+    Poisson of the given mean (``shape = inf``).  Papernot and Steinke
+    (2022): Theorem 2 for the truncated negative binomial,
+
+        eps'(l) = eps(l) + (1 + shape) min over m of
+                  [(1 - 1/m) eps(m) + log(1/gamma) / m] + log(mean) / (l - 1),
+
+    with the minimum over the grid of orders, then made monotone in the
+    order (a Renyi divergence grows with its order, so the bound at a
+    higher order holds at every lower one); Theorem 6 for the Poisson,
+
+        eps'(l) = eps(l) + mean * delta_hat(l) + log(mean) / (l - 1),
+
+    where ``delta_hat(l)`` is the base mechanism's delta at
+    ``epsilon_hat = log(1 + 1/(l - 1))`` (:func:`rdp_to_delta`).
+
+    Parameters
+    ----------
+    orders : ndarray of float
+        Orders ``> 1``.
+    base_rdp : ndarray of float
+        The curve of one run at ``orders``.
+    mean : float
+        Expected number of runs (> 1).
+    shape : float
+        ``eta >= 0``, or ``inf`` for a Poisson number of runs.
+
+    Returns
+    -------
+    ndarray of float
+        The curve of the whole, at ``orders``.
+    """
+    a = np.asarray(orders, dtype=float)
+    base = np.asarray(base_rdp, dtype=float)
+    if not np.all(np.isfinite(base)):
+        return np.full(len(a), np.inf)
+    if shape == POISSON:
+        eps_hat = np.log1p(1.0 / (a - 1.0))
+        delta_hat = np.array([rdp_to_delta(a, base, e) for e in eps_hat])
+        return base + mean * delta_hat + np.log(mean) / (a - 1.0)
+    gamma = repetitions_gamma(mean, shape)
+    constant = (1.0 + shape) * np.min((1.0 - 1.0 / a) * base - np.log(gamma) / a)
+    curve = base + np.log(mean) / (a - 1.0) + constant
+    # Monotone: the smallest bound at this order or any higher one.
+    order = np.argsort(a)
+    out = np.empty_like(curve)
+    out[order] = np.minimum.accumulate(curve[order][::-1])[::-1]
+    return out

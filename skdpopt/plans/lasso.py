@@ -1,10 +1,9 @@
 """The plan of a DPLasso fit: budget shares, calibrated noise, events."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._auto_bounds import AUTO_BOUNDS_SHARE, auto_draws, is_auto
 from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
@@ -23,9 +22,8 @@ from ..accounting.zcdp import (
     pure_epsilon_for,
     rho_for,
 )
-from ..solvers.greedy_cd import ACTIVATION_MARGIN
 from .base import PrivacyPlan
-from .preprocessing import QuantileDraws
+from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, is_auto
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
 # selection, the coordinate gradient and, with curvature="private", the
@@ -34,6 +32,10 @@ from .preprocessing import QuantileDraws
 SELECTION_SHARE = 0.5
 CURVATURE_SHARE = 0.05
 RESIDUAL_SHARE = 0.05
+# A coordinate at zero becomes non-zero only if its noisy gradient clears
+# the penalty by this many noise scales: a coordinate drawn by the selection
+# noise would otherwise enter the model whenever its noise exceeds alpha.
+ACTIVATION_MARGIN = 2.0
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,15 @@ class LassoFrankWolfePlan(PrivacyPlan):
         of every vertex's linear score.
     bounds_draws : QuantileDraws or None
         The "auto" bounds' draws (``target_bound`` first); then
-        ``residual_bound`` and ``score_scale`` are None, set by
-        :func:`frank_wolfe_scale` from the released bounds.
+        ``residual_bound`` and ``score_scale`` are None until
+        :meth:`with_bounds` sets them from the released bounds.
     bounds_share : float
         Share of the budget (zCDP units) spent on ``bounds_draws``.
+    n_samples : int
+    radius : float
+    public_residual_bound : float or None
+        The ``residual_bound`` hyperparameter; None for "auto" (the target
+        bound).
     """
 
     n_steps: int
@@ -112,6 +119,21 @@ class LassoFrankWolfePlan(PrivacyPlan):
     score_sensitivity: float
     bounds_draws: QuantileDraws = None
     bounds_share: float = 0.0
+    n_samples: int = None
+    radius: float = None
+    public_residual_bound: float = None
+
+    def with_bounds(self, *, feature_bound, target_bound):
+        """The plan with the residual clip and the draws' scale that the
+        public or released bounds give (:func:`frank_wolfe_scale`:
+        post-processing; the event is unchanged)."""
+        residual_bound, score_scale = frank_wolfe_scale(
+            n_samples=self.n_samples, radius=self.radius,
+            feature_bound=feature_bound, target_bound=target_bound,
+            residual_bound=(target_bound if self.public_residual_bound is None
+                            else self.public_residual_bound),
+            score_sensitivity=self.score_sensitivity)
+        return replace(self, residual_bound=residual_bound, score_scale=score_scale)
 
 
 def greedy_cd_step_parameters(rho, *, selection, curvature, adaptive_residual):
@@ -288,6 +310,9 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
     """
     n_auto = int(is_auto(target_bound)) + int(is_auto(feature_bound))
     share = AUTO_BOUNDS_SHARE if n_auto else 0.0
+    public = {"n_samples": n_samples, "radius": radius,
+              "public_residual_bound": (None if is_auto(residual_bound)
+                                        else residual_bound)}
 
     def bounds_draws(rho):
         return auto_draws(share * rho, n_samples=n_samples, n_bounds=n_auto,
@@ -308,7 +333,7 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_steps=max_iter, residual_bound=residual, score_scale=score_scale,
             score_sensitivity=np.inf, bounds_draws=bounds_draws(0.0),
-            bounds_share=share)
+            bounds_share=share, **public)
 
     def make_event(rho):
         # The whole fit's rho: the bounds' share, then T bounded-range draws.
@@ -325,7 +350,7 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
         epsilon=epsilon, delta=delta, event=make_event(rho), n_steps=max_iter,
         residual_bound=residual, score_scale=score_scale,
         score_sensitivity=sensitivity, bounds_draws=bounds_draws(rho),
-        bounds_share=share)
+        bounds_share=share, **public)
 
 
 def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,

@@ -24,7 +24,8 @@ DESIGN_SIGNAL = 0.02
 # Share of mirror descent's nominal budget (zCDP rho, or pure epsilon when
 # delta = 0) spent on the noisy statistics that fit the intercept and the
 # scale of the released direction; the vertex draws get the rest
-# (docs/design/dplogisticsimplex.md).
+# (chosen on design data separate from the benchmark's:
+# docs/benchmarks/dplogisticsimplex.md).
 REFIT_SHARE = 0.12
 # Newton steps of that fit, and where they start: this fraction of the
 # largest scale the l1 ball leaves the direction (0 would ignore it).
@@ -170,6 +171,12 @@ def refit_sensitivities(n_samples, n_params, feature_bound, pure):
     return 2.0 * b * math.sqrt(n_params) / n_samples, np.sqrt(np.sum(bounds**2))
 
 
+def _planned_delta(delta, n_samples):
+    """The delta a schedule is planned for: a pure-DP fit (delta = 0) as
+    ``1 / n^2``, with n at least 2 (``log(1 / delta)`` must be positive)."""
+    return delta if delta > 0 else 1.0 / max(n_samples, 2) ** 2
+
+
 def theorem_steps(n_samples, n_vertices, epsilon, delta):
     """T of the proof of Theorem 4.2 of González, Guzmán and Paquette (2024)
     for second-order smooth losses.
@@ -180,7 +187,7 @@ def theorem_steps(n_samples, n_vertices, epsilon, delta):
     if np.isinf(epsilon):
         return n_samples
     log_m = max(math.log(n_vertices), 1.0)
-    delta = delta if delta > 0 else 1.0 / n_samples**2
+    delta = _planned_delta(delta, n_samples)
     steps = n_samples * epsilon / (log_m * math.sqrt(math.log(1 / delta)))
     return min(n_samples, max(1, math.ceil(steps)))
 
@@ -222,7 +229,7 @@ def mirror_descent_schedule(n_samples, n_vertices, epsilon, delta,
     log_m = max(math.log(n_vertices), 1.0)
     n_steps = theorem_steps(n_samples, n_vertices, epsilon, delta)
     if not np.isinf(epsilon):
-        delta = delta if delta > 0 else 1.0 / n_samples**2
+        delta = _planned_delta(delta, n_samples)
         rho = budget_share * rho_for(epsilon, delta)
         affordable_draws = 2.0 * rho * (n_samples * signal / log_m) ** 2
         n_steps = min(n_steps, max(1, round(affordable_draws / (1.0 + log_m))))

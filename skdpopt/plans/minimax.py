@@ -41,7 +41,6 @@ from ..accounting import (
     ScaleBracket,
     calibrate,
     compose,
-    pld,
     privacy_spent,
     repeat,
 )
@@ -51,6 +50,8 @@ from ..accounting.zcdp import (
     rho_for,
 )
 from .base import PrivacyPlan
+from .bounds import AUTO_BOUNDS_SHARE, auto_draws
+from .preprocessing import QuantileDraws
 
 # -- choosing the solver (docs/design/minimax.md#choosing-the-solver) ---------
 
@@ -65,21 +66,42 @@ AUTO_D_PER_ROW = 0.007
 
 # -- gradient descent-ascent (docs/design/minimax.md#gradient-descent-ascent) -
 
-# Shares of the zCDP budget (equivalently of mu^2: every release is
-# Gaussian) of the counts, the model and the adversary.
+# Shares of the zCDP budget of the group counts and, with
+# clip_norm="auto", of the rows' norm (the rest to the two players; the
+# model's share of it below).
 COUNT_SHARE = 0.05
+ROW_NORM_SHARE = AUTO_BOUNDS_SHARE
 MODEL_SHARE = 0.50
-# Steps with privacy and without; the step-size factors of the model
-# (times R / (C sqrt(T))) and of the adversary (times 1 / l_max); and the
-# scale of the kappa rule (:func:`gda_kappa`).
-STEPS_PER_SIGNAL = 0.03
-MIN_PRIVATE_STEPS = 10
-MAX_PRIVATE_STEPS = 50
-MODEL_STEP_FACTOR = 1.0
-GROUP_STEP_FACTOR = 60.0
-KAPPA_SCALE = 0.01
+# Rank of the released row norm S (an upper quantile of ``||x_i||``): the
+# gradient clip C and the model's step are set from it.
+ROW_NORM_QUANTILE = 0.99
+# With privacy the coefficients' part of each gradient is clipped at
+# C = CLIP_FACTOR S: below the largest gradient norm, it trades a bias
+# for less noise (the intercept's part is never clipped).
+CLIP_FACTOR = 0.7
+# Weight decay on the coefficients (not the intercept), in units of the
+# model's noise floor (:func:`noise_floor`) at the step's weights.
+WEIGHT_DECAY = 1.0
+# Steps, with privacy and without (every step is one pass over the data).
+PRIVATE_STEPS = 200
 NON_PRIVATE_STEPS = 200
-NON_PRIVATE_MODEL_STEP_FACTOR = 3.0
+# The model's step is MODEL_STEP / L, L = (S^2 + b^2) / 4 the logistic
+# loss's smoothness on rows (x, b) with ||x|| = S.
+MODEL_STEP = 1.0
+# The adversary's temperature: its log-weights end with noise of standard
+# deviation about GROUP_TEMPERATURE on the smallest group (with privacy);
+# without, its step is NON_PRIVATE_GROUP_STEP / (l_max sqrt(T)).
+GROUP_TEMPERATURE = 1.0
+NON_PRIVATE_GROUP_STEP = 60.0
+# The cap kappa on q_g / p_g keeps the model's noise floor below this
+# (:func:`gda_kappa`).
+KAPPA_NOISE = 0.05
+# A fit warns (UtilityWarning) when its noise floor at unit weight is
+# above this: the weight decay, WEIGHT_DECAY times the floor, is then
+# above about the logistic loss's curvature along a feature of unit scale
+# (sigma' ~ 0.2 times E[x^2] ~ 0.25), so it pulls the coefficients at
+# least halfway to zero, towards the intercept-only model.
+USEFUL_NOISE_FLOOR = 0.05
 
 # -- vertex sampling (docs/design/minimax.md#vertex-sampling) -----------------
 
@@ -121,7 +143,7 @@ def choose_solver(n_samples, n_features, n_groups, epsilon, delta):
 
 def plan_minimax(*, n_samples, n_features, n_groups, epsilon, delta, solver,
                  proportions, count_budget_share, clip_norm, loss_bound, radius,
-                 feature_bound, max_iter, n_vertices):
+                 feature_bound, fit_intercept, max_iter, n_vertices):
     """Plan a DPMinimaxClassifier fit from public quantities only.
 
     Parameters
@@ -137,7 +159,7 @@ def plan_minimax(*, n_samples, n_features, n_groups, epsilon, delta, solver,
         Public group proportions (priors, or the one group); None when the
         fit counts the groups (privately, unless ``epsilon`` is infinite).
     count_budget_share, clip_norm, loss_bound, radius, feature_bound,
-    max_iter, n_vertices
+    fit_intercept, max_iter, n_vertices
         The estimator's hyperparameters of the same names.
 
     Returns
@@ -155,6 +177,7 @@ def plan_minimax(*, n_samples, n_features, n_groups, epsilon, delta, solver,
             n_samples=n_samples, n_features=n_features, n_groups=n_groups,
             epsilon=epsilon, delta=delta, counts_public=proportions is not None,
             clip_norm=clip_norm, loss_bound=loss_bound, radius=radius,
+            intercept_value=feature_bound if fit_intercept else 0.0,
             max_iter=max_iter)
     return plan_minimax_vertex(
         n_samples=n_samples, n_features=n_features, epsilon=epsilon,
@@ -169,7 +192,7 @@ def plan_minimax(*, n_samples, n_features, n_groups, epsilon, delta, solver,
 @dataclass(frozen=True)
 class GDAStage:
     """Everything :func:`skdpopt.solvers.gda.noisy_gda` reads: the plan's
-    noise and schedule, and what the released counts set.
+    noise and schedule, and what the released counts and row norm set.
 
     Attributes
     ----------
@@ -180,7 +203,15 @@ class GDAStage:
     step_size, group_step_size : float
         The model's and the adversary's steps.
     n_steps : int
-    clip_norm, noise_multiplier, loss_bound, loss_noise_multiplier, radius
+    clip_norm : float
+        C, the bound on the norm of the coefficients' part of each row's
+        gradient (``inf``: no clipping); the intercept's part is at most
+        b and never clipped.
+    weight_decay : float
+        lambda: at each step the model descends ``sum_g q_g F_g(w) +
+        lambda r / 2 ||coef||^2``, r the step's largest ``q_g / p_g``,
+        which scales that step's noise (the intercept is not decayed).
+    noise_multiplier, loss_bound, loss_noise_multiplier, radius
         As in :class:`MinimaxGDAPlan`.
     """
 
@@ -191,6 +222,7 @@ class GDAStage:
     group_step_size: float
     n_steps: int
     clip_norm: float
+    weight_decay: float
     noise_multiplier: float
     loss_bound: float
     loss_noise_multiplier: float
@@ -206,28 +238,33 @@ class MinimaxGDAPlan(PrivacyPlan):
     epsilon, delta : float
         The request.
     event : event
-        The whole fit: the counts (one Gaussian release, if any), then
-        ``Repeated`` model and adversary releases, T each.
+        The whole fit: the counts (one Gaussian release, if any), the row
+        norm's draws (if any), then ``Repeated`` model and adversary
+        releases, T each.
     n_samples, n_features, n_groups : int
         Public sizes (``n_features`` counts the intercept's coordinate).
     counts_released : bool
         Whether the first stage releases noisy counts.
     count_noise_scale : float
         Standard deviation of the noise on each group count (0: none).
+    row_norm_draws : QuantileDraws or None
+        The private upper quantile of the rows' norms ``||x_i||``
+        (``clip_norm="auto"``); None when ``clip_norm`` is public.
+    clip_norm : float or None
+        The public C; None with ``row_norm_draws``.
     n_steps : int
         T.
     noise_multiplier : float
-        s: the model's noise std is ``2 C s``.
+        s: the model's noise std is ``2 sqrt(C^2 + b^2) s``.
     loss_noise_multiplier : float
         s_L: each group's loss-sum noise std is ``l_max s_L``.
-    clip_norm, loss_bound, radius : float
-        C, l_max and R.
+    loss_bound, radius : float
+        l_max and R.
+    intercept_value : float
+        b, the intercept's constant feature (0: no intercept).
     model_mu : float
         Gaussian-DP mu of the model's T releases together (``inf``: no
         privacy); sets kappa (:func:`gda_kappa`).
-    step_clip_norm, step_loss_bound : float
-        The hyperparameters C and l_max, which scale the step sizes also
-        without privacy (when nothing is clipped).
     """
 
     n_samples: int
@@ -235,32 +272,54 @@ class MinimaxGDAPlan(PrivacyPlan):
     n_groups: int
     counts_released: bool
     count_noise_scale: float
+    row_norm_draws: QuantileDraws
+    clip_norm: float
     n_steps: int
     noise_multiplier: float
     loss_noise_multiplier: float
-    clip_norm: float
     loss_bound: float
     radius: float
+    intercept_value: float
     model_mu: float
-    step_clip_norm: float
-    step_loss_bound: float
     solver = "gda"
     count_noise = "gaussian"
 
-    def stage(self, group_sizes):
-        """The second stage's settings from released (or public) group sizes."""
+    @property
+    def private(self):
+        return not np.isinf(self.model_mu)
+
+    def stage(self, group_sizes, row_norm=None):
+        """The second stage's settings from released (or public) group
+        sizes and the row norm S (released; ignored when ``clip_norm`` is
+        public, which is then S).
+
+        The model's step is ``MODEL_STEP / L`` with ``L = (S^2 + b^2) /
+        4``, the smoothness of the logistic loss on rows ``(x, b)`` with
+        ``||x|| = S``; with privacy the coefficients' part of the gradient
+        is clipped at ``C = CLIP_FACTOR S``.  The adversary's step sets its
+        temperature: after T steps the noise of its log-weights is about
+        ``GROUP_TEMPERATURE`` on the smallest group (the noise of that
+        group's mean loss is ``l_max s_L / n_min`` per step), never above
+        the step without privacy.
+        """
+        scale = float(self.clip_norm if self.clip_norm is not None else row_norm)
         proportions = group_sizes / group_sizes.sum()
         root = math.sqrt(self.n_steps)
-        # Without noise a longer model step converges in fewer passes.
-        factor = (NON_PRIVATE_MODEL_STEP_FACTOR if np.isinf(self.model_mu)
-                  else MODEL_STEP_FACTOR)
+        group_step = NON_PRIVATE_GROUP_STEP / (self.loss_bound * root)
+        if self.private and self.loss_noise_multiplier > 0:
+            smallest = max(float(np.min(group_sizes)), 1.0)
+            group_step = min(group_step, GROUP_TEMPERATURE * smallest / (
+                self.loss_bound * self.loss_noise_multiplier * root))
+        clip = CLIP_FACTOR * scale if self.private else np.inf
+        kappa = gda_kappa(self, proportions, clip)
+        decay = WEIGHT_DECAY * noise_floor(self, clip)
         return GDAStage(
-            proportions=proportions, group_sizes=group_sizes,
-            kappa=gda_kappa(self, proportions),
-            step_size=factor * self.radius / (self.step_clip_norm * root),
-            group_step_size=GROUP_STEP_FACTOR / (self.step_loss_bound * root),
-            n_steps=self.n_steps, clip_norm=self.clip_norm,
-            noise_multiplier=self.noise_multiplier, loss_bound=self.loss_bound,
+            proportions=proportions, group_sizes=group_sizes, kappa=kappa,
+            step_size=MODEL_STEP * 4.0 / (scale**2 + self.intercept_value**2),
+            group_step_size=group_step,
+            n_steps=self.n_steps, clip_norm=clip, weight_decay=decay,
+            noise_multiplier=self.noise_multiplier,
+            loss_bound=self.loss_bound if self.private else np.inf,
             loss_noise_multiplier=self.loss_noise_multiplier, radius=self.radius)
 
 
@@ -274,11 +333,13 @@ def gda_noise(rho, shares, n_steps):
     return count, model, loss
 
 
-def gda_event(rho, shares, n_steps):
-    """The event tree of a fit with zCDP budget ``rho``."""
+def gda_event(rho, shares, n_steps, row_norm_draws=None):
+    """The event tree of a fit whose Gaussian releases cost ``rho`` (zCDP),
+    after the row norm's draws (if any)."""
     count, model, loss = gda_noise(rho, shares, n_steps)
     return compose(
         GaussianMechanism(count) if count else compose(),
+        row_norm_draws.event if row_norm_draws is not None else compose(),
         repeat(GaussianMechanism(model), n_steps),
         repeat(GaussianMechanism(loss), n_steps),
     )
@@ -286,7 +347,7 @@ def gda_event(rho, shares, n_steps):
 
 def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
                      counts_public, clip_norm, loss_bound, radius,
-                     max_iter=None):
+                     intercept_value=1.0, max_iter=None):
     """Plan a gradient descent-ascent fit from public quantities only.
 
     Parameters
@@ -299,85 +360,104 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
         Number of groups (public: declared, or read with a warning).
     epsilon, delta : float
         Budget of the whole fit; ``epsilon=inf`` plans no noise.  ``delta``
-        must be positive when epsilon is finite (every release is Gaussian).
+        must be positive when epsilon is finite (every release but the row
+        norm's is Gaussian).
     counts_public : bool
         Group proportions are public (priors, or one group): no counts.
-    clip_norm, loss_bound, radius : float
-        C, l_max, R.
+    clip_norm : float or "auto"
+        C; "auto" releases an upper quantile of the rows' norms first, on
+        ``ROW_NORM_SHARE`` of the budget.
+    loss_bound, radius : float
+        l_max, R.
+    intercept_value : float, default=1.0
+        b, the intercept's constant feature (0: no intercept).
     max_iter : int, default=None
-        T; ``None``: :func:`gda_steps` with privacy, ``NON_PRIVATE_STEPS``
-        without.
+        T; ``None``: ``PRIVATE_STEPS`` or ``NON_PRIVATE_STEPS``.
 
     Returns
     -------
     MinimaxGDAPlan
     """
     private = not np.isinf(epsilon)
-    if not private or delta <= 0:
-        n_steps = max_iter or NON_PRIVATE_STEPS
-    else:
-        n_steps = max_iter or gda_steps(n_samples, n_features, epsilon, delta)
+    n_steps = max_iter or (PRIVATE_STEPS if private else NON_PRIVATE_STEPS)
+    auto = isinstance(clip_norm, str)
+    public_clip = None if auto else float(clip_norm)
     counts_released = private and not counts_public and n_groups > 1
     count_share = COUNT_SHARE if counts_released else 0.0
     model_share = (1.0 - count_share) * MODEL_SHARE
     shares = (count_share, model_share, 1.0 - count_share - model_share)
     if not private:
         # Nothing to bound: no clipping, so that the fit solves the exact
-        # problem (clip_norm still scales the step sizes, see ``stage``).
+        # problem; the row norm (exact) still sets the model's step.
+        draws = (auto_draws(0.0, n_samples=n_samples, n_bounds=1,
+                            epsilon=epsilon, quantile=ROW_NORM_QUANTILE)
+                 if auto else None)
         return MinimaxGDAPlan(
             epsilon, delta, EpsilonDeltaEvent(np.inf, 0.0), n_samples,
-            n_features, n_groups, False, 0.0, n_steps, 0.0, 0.0, np.inf,
-            np.inf, radius, np.inf, clip_norm, loss_bound)
+            n_features, n_groups, False, 0.0, draws, public_clip, n_steps,
+            0.0, 0.0, loss_bound, radius, intercept_value, np.inf)
     if delta <= 0:
         raise ValueError(
             "solver='gda' needs delta > 0 (its releases are Gaussian); use "
             "solver='vertex_sampling' for pure differential privacy.")
-    # Every release is Gaussian: the whole run is one Gaussian mechanism
-    # (its mu^2 the sum of the parts'), so the accountant's answer is exact
-    # and the split never changes the total.
-    rho = calibrate(lambda r: gda_event(r, shares, n_steps), epsilon, delta,
-                    RhoBracket(rho_for(epsilon, delta)), rtol=0.005).value
+    total = rho_for(epsilon, delta)
+    draws = None
+    if auto:
+        draws = auto_draws(ROW_NORM_SHARE * total, n_samples=n_samples,
+                           n_bounds=1, epsilon=epsilon,
+                           quantile=ROW_NORM_QUANTILE)
+    # The Gaussian releases together are one Gaussian mechanism (their
+    # mu^2 add up), so the split among them never changes the total; the
+    # row norm's draws are composed with them in the accountant.
+    rho = calibrate(lambda r: gda_event(r, shares, n_steps, draws), epsilon,
+                    delta, RhoBracket(total * (1.0 - ROW_NORM_SHARE * auto)),
+                    rtol=0.005).value
     count, model, loss = gda_noise(rho, shares, n_steps)
     # The count vector moves by sqrt(2) in l2 (one row between two groups).
     count_std = math.sqrt(2.0) * count
     return MinimaxGDAPlan(
-        epsilon, delta, gda_event(rho, shares, n_steps), n_samples, n_features,
-        n_groups, counts_released, count_std, n_steps, model, loss, clip_norm,
-        loss_bound, radius, math.sqrt(n_steps) / model, clip_norm, loss_bound)
+        epsilon, delta, gda_event(rho, shares, n_steps, draws), n_samples,
+        n_features, n_groups, counts_released, count_std, draws, public_clip,
+        n_steps, model, loss, loss_bound, radius, intercept_value,
+        math.sqrt(n_steps) / model)
 
 
-def gda_steps(n_samples, n_features, epsilon, delta):
-    """Default private T: ``STEPS_PER_SIGNAL n mu / sqrt(d)`` within
-    ``[MIN_PRIVATE_STEPS, MAX_PRIVATE_STEPS]``.
+def noise_floor(plan, clip_norm):
+    """The norm of the noise on the model's gradient at unit weight,
+    averaged over the run: ``2 C_w sqrt(d) / (n mu_model)`` with ``C_w =
+    sqrt(C^2 + b^2)`` (each step adds ``2 C_w s`` per coordinate to a sum
+    over n rows; T steps average it down by ``sqrt(T)``, and ``s / sqrt(T)
+    = 1 / mu_model``).  Public: C is public or released.  0 without
+    privacy."""
+    if not plan.private:
+        return 0.0
+    return 2.0 * math.hypot(clip_norm, plan.intercept_value) * math.sqrt(
+        plan.n_features) / (plan.n_samples * plan.model_mu)
 
-    ``n mu / sqrt(d)`` (mu: the whole fit's Gaussian-DP parameter) is the
-    size of the full gradient against the norm of the noise on it when the
-    budget is spent in one step; each halving of the noise per step costs
-    four times the steps, so T grows with that ratio up to a cap.
-    """
-    signal = n_samples * pld.gaussian_mu(epsilon, delta) / math.sqrt(n_features)
-    steps = round(STEPS_PER_SIGNAL * signal)
-    return int(min(MAX_PRIVATE_STEPS, max(MIN_PRIVATE_STEPS, steps)))
+
+def gda_noise_ratio(plan, clip_norm):
+    """The noise floor at unit weight over ``USEFUL_NOISE_FLOOR``: above 1
+    the fit is likely little better than the intercept-only model (public
+    and released quantities only)."""
+    return noise_floor(plan, clip_norm) / USEFUL_NOISE_FLOOR
 
 
-def gda_kappa(plan, proportions):
-    """The adversary's cap: ``clip(KAPPA_SCALE n mu_model / (2 sqrt(d)), 1,
-    1 / p_min)``.
+def gda_kappa(plan, proportions, clip_norm):
+    """The adversary's cap: ``clip(KAPPA_NOISE / floor, 1, 1 / p_min)``.
 
-    The model's noise on the gradient, averaged over the run, has norm about
-    ``2 C kappa sqrt(d) / (n mu_model)``: kappa multiplies the weight one
-    row can carry.  The rule lets the adversary weigh a group up only as
-    far as the budget pays for: kappa is 1 (DP ERM) when ``n mu_model`` is
-    small against ``sqrt(d)``, and ``1 / p_min`` (the exact minimax) as
-    epsilon grows.  Public inputs only (the proportions are public or
-    released).
+    kappa multiplies the weight one row can carry, and so the noise on the
+    model's gradient: its noise floor (:func:`noise_floor`) at unit weight
+    is ``floor``, at the cap ``kappa floor``.  The rule lets the adversary
+    weigh a group up only as far as that stays below ``KAPPA_NOISE``:
+    kappa is 1 (DP ERM) when the budget is small against the dimension,
+    and ``1 / p_min`` (the exact minimax) as epsilon grows and without
+    privacy.  Public inputs only (the proportions are public or released).
     """
     full = 1.0 / float(np.min(proportions))
-    if np.isinf(plan.model_mu):
+    floor = noise_floor(plan, clip_norm)
+    if floor == 0.0:
         return full
-    paid = KAPPA_SCALE * plan.n_samples * plan.model_mu / (
-        2.0 * math.sqrt(plan.n_features))
-    return float(min(full, max(1.0, paid)))
+    return float(min(full, max(1.0, KAPPA_NOISE / floor)))
 
 
 # -- vertex sampling ----------------------------------------------------------
@@ -486,8 +566,9 @@ class MinimaxVertexPlan(PrivacyPlan):
     solver = "vertex_sampling"
     count_noise = "laplace"
 
-    def stage(self, group_sizes):
-        """The draws' settings from released (or public) group sizes."""
+    def stage(self, group_sizes, row_norm=None):
+        """The draws' settings from released (or public) group sizes (the
+        row norm is unused)."""
         if self.public_stage is not None:
             return self.public_stage
         return vertex_stage(self, group_sizes / group_sizes.sum())

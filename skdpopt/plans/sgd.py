@@ -5,12 +5,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._auto_bounds import (
-    AUTO_BOUNDS_SHARE,
-    DRAWS_PER_BOUND,
-    auto_draws,
-    reliable_share,
-)
 from ..accounting import (
     EpsilonDeltaEvent,
     NoiseBracket,
@@ -22,7 +16,7 @@ from ..accounting import (
     zcdp,
 )
 from .base import PrivacyPlan
-from .preprocessing import QuantileDraws
+from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, reliable_share
 
 # Rank of the "auto" clip norm among the per-example gradient norms at the
 # starting point (chosen on development data, benchmarks/design_defaults.py).
@@ -68,6 +62,12 @@ class DPSGDPlan(PrivacyPlan):
     bounds_share : float
         Share of ``rho_for(epsilon, delta)`` (zCDP units) given to all the
         "auto" draws together; the noise is calibrated for the rest.
+    single_pass : bool
+        Each row's gradient is used at most once (``sampling="single_pass"``).
+    learning_rate : {"constant", "invscaling"}
+    eta0, power_t : float
+        The step size at step t (0-based): ``eta0``, or
+        ``eta0 / (t + 1) ** power_t`` (:meth:`step_size`).
     """
 
     sampling_rate: float
@@ -79,6 +79,16 @@ class DPSGDPlan(PrivacyPlan):
     clip_draws: QuantileDraws = None
     target_draws: QuantileDraws = None
     bounds_share: float = 0.0
+    single_pass: bool = False
+    learning_rate: str = "invscaling"
+    eta0: float = 0.01
+    power_t: float = 0.25
+
+    def step_size(self, t):
+        """The step size at step t = 0, 1, ..."""
+        if self.learning_rate == "constant":
+            return self.eta0
+        return self.eta0 / (t + 1.0) ** self.power_t
 
 
 # batch_size="auto": at most MAX_AUTO_BATCH rows, and small enough that
@@ -121,7 +131,8 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 
 
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
-               max_iter, average, auto_clip=False, auto_target=False):
+               max_iter, average, auto_clip=False, auto_target=False,
+               learning_rate="invscaling", eta0=0.01, power_t=0.25):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -132,7 +143,7 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         Binary problems composed in the fit (classes in one-vs-rest).
     epsilon, delta : float
         The fit's budget; ``epsilon=inf`` plans a run without noise.
-    sampling, batch_size, max_iter, average
+    sampling, batch_size, max_iter, average, learning_rate, eta0, power_t
         The estimator's hyperparameters of the same names.
     auto_clip : bool, default=False
         Release the clip norm privately first (``clip_norm="auto"``).
@@ -165,7 +176,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     clip_share = AUTO_BOUNDS_SHARE if auto_clip else 0.0
     target_share = 0.0
     if auto_target and epsilon != np.inf:
-        target_share = reliable_share(n_samples, rho, n_draws=DRAWS_PER_BOUND,
+        # Two draws: the median cell, then the upper quantile.
+        target_share = reliable_share(n_samples, rho, n_draws=2,
                                       low=AUTO_BOUNDS_SHARE,
                                       high=MAX_TARGET_SHARE)
     clip_draws = target_draws = None
@@ -201,4 +213,6 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
         noise_multiplier=noise_multiplier, average_start=average_start,
-        clip_draws=clip_draws, target_draws=target_draws, bounds_share=share)
+        clip_draws=clip_draws, target_draws=target_draws, bounds_share=share,
+        single_pass=sampling == "single_pass", learning_rate=learning_rate,
+        eta0=eta0, power_t=power_t)

@@ -1,6 +1,9 @@
 """Optimisation algorithms as plain functions over numpy/scipy arrays.
 
-Solvers validate nothing and decide no noise scale: the estimator passes
-the calibrated scales and a Generator, and gets back the iterates and a
-record of the mechanisms that ran.
+Every solver an estimator calls has one signature, ``solve(problem, plan,
+rng) -> result`` (:mod:`skdpopt.solvers.problems`): the problem's data and
+public constants, the plan whose schedule and calibrated noise scales it
+reads, the fit's Generator.  Solvers validate nothing, decide no noise
+scale and import no accounting; their results hold what the estimators
+store.
 """

@@ -68,7 +68,7 @@ def private_frank_wolfe(gradient, n_features, *, radius, n_steps, score_scale, r
         if np.isinf(score_scale):
             choice = int(np.argmin(linear))
         else:
-            choice = exponential_mechanism(rng, -score_scale * linear)
+            choice = exponential_mechanism(rng, -linear, scale=1.0 / score_scale)
         selected[t] = choice
         feature, value = vertex_coordinates(choice, n_features, radius, constraint)
         step = 2.0 / (t + 2.0)

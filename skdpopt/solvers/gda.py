@@ -5,13 +5,19 @@ The saddle point ``min_w max_q sum_g q_g F_g(w)`` of a linear model ``w``
 weights ``q`` in the capped simplex ``{q in simplex : q_g <= kappa p_g}``
 (p: the released group proportions).  Each step, at the current ``w``:
 
-* the model player releases the sum over rows of ``a_i clip_C(grad_i)``
-  plus ``N(0, (2 C s)^2 I)``, where ``a_i = r_g / max_h r_h`` and
-  ``r_g = q_g / p_g`` is the adversary's weight of row i's group relative
-  to its share: every ``a_i`` lies in [0, 1], so replacing one row moves the
-  sum by at most ``2 C`` whatever the weights (a Gaussian mechanism of noise
+* the model player releases the sum over rows of ``a_i g_i`` plus
+  ``N(0, (2 C_w s)^2 I)``, where row i's gradient ``sigma_i (x_i, b)`` has
+  its coefficients' part clipped to norm C and its intercept's part
+  ``sigma_i b`` (at most b) kept whole, so ``||g_i|| <= C_w = sqrt(C^2 +
+  b^2)``; ``a_i = r_g / max_h r_h`` and ``r_g = q_g / p_g`` is the
+  adversary's weight of row i's group relative to its share: every
+  ``a_i`` lies in [0, 1], so replacing one row moves the sum by at most
+  ``2 C_w`` whatever the weights (a Gaussian mechanism of noise
   multiplier s), and ``max_h r_h / n`` times the noisy sum estimates the
-  gradient of ``sum_g q_g F_g``;
+  gradient of ``sum_g q_g F_g``.  The intercept's gradient is never
+  clipped, so at a fixed point the predicted and observed positives agree
+  (weighted by group): clipping moves the coefficients, not the
+  calibration;
 * the adversary releases each group's sum of losses, clipped to
   ``[0, l_max]`` and centred at ``l_max / 2``, plus ``N(0, (l_max s_L)^2)``
   per group: one row moving between groups changes two sums by at most
@@ -30,6 +36,7 @@ for a linear model the gradient of row i is ``d_i (x_i, b)`` with a scalar
 import numpy as np
 import scipy.sparse as sp
 
+from .._sums import column_sums, group_sums, row_dots, total
 from ..mechanisms import gaussian_noise
 from .problems import WorstGroupResult
 
@@ -74,8 +81,8 @@ def project_l2_ball(w, radius):
     return w if norm <= radius else w * (radius / norm)
 
 
-def augmented_row_norms(X, b):
-    """Norms of the rows ``(x_i, b)``, in float64.
+def row_norms(X, b=0.0):
+    """Norms of the rows ``(x_i, b)`` (``x_i`` alone for b = 0), in float64.
 
     The features are clipped to a public bound before this, so the squares
     cannot overflow; float32 input is upcast first.
@@ -102,7 +109,7 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
     group_weight : ndarray of shape (n_groups,)
         ``a_g = r_g / max_h r_h``, in [0, 1].
     norms : ndarray of shape (n_samples,)
-        :func:`augmented_row_norms`.
+        :func:`row_norms` of the features (without the intercept's b).
     clip_norm, loss_bound : float
         C and l_max (``inf``: no clipping).
     intercept_value : float or None
@@ -110,8 +117,10 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
     Returns
     -------
     gradient_sum : ndarray of shape (n_features + has_intercept,)
-        ``sum_i a_{g_i} clip_C(grad_i)``: moves by at most ``2 C`` in l2
-        when one row is replaced (its group may change).
+        ``sum_i a_{g_i} g_i``, the coefficients' part of each row's
+        gradient clipped to C, the intercept's kept: moves by at most ``2
+        sqrt(C^2 + b^2)`` in l2 when one row is replaced (its group may
+        change).
     loss_sums : ndarray of shape (n_groups,)
         Per group, the sum of ``min(loss_i, l_max) - l_max / 2``: moves by
         at most ``l_max`` in l2 when one row is replaced.
@@ -119,11 +128,10 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
     n_features = X.shape[1]
     has_intercept = intercept_value is not None
     b = float(intercept_value) if has_intercept else 0.0
-    margin = X @ w[:n_features]
-    margin = target * (np.asarray(margin, dtype=np.float64).ravel()
+    margin = target * (row_dots(X, w[:n_features])
                        + (w[-1] * b if has_intercept else 0.0))
-    # d loss / d prediction = -y sigma(-y z); the row's gradient norm is
-    # |sigma| ||(x, b)||.
+    # d loss / d prediction = -y sigma(-y z); the coefficients' part of the
+    # row's gradient has norm |sigma| ||x||.
     # One exponential per row gives both the loss log(1 + exp(-m)) and
     # sigma(-m), without overflow (np.logaddexp is several times slower).
     e = np.exp(-np.abs(margin))
@@ -132,15 +140,15 @@ def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,
     grad_norm = sigma * norms
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(grad_norm > clip_norm, clip_norm / grad_norm, 1.0)
-    d = -target * sigma * factor * group_weight[codes]
+    d = -target * sigma * group_weight[codes]
     gradient = np.empty(len(w))
-    gradient[:n_features] = np.asarray(X.T @ d, dtype=np.float64).ravel()
+    # Sums in float64, in blocks of rows (see skdpopt._sums).
+    gradient[:n_features] = column_sums(X, d * factor)
     if has_intercept:
-        gradient[-1] = b * d.sum()
+        gradient[-1] = b * total(d)
     half = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
     loss = np.minimum(loss_all, loss_bound) - half
-    sums = np.bincount(codes, weights=loss, minlength=len(group_weight))
-    return gradient, sums
+    return gradient, group_sums(codes, loss, len(group_weight))
 
 
 def noisy_gda(problem, plan, rng):
@@ -154,8 +162,9 @@ def noisy_gda(problem, plan, rng):
     plan : GDAStage
         Reads ``proportions`` p and ``group_sizes`` (released or public),
         ``kappa`` (cap on ``q_g / p_g``, at least 1), ``n_steps``,
-        ``clip_norm`` C, ``noise_multiplier`` s (the model's noise std is
-        ``2 C s``; 0: no noise), ``loss_bound`` l_max (each row's loss is
+        ``clip_norm`` C (of the coefficients' part), ``noise_multiplier``
+        s (the model's noise std is ``2 sqrt(C^2 + b^2) s``; 0: no noise),
+        ``weight_decay``, ``loss_bound`` l_max (each row's loss is
         clipped to ``[0, l_max]``), ``loss_noise_multiplier`` s_L (each
         group's loss-sum noise std is ``l_max s_L``), ``radius`` R (the l2
         ball holding ``(coef, intercept / b)``) and the step sizes
@@ -175,15 +184,15 @@ def noisy_gda(problem, plan, rng):
     n_groups = len(proportions)
     has_intercept = intercept_value is not None
     b = float(intercept_value) if has_intercept else 0.0
-    norms = augmented_row_norms(X, b)
+    norms = row_norms(X)
     caps = kappa * proportions
     w = np.zeros(n_features + int(has_intercept))
     q = proportions.copy()
     keep_from = n_steps // 2  # average the last half
     w_sum, q_sum = np.zeros_like(w), np.zeros(n_groups)
     # Without privacy nothing is clipped (bounds of inf) and nothing added.
-    model_std = (2.0 * clip_norm * plan.noise_multiplier if plan.noise_multiplier
-                 else 0.0)
+    model_std = (2.0 * np.hypot(clip_norm, b) * plan.noise_multiplier
+                 if plan.noise_multiplier else 0.0)
     loss_std = (loss_bound * plan.loss_noise_multiplier
                 if plan.loss_noise_multiplier else 0.0)
     half_bound = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
@@ -195,6 +204,7 @@ def noisy_gda(problem, plan, rng):
                                intercept_value=intercept_value)
         grad += gaussian_noise(rng, model_std, w.shape)
         grad *= top / n_samples
+        grad[:n_features] += plan.weight_decay * top * w[:n_features]
         sums += gaussian_noise(rng, loss_std, n_groups)
         group_loss = sums / plan.group_sizes + half_bound
         # Simultaneous updates from the same iterate.

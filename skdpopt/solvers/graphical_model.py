@@ -326,16 +326,16 @@ class GraphicalModel:
         key = (i, j)
         if key not in self._messages:
             # Iterative post-order so deep trees do not recurse.
-            todo = [(i, j, False)]
-            while todo:
-                u, v, ready = todo.pop()
+            pending = [(i, j, False)]
+            while pending:
+                u, v, ready = pending.pop()
                 if (u, v) in self._messages:
                     continue
                 inputs = [k for k in self.tree.neighbours[u] if k != v]
                 missing = [k for k in inputs if (k, u) not in self._messages]
                 if not ready and missing:
-                    todo.append((u, v, True))
-                    todo.extend((k, u, False) for k in missing)
+                    pending.append((u, v, True))
+                    pending.extend((k, u, False) for k in missing)
                     continue
                 table = self._gather(u, inputs)
                 attrs = self.tree.nodes[u]

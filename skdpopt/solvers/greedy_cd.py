@@ -28,8 +28,10 @@ DP-SGD's clip norm does).
 
 The solver decides no noise: it takes the per-step privacy parameters in
 units of the sensitivities (a pure epsilon for the selection, noise
-multipliers for the releases), computes the sensitivities from the public
-bounds, and returns the mechanisms that ran.  Sensitivities under
+multipliers for the releases) from the plan
+(:class:`skdpopt.plans.lasso.GreedyCDPlan`, which describes the same
+releases as events) and computes the sensitivities from the public
+bounds.  Sensitivities under
 replace-one, with ``C`` the residual bound in force at the step (derived in
 ``docs/privacy/dplasso.md``):
 
@@ -41,17 +43,10 @@ replace-one, with ``C`` the residual bound in force at the step (derived in
 """
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._data import ClippedLeastSquares  # noqa: F401  (its problem class)
-from ..accounting import (
-    ExponentialMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
-    PureDPMechanism,
-)
+from .._data import least_squares_problem
 from ..geometry import soft_threshold
 from ..mechanisms import (
     exponential_mechanism,
@@ -59,42 +54,16 @@ from ..mechanisms import (
     laplace_noise,
     report_noisy_max,
 )
+from .problems import LinearResult
 
 # Index reported in ``selected`` for a step on the intercept.
 INTERCEPT = -1
-
-# A coordinate at zero becomes non-zero only if its noisy gradient clears
-# the penalty by this many noise scales: a coordinate drawn by the selection
-# noise would otherwise enter the model whenever its noise exceeds alpha.
-ACTIVATION_MARGIN = 2.0
 
 # Adaptive residual bound: clip at this multiple of the residuals' root mean
 # square (upper confidence bound), and never below this fraction of the
 # public bound.
 RESIDUAL_SCALE_MULTIPLE = 2.0
 RESIDUAL_FLOOR = 0.01
-
-
-@dataclass
-class GreedyCDResult:
-    """Output of :func:`private_greedy_cd`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (n_features,)
-    intercept : float
-    n_steps : int
-    selected : ndarray of int
-        Coordinate chosen at each step (``INTERCEPT`` = -1 for the intercept).
-    mechanisms : list of (mechanism, count)
-        What the run released, to compose in an Accountant.
-    """
-
-    coef: np.ndarray
-    intercept: float
-    n_steps: int
-    selected: np.ndarray
-    mechanisms: list = field(default_factory=list)
 
 
 def selection_scores(grad, coef, alpha, feature_bound):
@@ -116,80 +85,66 @@ def selection_scores(grad, coef, alpha, feature_bound):
     return np.where(coef == 0, at_zero, off_zero) / feature_bound
 
 
-def private_greedy_cd(
-    problem,
-    *,
-    alpha,
-    n_steps,
-    fit_intercept,
-    selection,
-    selection_epsilon,
-    gradient_noise,
-    gradient_noise_multiplier,
-    curvature_noise_multiplier,
-    rng,
-    residual_noise_multiplier=None,
-    activation_margin=ACTIVATION_MARGIN,
-    coef_init=None,
-    intercept_init=0.0,
-    verbose=0,
-):
+def private_greedy_cd(problem, plan, rng, *, verbose=0):
     """Minimise the clipped Lasso objective by private greedy coordinate descent.
 
     Parameters
     ----------
-    problem : ClippedLeastSquares
-    alpha : float
-        l1 penalty strength.
-    n_steps : int
-        Number of steps T.
-    fit_intercept : bool
-        Whether the intercept is a candidate coordinate.
-    selection : {"exponential", "laplace"}
-        Exponential mechanism (Gumbel-max) or report-noisy-max with Laplace
-        noise.
-    selection_epsilon : float
-        Pure epsilon of one selection (``inf``: exact argmax).  The
-        exponential mechanism then has score sensitivity
-        ``selection_epsilon / 2`` in log-weight units; report-noisy-max
-        uses Laplace scale ``2 * sensitivity / selection_epsilon``.
-    gradient_noise : {"gaussian", "laplace"}
-    gradient_noise_multiplier : float
-        Noise std (Gaussian) or scale (Laplace) over the coordinate
-        gradient's sensitivity; 0 adds none.
-    curvature_noise_multiplier : float or None
-        ``None`` steps with the public bound ``M_j = feature_bound^2``.
-        Otherwise each feature step also releases the chosen column's
-        ``(1/n) sum_i x_ij^2`` with Gaussian noise of this many
-        sensitivities, and steps with an upper confidence bound on it.
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` and ``y`` (clipped to ``feature_bound`` and the target bound;
+        read through :func:`skdpopt._data.least_squares_problem`), ``alpha``
+        (the l1 penalty), ``fit_intercept`` (whether the intercept is a
+        candidate coordinate), ``feature_bound`` B, ``residual_bound`` C
+        (the public clip of the residuals) and a warm start
+        (``coef_init``, ``intercept_init``).
+    plan : GreedyCDPlan
+        Reads ``n_steps`` T; ``selection`` ("exponential": the exponential
+        mechanism, Gumbel-max; "laplace": report-noisy-max) and
+        ``selection_epsilon``, the pure epsilon of one selection (``inf``:
+        exact argmax; the exponential mechanism has score sensitivity
+        ``selection_epsilon / 2`` in log-weight units, report-noisy-max
+        Laplace scale ``2 * sensitivity / selection_epsilon``);
+        ``gradient_noise`` ("gaussian" or "laplace") and
+        ``gradient_noise_multiplier`` (noise over the coordinate
+        gradient's sensitivity; 0 adds none); ``curvature_noise_multiplier``
+        (None: steps with the public bound ``M_j = B^2``; otherwise each
+        feature step also releases the chosen column's ``(1/n) sum_i
+        x_ij^2`` with Gaussian noise of this many sensitivities and steps
+        with an upper confidence bound on it); ``residual_noise_multiplier``
+        (None: clips residuals at C throughout; otherwise each step first
+        releases the mean squared clipped residual with Gaussian noise of
+        this many sensitivities and clips the step's residuals at
+        ``RESIDUAL_SCALE_MULTIPLE`` times the root of an upper confidence
+        bound on it, within ``[RESIDUAL_FLOOR, 1]`` times C); and
+        ``activation_margin`` (a coordinate at zero leaves it only if its
+        noisy gradient clears ``alpha`` by this many gradient noise
+        scales: post-processing).
     rng : numpy.random.Generator
-    residual_noise_multiplier : float or None, default=None
-        ``None`` clips residuals at ``problem.residual_bound`` throughout.
-        Otherwise each step first releases the mean squared clipped residual
-        with Gaussian noise of this many sensitivities and clips the step's
-        residuals at ``RESIDUAL_SCALE_MULTIPLE`` times the root of an upper
-        confidence bound on it, within ``[RESIDUAL_FLOOR, 1]`` times the
-        initial ``problem.residual_bound``.
-    activation_margin : float, default=ACTIVATION_MARGIN
-        A coordinate at zero leaves it only if its noisy gradient clears
-        ``alpha`` by this many gradient noise scales (post-processing).
-    coef_init : ndarray of shape (n_features,), default=None
-    intercept_init : float, default=0.0
     verbose : int, default=0
 
     Returns
     -------
-    GreedyCDResult
+    LinearResult
+        With ``selected``, the coordinate chosen at each step
+        (``INTERCEPT`` = -1 for the intercept).
     """
-    n, p = problem.n_samples, problem.n_features
-    bound = problem.feature_bound
+    alpha, n_steps, fit_intercept = problem.alpha, plan.n_steps, problem.fit_intercept
+    selection, selection_epsilon = plan.selection, plan.selection_epsilon
+    gradient_noise_multiplier = plan.gradient_noise_multiplier
+    curvature_noise_multiplier = plan.curvature_noise_multiplier
+    residual_noise_multiplier = plan.residual_noise_multiplier
+    coef_init, intercept_init = problem.coef_init, problem.intercept_init
+    data = least_squares_problem(problem.X, problem.y, problem.feature_bound,
+                                 problem.residual_bound)
+    n, p = data.n_samples, data.n_features
+    bound = data.feature_bound
     smoothness = bound * bound
-    public_residual_bound = problem.residual_bound
+    public_residual_bound = data.residual_bound
     curvature_sensitivity = smoothness / n
 
     coef = np.zeros(p) if coef_init is None else np.array(coef_init, dtype=float)
     intercept = float(intercept_init)
-    problem.reset(coef, intercept)
+    data.reset(coef, intercept)
     selected = np.empty(n_steps, dtype=np.int64)
     # Running sums of the released curvatures of each visited column.
     curvature_sums, curvature_counts = {}, {}
@@ -199,19 +154,20 @@ def private_greedy_cd(
 
     for t in range(n_steps):
         if residual_noise_multiplier is not None:
-            problem.residual_bound = _adapted_residual_bound(
-                problem, residual_noise_multiplier, public_residual_bound, rng)
-        score_sensitivity = 2.0 * problem.residual_bound / n
+            data.residual_bound = _adapted_residual_bound(
+                data, residual_noise_multiplier, public_residual_bound, rng)
+        score_sensitivity = 2.0 * data.residual_bound / n
         gradient_std = gradient_noise_multiplier * bound * score_sensitivity
-        grad, grad_intercept = problem.gradient()
+        grad, grad_intercept = data.gradient()
         scores = selection_scores(grad, coef, alpha, bound)
         if fit_intercept:
             scores = np.append(scores, abs(grad_intercept) / bound)
         if np.isinf(selection_epsilon):
             choice = int(np.argmax(scores))
         elif selection == "exponential":
-            weight = 0.5 * selection_epsilon / score_sensitivity
-            choice = exponential_mechanism(rng, weight * scores)
+            # Log-weights scores / scale move by at most epsilon / 2.
+            scale = 2.0 * score_sensitivity / selection_epsilon
+            choice = exponential_mechanism(rng, scores, scale=scale)
         else:
             scale = 2.0 * score_sensitivity / selection_epsilon
             choice = report_noisy_max(rng, scores, scale)
@@ -219,7 +175,7 @@ def private_greedy_cd(
         selected[t] = j
 
         exact = grad_intercept if j == INTERCEPT else grad[j]
-        if gradient_noise == "gaussian":
+        if plan.gradient_noise == "gaussian":
             noisy = exact + gaussian_noise(rng, gradient_std, 1)[0]
         else:
             noisy = exact + laplace_noise(rng, gradient_std, 1)[0]
@@ -228,11 +184,11 @@ def private_greedy_cd(
             # The constant feature's curvature is exactly bound^2.
             delta = -noisy / smoothness
             intercept += bound * delta
-            problem.move(INTERCEPT, bound * delta)
+            data.move(INTERCEPT, bound * delta)
         else:
             step_curvature = smoothness
             if curvature_std is not None:
-                released = problem.curvature(j) + gaussian_noise(
+                released = data.curvature(j) + gaussian_noise(
                     rng, curvature_std, 1)[0]
                 curvature_sums[j] = curvature_sums.get(j, 0.0) + released
                 curvature_counts[j] = curvature_counts.get(j, 0) + 1
@@ -241,26 +197,20 @@ def private_greedy_cd(
                     smoothness)
             new = soft_threshold(coef[j] - noisy / step_curvature,
                                  alpha / step_curvature)
-            if coef[j] == 0 and abs(noisy) <= alpha + activation_margin * gradient_std:
+            margin = plan.activation_margin * gradient_std
+            if coef[j] == 0 and abs(noisy) <= alpha + margin:
                 new = 0.0
-            problem.move(j, new - coef[j])
+            data.move(j, new - coef[j])
             coef[j] = new
         if verbose and ((t + 1) % max(1, n_steps // 10) == 0 or t + 1 == n_steps):
             print(f"-- Step {t + 1}/{n_steps}: non-zeros {np.count_nonzero(coef)}, "
                   f"intercept {intercept:.6f}, "
                   f"elapsed {time.perf_counter() - start:.2f} s")
 
-    n_intercept_steps = int(np.sum(selected == INTERCEPT))
-    return GreedyCDResult(
-        coef=coef, intercept=intercept, n_steps=n_steps, selected=selected,
-        mechanisms=_mechanisms(selection, selection_epsilon, gradient_noise,
-                               gradient_noise_multiplier,
-                               curvature_noise_multiplier, n_steps,
-                               n_steps - n_intercept_steps,
-                               residual_noise_multiplier))
+    return LinearResult(coef=coef, intercept=intercept, selected=selected)
 
 
-def _adapted_residual_bound(problem, noise_multiplier, public_bound, rng):
+def _adapted_residual_bound(data, noise_multiplier, public_bound, rng):
     """Release the mean squared clipped residual and return the next bound.
 
     The statistic averages terms in ``[0, C^2]`` (C the bound in force), so
@@ -269,9 +219,9 @@ def _adapted_residual_bound(problem, noise_multiplier, public_bound, rng):
     noise standard deviations (an over-estimate only loosens the clip),
     within ``[RESIDUAL_FLOOR, 1]`` times the public bound.
     """
-    current = problem.residual_bound
-    std = noise_multiplier * current * current / problem.n_samples
-    released = problem.mean_square_residual() + gaussian_noise(rng, std, 1)[0]
+    current = data.residual_bound
+    std = noise_multiplier * current * current / data.n_samples
+    released = data.mean_square_residual() + gaussian_noise(rng, std, 1)[0]
     scale = np.sqrt(max(released + 2.0 * std, 0.0))
     return float(np.clip(RESIDUAL_SCALE_MULTIPLE * scale,
                          RESIDUAL_FLOOR * public_bound, public_bound))
@@ -286,28 +236,3 @@ def _curvature_upper_bound(total, count, std, ceiling):
     """
     estimate = total / count + 2.0 * std / np.sqrt(count)
     return float(np.clip(estimate, 0.01 * ceiling, ceiling))
-
-
-def _mechanisms(selection, selection_epsilon, gradient_noise, noise_multiplier,
-                curvature_noise_multiplier, n_steps, n_feature_steps,
-                residual_noise_multiplier=None):
-    """The events of a run: one selection and one release per step, one
-    curvature release per feature step when curvatures are estimated, and one
-    residual-scale release per step when the residual bound adapts."""
-    if selection == "exponential":
-        chooser = ExponentialMechanism(0.5 * selection_epsilon)
-    else:
-        chooser = PureDPMechanism(selection_epsilon)
-    if noise_multiplier == 0:
-        release = GaussianMechanism(0.0)
-    elif gradient_noise == "gaussian":
-        release = GaussianMechanism(noise_multiplier)
-    else:
-        release = LaplaceMechanism(1.0 / noise_multiplier)
-    events = [(chooser, n_steps), (release, n_steps)]
-    if curvature_noise_multiplier is not None:
-        events.append((GaussianMechanism(curvature_noise_multiplier),
-                       n_feature_steps))
-    if residual_noise_multiplier is not None:
-        events.append((GaussianMechanism(residual_noise_multiplier), n_steps))
-    return events

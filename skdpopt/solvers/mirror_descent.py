@@ -43,8 +43,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._clipping import clip_features, clip_scalars
+from .._sums import column_sums, row_dots, total, touched_column_sums
 from ..losses import LogLoss
-from ..mechanisms import gaussian_noise, laplace_noise
+from ..mechanisms import gaussian_noise, laplace_noise, proportional_draws
 from .noisy_newton import noisy_newton_logistic
 from .problems import LinearResult
 
@@ -267,30 +268,9 @@ class EntropicIterates:
         return average / average.sum()
 
 
-def draw_vertices(rng, probabilities, size):
-    """Draw ``size`` i.i.d. indices with the given probabilities.
-
-    Inverse-CDF sampling: one cumulative sum and ``size`` binary searches,
-    O(m + size log m), where Gumbel-max would cost O(size m).  The draws
-    have the same law as the exponential mechanism with scores
-    ``log(probabilities)``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    probabilities : ndarray of shape (m,)
-        Non-negative weights (normalised or not).
-    size : int
-
-    Returns
-    -------
-    ndarray of int of shape (size,)
-    """
-    cumulative = np.cumsum(probabilities)
-    targets = rng.random(size) * cumulative[-1]
-    draws = np.searchsorted(cumulative, targets, side="right")
-    # Guard against rounding at the top end and against zero-weight cells.
-    return np.minimum(draws, len(cumulative) - 1)
+# I.i.d. vertex draws from a weight vector: the exponential mechanism with
+# scores log(weights), drawn by inverse CDF.
+draw_vertices = proportional_draws
 
 
 def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
@@ -419,26 +399,25 @@ def linear_model_gradient(
         # NaN (an overflowed prediction) to 0, inside the bound; the overflow
         # warning would say that an extreme record exists.
         with np.errstate(over="ignore", invalid="ignore"):
-            prediction = X_batch @ point[:n_features]
+            prediction = row_dots(X_batch, point[:n_features])
             if intercept_value is not None:
                 prediction = prediction + intercept_value * point[n_features]
             residual = clip_scalars(
                 loss.derivative(np.asarray(prediction).ravel(), y[rows]),
                 loss.lipschitz)
         residual /= len(rows)
+        # Sums in float64, in blocks of rows (see skdpopt._sums); sparse,
+        # over the features the batch touches only.
         if sparse:
-            X_batch = X_batch.tocsr()
-            weighted = X_batch.data * np.repeat(residual, np.diff(X_batch.indptr))
-            features, inverse = np.unique(X_batch.indices, return_inverse=True)
-            feature_gradient = np.bincount(inverse, weights=weighted,
-                                           minlength=len(features))
+            features, feature_gradient = touched_column_sums(X_batch.tocsr(),
+                                                             residual)
         else:
             features = np.arange(n_features)
-            feature_gradient = X_batch.T @ residual
+            feature_gradient = column_sums(X_batch, residual)
         if intercept_value is not None:
             features = np.append(features, n_features)
             feature_gradient = np.append(feature_gradient,
-                                         intercept_value * residual.sum())
+                                         intercept_value * total(residual))
         return vertex_set.vertex_gradient(features, feature_gradient)
 
     return gradient

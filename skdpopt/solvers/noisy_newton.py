@@ -32,6 +32,7 @@ docs/privacy/dplogisticsimplex.md).
 import numpy as np
 from scipy.special import expit
 
+from .._sums import column_sums, gram
 from ..geometry import project_l1_ball
 from ..mechanisms import gaussian_noise, laplace_noise
 
@@ -45,6 +46,34 @@ _MIN_CURVATURE = 1e-8
 # far from the optimum (an overconfident start), so steps are clipped to
 # this trust region (chosen on design data).
 MAX_STEP = 2.0
+
+
+def logistic_statistics(Z, y, theta):
+    """What one step releases, before noise: the mean gradient and the mean
+    Hessian of the logistic loss at ``theta``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_params)
+    y : ndarray of shape (n_samples,)
+        Targets in {-1, +1}.
+    theta : ndarray of shape (n_params,)
+
+    Returns
+    -------
+    gradient : ndarray of shape (n_params,)
+        ``(1/n) sum_i dloss_i z_i``.
+    hessian : ndarray of shape (n_params, n_params)
+        ``(1/n) sum_i w_i z_i z_i^T``; the solver releases its upper
+        triangle.
+    """
+    n_samples = Z.shape[0]
+    margin = y * (Z @ theta)
+    # Sums over rows in float64 blocks (see skdpopt._sums).
+    gradient = column_sums(Z, -y * expit(-margin)) / n_samples
+    weights = expit(margin) * expit(-margin)
+    hessian = gram(Z, weights) / n_samples
+    return gradient, hessian
 
 
 def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
@@ -77,7 +106,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     ndarray of shape (n_params,)
         The final point.
     """
-    n_samples, n_params = Z.shape
+    n_params = Z.shape[1]
 
     def project(point):
         if nonnegative is not None:
@@ -93,10 +122,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
     floor = max(_HESSIAN_SPREADS * spread * hessian_noise, _MIN_CURVATURE)
     for _ in range(n_steps):
-        margin = y * (Z @ theta)
-        gradient = Z.T @ (-y * expit(-margin)) / n_samples
-        weights = expit(margin) * expit(-margin)
-        hessian = (Z.T * weights) @ Z / n_samples
+        gradient, hessian = logistic_statistics(Z, y, theta)
         if gradient_noise > 0:
             gradient = gradient + sample(rng, gradient_noise, n_params)
         if hessian_noise > 0:

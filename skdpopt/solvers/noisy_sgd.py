@@ -22,13 +22,12 @@ row), contribute the zero vector (docs/privacy/dpsgd.md).
 """
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from .._data import linear_rows
-from ..accounting import SubsampledGaussianMechanism
 from ..mechanisms import gaussian_noise
+from .problems import LinearResult
 
 # Noise and batches for up to this many steps are drawn at once, to amortise
 # call overhead; fewer steps when the model is wide or the batches large, so
@@ -38,116 +37,49 @@ _BLOCK_STEPS = 256
 _NOISE_BLOCK_VALUES = 2**22
 
 
-@dataclass
-class NoisySGDResult:
-    """Output of :func:`noisy_sgd`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (n_features,)
-    intercept : float
-    n_steps : int
-        Number of noisy steps taken.
-    mechanism : SubsampledGaussianMechanism
-        What each step released; the run composes it ``n_steps`` times.
-    """
-
-    coef: np.ndarray
-    intercept: float
-    n_steps: int
-    mechanism: SubsampledGaussianMechanism
-
-
-def learning_rate_schedule(kind, eta0, power_t):
-    """Step size as a function of the step number t = 0, 1, ...
-
-    Parameters
-    ----------
-    kind : {"constant", "invscaling"}
-    eta0 : float
-    power_t : float
-
-    Returns
-    -------
-    callable
-    """
-    if kind == "constant":
-        return lambda t: eta0
-    if kind == "invscaling":
-        return lambda t: eta0 / (t + 1.0) ** power_t
-    raise ValueError(f"unknown learning rate schedule {kind!r}")
-
-
 # An extreme row can overflow a prediction (clipping then handles it); the
 # floating-point warning would say so, outside the privacy guarantee.
 @np.errstate(over="ignore", invalid="ignore")
-def noisy_sgd(
-    X,
-    y,
-    loss,
-    *,
-    sampling_rate,
-    n_steps,
-    clip_norm,
-    noise_multiplier,
-    learning_rate,
-    alpha,
-    fit_intercept,
-    average_start,
-    radius,
-    single_pass,
-    rng,
-    n_epochs,
-    verbose=0,
-):
+def noisy_sgd(problem, plan, rng, *, verbose=0):
     """Run DP-SGD on a linear model.
 
     Parameters
     ----------
-    X : ndarray, CSR matrix or dask.array.Array of shape (n_samples, n_features)
-        Rows are read through :mod:`skdpopt._data` (a Dask array block by
-        block).
-    y : ndarray or dask.array.Array of shape (n_samples,)
-        Targets (labels in {-1, +1} for classification losses).
-    loss : object
-        A loss from :mod:`skdpopt.losses`.
-    sampling_rate : float
-        Poisson sampling rate q in (0, 1].
-    n_steps : int
-        Number of steps T.
-    clip_norm : float
-        Per-example gradient norm bound C.
-    noise_multiplier : float
-        Noise std over C; 0 runs without privacy.
-    learning_rate : callable
-        Step size as a function of the step number.
-    alpha : float
-        L2 penalty strength (its gradient ``alpha * coef`` is data-free).
-    fit_intercept : bool
-    average_start : int or None
-        Step from which iterates are averaged into the output; ``None`` for
-        the last iterate.
-    radius : float or None
-        If set, coefficients are projected onto the L2 ball of this radius.
-    single_pass : bool
-        Use each row's gradient at most once.
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` and ``y`` (read through :mod:`skdpopt._data`, a Dask array
+        block by block; labels in {-1, +1} for classification losses),
+        ``loss`` (from :mod:`skdpopt.losses`), ``clip_norm`` C (per-example
+        gradient norm bound), ``alpha`` (L2 penalty strength: its gradient
+        ``alpha * coef`` is data-free), ``fit_intercept`` and ``radius``
+        (if set, coefficients are projected onto the L2 ball of this
+        radius).
+    plan : DPSGDPlan
+        Reads ``sampling_rate`` q in (0, 1], ``n_steps`` T,
+        ``noise_multiplier`` (noise std over C; 0 runs without privacy),
+        ``step_size(t)``, ``average_start`` (step from which iterates are
+        averaged into the output; None for the last iterate),
+        ``single_pass`` (use each row's gradient at most once) and
+        ``n_epochs`` (for progress messages only).
     rng : numpy.random.Generator
-    n_epochs : int
-        Number of epochs the steps make up; used for progress messages only.
     verbose : int, default=0
 
     Returns
     -------
-    NoisySGDResult
+    LinearResult
     """
-    data = linear_rows(X, y, loss, clip_norm=clip_norm, fit_intercept=fit_intercept)
+    sampling_rate, n_steps = plan.sampling_rate, plan.n_steps
+    clip_norm, alpha = problem.clip_norm, problem.alpha
+    fit_intercept, radius = problem.fit_intercept, problem.radius
+    single_pass, average_start = plan.single_pass, plan.average_start
+    data = linear_rows(problem.X, problem.y, problem.loss, clip_norm=clip_norm,
+                       fit_intercept=fit_intercept)
     if single_pass and not data.in_memory:
         raise ValueError("single_pass sampling needs the rows in memory (it "
                          "tracks which rows were seen); use 'poisson' or 'full'")
     n_samples, n_features = data.n_samples, data.n_features
     full_batch = sampling_rate >= 1.0
     denominator = sampling_rate * n_samples
-    noise_std = noise_multiplier * clip_norm
+    noise_std = plan.noise_multiplier * clip_norm
     dim = n_features + int(fit_intercept)
 
     coef = np.zeros(n_features)
@@ -166,10 +98,9 @@ def noisy_sgd(
     sampler = (None if full_batch
                else data.poisson_sampler(rng, sampling_rate, n_steps, block))
     for t in range(n_steps):
-        if t % block == 0:
-            steps_left = min(block, n_steps - t)
-            noise = gaussian_noise(rng, noise_std, (steps_left, dim))
         i = t % block
+        if i == 0 and not full_batch:
+            noise = gaussian_noise(rng, noise_std, (min(block, n_steps - t), dim))
         source, rows = (data, None) if full_batch else sampler.batch(t)
         if single_pass:
             rows = np.arange(n_samples) if rows is None else rows
@@ -178,8 +109,14 @@ def noisy_sgd(
         # The clipped gradients' sum: r_i (x_i, 1) clipped to norm C by
         # clipping r_i (NaN -> 0).
         grad_coef, grad_intercept = source.gradient_sum(coef, intercept, rows)
+        if i == 0 and full_batch:
+            # Full batches draw nothing but noise: drawn once the first sum
+            # is in, so that a fit whose first pass over the data fails has
+            # drawn nothing, and is withdrawn from the ledgers (the stream
+            # of draws is the same).
+            noise = gaussian_noise(rng, noise_std, (min(block, n_steps - t), dim))
         step_noise = noise[i]
-        eta = learning_rate(t)
+        eta = plan.step_size(t)
         # The step on the coefficients: eta / (q n) times the noisy sum.
         grad_coef += step_noise[:n_features]
         grad_coef *= eta / denominator
@@ -197,8 +134,8 @@ def noisy_sgd(
             intercept_sum += intercept
             n_averaged += 1
         if verbose:
-            epoch = (t + 1) * n_epochs // n_steps
-            if epoch > t * n_epochs // n_steps:
+            epoch = (t + 1) * plan.n_epochs // n_steps
+            if epoch > t * plan.n_epochs // n_steps:
                 print(
                     f"-- Epoch {epoch}\n"
                     f"Norm: {np.linalg.norm(coef):.2f}, Bias: {intercept:.6f}, "
@@ -207,10 +144,4 @@ def noisy_sgd(
 
     if n_averaged:
         coef, intercept = coef_sum / n_averaged, intercept_sum / n_averaged
-    return NoisySGDResult(
-        coef=coef,
-        intercept=float(intercept),
-        n_steps=n_steps,
-        mechanism=SubsampledGaussianMechanism(
-            min(sampling_rate, 1.0), noise_multiplier),
-    )
+    return LinearResult(coef=coef, intercept=float(intercept))

@@ -41,6 +41,8 @@ class LinearProblem:
     constraint : {"l1_ball", "simplex"}, default="l1_ball"
     feature_bound : float, default=None
         Public bound b on every feature (``|x_ij| <= b``).
+    residual_bound : float, default=None
+        Public clip of the residuals (the Lasso's Huber width).
     coef_init : ndarray of shape (n_features,), default=None
         A warm start (the previous fit's model: released).
     intercept_init : float, default=0.0
@@ -55,6 +57,7 @@ class LinearProblem:
     radius: float = None
     constraint: str = "l1_ball"
     feature_bound: float = None
+    residual_bound: float = None
     coef_init: np.ndarray = None
     intercept_init: float = 0.0
 

@@ -34,24 +34,20 @@ import numpy as np
 
 from ..mechanisms import exponential_mechanism, gaussian_noise
 from .graphical_model import GraphicalModel, triangulate
+from .problems import SyntheticResult
 
-# Damping of the proportional-fitting step, in noise standard deviations
-# (chosen on development seeds of the benchmark tables: 1 and 10 were
-# worse than 3).
+# Damping of the proportional-fitting step, in noise standard deviations,
+# and the steps of the final joint estimation (docs/design/dpsynthetic.md).
 DAMPING = 3.0
-# Steps of the final joint estimation (40 kept most of the gain of 100 and
-# more on development seeds of the benchmark tables, at a fraction of the
-# time).
 ESTIMATION_ITERS = 40
 # Mass spread over a column's cells in the warm start, so that a cell the
 # noisy 1-way marginal zeroes can still gain mass later.
 START_FLOOR = 1e-6
 # Share of the expected L1 size of a measurement's noise subtracted from
-# its marginal's error in the selection score.  AIM subtracts all of it
-# (sqrt(2/pi) sigma cells); the noisy table is projected onto the simplex
-# before it is fitted, which removes much of the noise of sparse tables,
-# so the whole term over-penalises large marginals (chosen on development
-# seeds of the benchmark tables: 0.5 against 1 and 0.25).
+# its marginal's error in the selection score (AIM subtracts all of it:
+# sqrt(2/pi) sigma cells); the noisy table is projected onto the simplex
+# before it is fitted, which removes much of the noise of sparse tables
+# (docs/design/dpsynthetic.md).
 NOISE_PENALTY = 0.5
 
 
@@ -202,6 +198,16 @@ class ReleaseResult:
     measurements: dict = field(default_factory=dict)
 
 
+def workload_queries(workload, shape):
+    """The query objects of a workload (a list of marginals or a query
+    matrix); the 1-way marginals join a workload of marginals (measured
+    first as the warm start, and selectable again)."""
+    if isinstance(workload, np.ndarray):
+        return MatrixWorkload(workload, shape)
+    extra = [(a,) for a in range(len(shape)) if (a,) not in workload]
+    return MarginalWorkload(workload + extra, shape)
+
+
 def release_workload(
     workload,
     real_answers,
@@ -272,7 +278,7 @@ def release_workload(
         scores = np.full(len(workload), -np.inf)
         scores[allowed] = errors[allowed]
         if np.isfinite(score_scale):
-            j = int(exponential_mechanism(rng, score_scale * scores))
+            j = int(exponential_mechanism(rng, scores, scale=1.0 / score_scale))
         else:  # no privacy asked: the worst query
             j = int(np.argmax(scores))
         result.selected.append(j)
@@ -342,28 +348,28 @@ def fit_measurements(workload, model, measurements, n_sweeps=1):
     _fit_measurements(workload, model, measurements, [], n_sweeps)
 
 
-def fit_synthetic(codes, workload, plan, rng, *, max_model_cells=np.inf,
-                  verbose=0):
+def fit_synthetic(problem, plan, rng, *, verbose=0):
     """The whole fit: warm start from noisy 1-way marginals, then the
     rounds of :func:`release_workload`, with the plan's noise and
     selection budget.
 
     Parameters
     ----------
-    codes : ndarray of shape (n_samples, n_columns)
-        The records' integer codes.
-    workload : MarginalWorkload or MatrixWorkload
-        Queries; for marginals, every 1-way marginal is among them and is
-        measured first (``plan.n_one_way`` of them).
+    problem : skdpopt.solvers.problems.MarginalProblem
+        The records' integer codes, the workload (for marginals, every
+        1-way marginal is among them and is measured first) and the public
+        limit on the model's cells.
     plan : SyntheticPlan
+        Reads ``n_one_way``, ``one_way_noise_std``, ``n_rounds``,
+        ``selection_epsilon`` and ``round_noise_std``.
     rng : numpy.random.Generator
-    max_model_cells : float, default=inf
     verbose : int, default=0
 
     Returns
     -------
-    ReleaseResult
+    SyntheticResult
     """
+    codes, workload = problem.codes, problem.workload
     n_samples = codes.shape[0]
     real = [workload.answer_records(codes, j) for j in range(len(workload))]
     shape = workload.shape
@@ -397,7 +403,7 @@ def fit_synthetic(codes, workload, plan, rng, *, max_model_cells=np.inf,
         rng=rng,
         model=model,
         initial_measurements=measurements,
-        max_model_cells=max_model_cells,
+        max_model_cells=problem.max_model_cells,
         verbose=verbose,
     )
     if isinstance(workload, MarginalWorkload) and np.isfinite(plan.selection_epsilon):
@@ -405,7 +411,7 @@ def fit_synthetic(codes, workload, plan, rng, *, max_model_cells=np.inf,
         # towards the last measurements; a joint fit weighs them all.
         joint_estimate(workload, result.model, result.measurements,
                        n_iter=ESTIMATION_ITERS)
-    return result
+    return SyntheticResult(result.model, result.selected)
 
 
 def joint_estimate(workload, model, measurements, n_iter=100):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._sums import column_sums, group_sums, row_dots, total
 from ..losses import LogLoss
 from .mirror_descent import EntropicIterates, VertexSet, draw_vertices
 from .problems import WorstGroupResult
@@ -235,16 +236,17 @@ def group_linear_model_oracle(
         y_bar = np.bincount(y_drawn, minlength=n_groups) / len(y_drawn)
         rows = batches[t]
         X_batch, g_batch = X[rows], groups[rows]
-        prediction = np.asarray(X_batch @ point[:n_features]).ravel()
+        prediction = row_dots(X_batch, point[:n_features])
         if intercept_value is not None:
             prediction = prediction + intercept_value * point[n_features]
         scale = 1.0 / (len(rows) * proportions[g_batch])
         # Adversary: per-group centred mean losses.
         values = (loss.value(prediction, y[rows]) - loss_center) * scale
-        y_gradient = np.bincount(g_batch, weights=values, minlength=n_groups)
+        # Sums in float64, in blocks of rows (see skdpopt._sums).
+        y_gradient = group_sums(g_batch, values, n_groups)
         # Model: row weights ybar_g / (B p_g).
         residual = loss.derivative(prediction, y[rows]) * scale * y_bar[g_batch]
-        feature_gradient = np.asarray(X_batch.T @ residual).ravel()
+        feature_gradient = column_sums(X_batch, residual)
         features = np.arange(n_features)
         if sparse:
             # Only the features the batch touches can be non-zero.
@@ -253,7 +255,7 @@ def group_linear_model_oracle(
         if intercept_value is not None:
             features = np.append(features, n_features)
             feature_gradient = np.append(
-                feature_gradient, intercept_value * residual.sum()
+                feature_gradient, intercept_value * total(residual)
             )
         x_vertices, x_gradient = vertex_set.vertex_gradient(features, feature_gradient)
         return x_vertices, x_gradient, y_gradient

@@ -5,9 +5,10 @@ draw, a dataset in which only the canary record moves the output), so that
 the statistic sees the mechanism almost directly and a few thousand fits
 give a bound close to what the mechanism really leaks.  The two datasets
 differ in one record (replace-one, the library's relation): the canary, a
-record at the public bounds with an extreme label, against the same record
-with the opposite label, which moves every clipped gradient by its full
-range.  All other records are zero rows, which move no gradient.  One
+record ten times beyond the public bounds with an extreme label, against
+the same record with the opposite label, which moves every clipped
+gradient by its full range (and, were a bound taken from the data, ten
+times more).  All other records are zero rows, which move no gradient.  One
 DP-SGD case instead puts the canary at a feature value whose square
 overflows (1e300), to check that such a record cannot make the output NaN.
 
@@ -21,6 +22,7 @@ claim.
 
 import dataclasses
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
@@ -29,6 +31,7 @@ import pytest
 import skdpopt._data.inmemory
 import skdpopt._domain
 import skdpopt.lasso
+import skdpopt.minimax
 import skdpopt.plans.minimax
 import skdpopt.sgd
 import skdpopt.solvers.groups
@@ -44,6 +47,7 @@ from skdpopt import (
     logistic_simplex,
 )
 from skdpopt.accounting import privacy_spent
+from skdpopt.solvers.problems import WorstGroupResult
 
 EPSILON = 1.0
 DELTA = 1e-5
@@ -73,8 +77,10 @@ class AuditCase:
         What ``plant`` breaks, for the docs table.
     delta : float
     fast_runs : int
-        Fits per dataset in the default test run: enough for the planted
-        bug to show with a margin.
+        Fits per dataset of the honest audit in the default test run.
+    test : (float, int) or None
+        The fixed test (threshold, direction) of ``planted.PLANTED``, set
+        by ``test_audits``.
     """
 
     name: str
@@ -87,12 +93,20 @@ class AuditCase:
     bug: str
     delta: float = DELTA
     fast_runs: int = 2_000
+    test: tuple = None
 
 
-def _canary_pair(n_features=1, low=-1.0, high=1.0):
-    """Zero rows plus a canary at x = (1, 0, ...) with label high vs low."""
+# The canary lies beyond every public bound of the audited estimators (the
+# feature and target bounds are 1, the clip norms at most 1): an estimator
+# that clips to its public bounds releases what it would for a canary at
+# them, and one that takes a bound from the data leaks 10 times more.
+BEYOND = 10.0
+
+
+def _canary_pair(n_features=1, low=-BEYOND, high=BEYOND):
+    """Zero rows plus a canary at x = (BEYOND, 0, ...) with label high vs low."""
     X = np.zeros((N_ROWS, n_features))
-    X[0, 0] = 1.0
+    X[0, 0] = BEYOND
     y_in, y_out = np.zeros(N_ROWS), np.zeros(N_ROWS)
     y_in[0], y_out[0] = high, low
     return (X, y_in), (X, y_out)
@@ -105,7 +119,7 @@ def _classification_pair():
     With 10 vertices to choose from, the canary's vertex is rare under
     either dataset, so the odds of drawing it reflect the full change of
     its log weight rather than half of it."""
-    (X, y_in), (_, y_out) = _canary_pair(n_features=5)
+    (X, y_in), (_, y_out) = _canary_pair(n_features=5, low=-1.0, high=1.0)
     rest = np.where(np.arange(N_ROWS) % 2 == 0, 1.0, -1.0)
     y_in, y_out = np.where(y_in == 0, rest, y_in), np.where(y_out == 0, rest, y_out)
     return (X, y_in), (X, y_out)
@@ -404,9 +418,27 @@ def _group_pair():
     return (X, y, groups_in), (X, y, groups_out)
 
 
+def _skipped_stage(plan, group_sizes, row_norm=None):
+    return SimpleNamespace(proportions=group_sizes / group_sizes.sum(), n_steps=0,
+                           n_draws=0, y_step=0.0, score=0.0, n_releases=0)
+
+
+def _skipped_draws(problem, stage, rng):
+    return WorstGroupResult(np.zeros(problem.X.shape[1]), 0.0,
+                            np.full(problem.n_groups, 1.0 / problem.n_groups),
+                            np.zeros(0))
+
+
 def _fit_minimax(data, random_state):
+    # The draws that follow the counts (their schedule, calibrated from the
+    # counts, and the draws themselves) are skipped: the statistic does not
+    # see them, and they cost most of the fit.
     X, y, groups = data
-    return _minimax(random_state).fit(X, y, sensitive_features=groups)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.plans.minimax.MinimaxVertexPlan, "stage",
+                      _skipped_stage)
+        patch.setitem(skdpopt.minimax.SOLVERS, "vertex_sampling", _skipped_draws)
+        return _minimax(random_state).fit(X, y, sensitive_features=groups)
 
 
 MINIMAX = AuditCase(
@@ -429,9 +461,10 @@ def _minimax_gda(random_state):
     # One group (no counts) and one step: the coefficient is the projected
     # step from zero along the model's noisy clipped gradient sum, whose
     # only data-dependent term is the canary's (the other rows are zero).
-    # clip_norm=0.5 is the canary's gradient norm at w = 0 (|sigma(0)| x =
-    # 0.5), so the two labels move the sum by its full 2 C; a large radius
-    # keeps the projection from cutting the noise.
+    # clip_norm=0.5 sets C = CLIP_FACTOR * 0.5 below the canary's gradient
+    # norm at w = 0 (|sigma(0)| x = 0.5), so the two labels move the sum by
+    # its full 2 C (no intercept: C_w = C); a large radius keeps the
+    # projection from cutting the noise.
     return DPMinimaxClassifier(
         solver="gda", epsilon=EPSILON, delta=DELTA, max_iter=1,
         fit_intercept=False, clip_norm=0.5, radius=1e3, classes=[-1.0, 1.0],
@@ -464,8 +497,16 @@ MINIMAX_GDA = AuditCase(
 # -- DPSyntheticData: the measured marginals of two binary columns -----------
 
 def _fit_synthetic(data, random_state):
-    return DPSyntheticData(epsilon=EPSILON, delta=DELTA, workload=1,
-                           domain=[2, 2], random_state=random_state).fit(data)
+    # One round: the warm start's 1-way measurements, one selection and one
+    # measurement, each fitted into the model as it comes.  The final joint
+    # estimation, post-processing of the same measurements that costs three
+    # quarters of the fit, is skipped.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.solvers.query_release, "joint_estimate",
+                      lambda *args, **kwargs: None)
+        return DPSyntheticData(epsilon=EPSILON, delta=DELTA, workload=1,
+                               domain=[2, 2], max_iter=1,
+                               random_state=random_state).fit(data)
 
 
 def _column_pair():
@@ -485,7 +526,7 @@ SYNTHETIC = AuditCase(
     # Selection and the fit's damping blunt a 4-fold bug (the statistic's
     # shift over its spread grows only from 0.25 to 0.65).
     plant=lambda monkeypatch: [
-        _scaled_plan(skdpopt.synthetic.synthetic_plans, "plan_synthetic", field,
+        _scaled_plan(skdpopt.synthetic, "plan_synthetic", field,
                      0.1)(monkeypatch)
         for field in ("one_way_noise_std", "round_noise_std")],
     bug="Gaussian noise scaled down by 10",
@@ -494,27 +535,67 @@ SYNTHETIC = AuditCase(
 
 # -- DPSyntheticData: the private bounds of a numeric column ------------------
 
+class _BoundsReleased(Exception):
+    pass
+
+
 def _fit_synthetic_bounds(data, random_state):
-    # Column 1 is declared categorical; column 0 gets its bounds privately,
-    # with preprocessor_epsilon of the budget.
-    return DPSyntheticData(epsilon=2 * EPSILON, delta=DELTA,
-                           preprocessor_epsilon=EPSILON, domain={1: 2},
-                           random_state=random_state).fit(data)
+    # Column 0 gets its bounds privately, with preprocessor_epsilon of the
+    # budget (column 1 is declared categorical).  The fit stops once they
+    # are released: what follows is not what the statistic sees (and costs
+    # most of the fit).
+    estimator = DPSyntheticData(epsilon=2 * EPSILON, delta=DELTA,
+                                preprocessor_epsilon=EPSILON, domain={1: 2},
+                                random_state=random_state)
+    released, plans = [], []
+    plan_synthetic = skdpopt.synthetic.plan_synthetic  # maybe planted
+
+    def planning(**kwargs):
+        plans.append(plan_synthetic(**kwargs))
+        return plans[-1]
+
+    def release(name, low, high, n_bins):
+        released.append(float(high))
+        raise _BoundsReleased
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.synthetic, "plan_synthetic", planning)
+        patch.setattr(skdpopt.synthetic._domain, "numeric_column", release)
+        with pytest.raises(_BoundsReleased):
+            estimator.fit(data)
+    # The fit was withdrawn (it raised): keep what it released.
+    estimator.upper_bound_, estimator.audit_plan_ = released[0], plans[0]
+    return estimator
 
 
 def _bounds_pair():
-    # 100 rows: the upper bound aims at rank 99, which the canary at 1 (in)
-    # puts at every candidate in (0, 1] and the canary at 0 (out) at none.
+    # 100 rows: 76 at 10 and 23 at 100 besides the canary, at 18 (in) or 50
+    # (out).  The median cell, [2^(13/4), 2^(14/4)) around 10, is the same
+    # for both, and so is the upper bound's target rank (77.8 at this
+    # budget).  In, the candidates from 19 to 45 are one count nearer it
+    # than the three between the cell and 16; out, all are as near: the
+    # draw of a candidate from 19 up (whose prior weight is low) is e^D
+    # likelier in than out.
     n_rows = 2 * N_ROWS
-    data = np.column_stack([np.zeros(n_rows), np.arange(n_rows) % 2])
+    values = np.r_[0.0, np.full(76, 10.0), np.full(23, 100.0)]
+    data = np.column_stack([values, np.arange(n_rows) % 2])
     data_in, data_out = data.copy(), data.copy()
-    data_in[0, 0] = 1.0
+    data_in[0, 0], data_out[0, 0] = 18.0, 50.0
     return data_in, data_out
 
 
-# The draws use 8 times the epsilon the plan's event accounts for.
-_plant_bounds = _scaled_plan(skdpopt.synthetic.synthetic_plans, "plan_synthetic",
-                             "bounds_epsilon", 8.0)
+def _plant_bounds(monkeypatch):
+    """The draws use 8 times the score sensitivity the plan's event
+    accounts for."""
+    original = skdpopt.synthetic.plan_synthetic
+
+    def broken(**kwargs):
+        plan = original(**kwargs)
+        draws = dataclasses.replace(
+            plan.bounds, score_sensitivity=8.0 * plan.bounds.score_sensitivity)
+        return dataclasses.replace(plan, bounds=draws)
+
+    monkeypatch.setattr(skdpopt.synthetic, "plan_synthetic", broken)
 
 
 SYNTHETIC_BOUNDS = AuditCase(
@@ -522,14 +603,14 @@ SYNTHETIC_BOUNDS = AuditCase(
     release="upper bound of a numeric column (domain_ edges)",
     fit=_fit_synthetic_bounds,
     datasets=_bounds_pair,
-    statistic=lambda est: est.domain_[0].edges[-1],
-    # What the statistic sees is the bounds' own share of the budget.
-    claimed=lambda est: est.preprocessor_epsilon,
+    statistic=lambda est: est.upper_bound_,
+    # The upper bound is a function of two of the three draws (the median
+    # cell and the upper rank), each 2D-DP: the claim is their sum.
+    claimed=lambda est: 2 * 2 * est.audit_plan_.bounds.score_sensitivity,
     plant=_plant_bounds,
     bug="score sensitivity understated 8-fold",
-    # The canary moves the draw's score by half its bound and only on one
-    # side of the public prior's mode: 2,000 fits leave an 8-fold bug's
-    # bound close to the claim.
+    # The canary moves one draw's score by its sensitivity, on the
+    # candidates between 1 and 2 only.
     fast_runs=4_000,
 )
 

@@ -12,8 +12,9 @@ import numpy as np
 from audit_cases import DELTA, AuditCase
 
 import skdpopt.lasso
+import skdpopt.minimax
 import skdpopt.sgd
-from skdpopt import DPLasso, DPSGDRegressor
+from skdpopt import DPLasso, DPMinimaxClassifier, DPSGDRegressor
 
 N_ROWS = 100
 # The bounds get a small share of the budget: at this epsilon their two
@@ -56,14 +57,35 @@ def _fit_sgd_target(data, random_state):
                           sampling="full", random_state=random_state).fit(X, y)
 
 
+def _row_pair():
+    # One feature at 1 on every row, the canary's at 1.2 (in) or 1 (out):
+    # DPMinimaxClassifier's per-record statistic, the row norm ||x_i||,
+    # differs in one record by one cell, as in ``_pair``.  feature_bound 2
+    # keeps the canary unclipped.
+    (_, y_in), (_, y_out) = _pair()
+    X_out = np.ones((N_ROWS, 1))
+    X_in = X_out.copy()
+    X_in[0] = y_in[0]
+    labels = np.where(np.arange(N_ROWS) % 2 == 0, 1.0, -1.0)
+    return (X_in, labels), (X_out, labels)
+
+
+def _fit_minimax(data, random_state):
+    X, y = data
+    return DPMinimaxClassifier(solver="gda", epsilon=EPSILON, delta=DELTA,
+                               max_iter=1, feature_bound=2.0,
+                               classes=[-1.0, 1.0],
+                               random_state=random_state).fit(X, y)
+
+
 def _plant_free_bounds(module):
     """The bound's draws run with 16 times the score sensitivity the plan
     accounts for: the bound estimation is nearly free."""
 
     def plant(monkeypatch):
-        original = module.release_bounds
+        original = module.private_bounds
         monkeypatch.setattr(
-            module, "release_bounds",
+            module, "private_bounds",
             lambda statistics, draws, rng: original(
                 statistics, dataclasses.replace(
                     draws, score_sensitivity=16 * draws.score_sensitivity), rng))
@@ -73,12 +95,12 @@ def _plant_free_bounds(module):
 
 # The released bound is a function of its two draws (median cell, upper
 # quantile), each 2D-DP: the claim is their sum.
-def _bound_case(name, attribute, fit, draws, module, what):
+def _bound_case(name, attribute, fit, draws, module, what, datasets=_pair):
     return AuditCase(
         name=name,
         release=f"the released {what} ({attribute})",
         fit=fit,
-        datasets=_pair,
+        datasets=datasets,
         statistic=lambda est: getattr(est, attribute),
         claimed=lambda est: 2 * 2 * getattr(est.privacy_plan_,
                                             draws).score_sensitivity,
@@ -95,4 +117,9 @@ CASES = [
                 "clip_draws", skdpopt.sgd, "clip norm"),
     _bound_case("DPSGDRegressor (auto target_scale)", "target_scale_",
                 _fit_sgd_target, "target_draws", skdpopt.sgd, "target scale"),
+    # clip_norm_ is CLIP_FACTOR times the released row norm: a function of
+    # the two draws alone.
+    _bound_case("DPMinimaxClassifier (auto clip_norm)", "clip_norm_",
+                _fit_minimax, "row_norm_draws", skdpopt.minimax, "row norm",
+                datasets=_row_pair),
 ]

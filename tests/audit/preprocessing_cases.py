@@ -5,6 +5,8 @@ The cases have the shape of ``audit_cases.AuditCase`` so that they can join
 ``CASES`` (and the audit table) as they are.
 """
 
+import dataclasses
+
 import numpy as np
 from audit_cases import DELTA, EPSILON, AuditCase
 
@@ -43,8 +45,9 @@ def _plant_free_bounds(monkeypatch):
     # for: the bounds are nearly free.
     original = skdpopt._bounds.private_bounds
     monkeypatch.setattr(
-        skdpopt.preprocessing._bounds, "private_bounds",
-        lambda X, sensitivity, rng, **kw: original(X, 16 * sensitivity, rng, **kw))
+        skdpopt.preprocessing, "private_bounds",
+        lambda X, draws, rng: original(X, dataclasses.replace(
+            draws, score_sensitivity=16 * draws.score_sensitivity), rng))
 
 
 BOUNDS = AuditCase(
@@ -65,11 +68,12 @@ BOUNDS = AuditCase(
 # -- the clipped moments (DPStandardScaler with public bounds) ---------------
 
 def _moments_pair():
-    # The canary at the public upper bound (in) or the lower one (out): the
-    # clipped sum moves by its full sensitivity.
+    # The canary ten times beyond the public upper bound (in) or the lower
+    # one (out): clipped, the sum moves by its full sensitivity (a bound
+    # taken from the data would move it ten times as far).
     data_in = np.zeros((N_ROWS, 1))
     data_out = data_in.copy()
-    data_in[0, 0], data_out[0, 0] = 1.0, -1.0
+    data_in[0, 0], data_out[0, 0] = 10.0, -10.0
     return data_in, data_out
 
 
@@ -82,7 +86,7 @@ def _plant_quiet_moments(monkeypatch):
     # Noise of the moments a quarter of what the plan accounts for.
     original = skdpopt._bounds.private_moments
     monkeypatch.setattr(
-        skdpopt.preprocessing._bounds, "private_moments",
+        skdpopt.preprocessing, "private_moments",
         lambda X, low, high, noise, rng, mechanism="gaussian": original(
             X, low, high, tuple(z / 4 if z else z for z in noise), rng, mechanism))
 

@@ -4,26 +4,53 @@ within its claim, and the same audit catches a planted bug.
 A lower bound above the claim, at 95% confidence, means the estimator
 leaks more than it says (or, with probability at most 5%, bad luck; the
 seeds are fixed, so a failure is reproducible and worth reading).
+
+Each case's planted-bug audit runs the case's fixed test
+(``planted.PLANTED``) with the fewest fits that catch the bug with
+probability ``audit_core.POWER`` whatever the seed; ``AUDIT_SEED`` (an
+environment variable, 0 by default) picks the seed, to check that.
 """
+
+import dataclasses
+import os
 
 import auto_bounds_cases
 import numpy as np
 import preprocessing_cases
 import pytest
 from audit_cases import CASES as ESTIMATOR_CASES
-from audit_core import audit_scores, clopper_pearson, run_audit
+from audit_core import (
+    POWER,
+    audit_scores,
+    clopper_pearson,
+    detection_power,
+    run_audit,
+)
+from planted import PLANTED
+
+SLOW_RUNS = 20_000
+SEED = int(os.environ.get("AUDIT_SEED", "0"))
+
+
+def _with_test(case):
+    planted = PLANTED.get(case.name)
+    if planted is None:
+        return case
+    return dataclasses.replace(case, test=(planted.threshold, planted.direction))
+
 
 # Estimators' releases, then the private bounds of the preprocessing
 # transformers and of the estimators' "auto" bounds.
-CASES = ESTIMATOR_CASES + preprocessing_cases.CASES + auto_bounds_cases.CASES
-SLOW_RUNS = 20_000
+CASES = [_with_test(c) for c in
+         ESTIMATOR_CASES + preprocessing_cases.CASES + auto_bounds_cases.CASES]
 
 # The bounds cases are small on purpose (the canary must matter), which
 # the estimators rightly call useless.
 pytestmark = pytest.mark.filterwarnings("ignore::skdpopt.exceptions.UtilityWarning")
 
 
-def _claim(case):
+def claim_of(case):
+    """The epsilon the case's estimator claims for what its statistic sees."""
     data_in, _ = case.datasets()
     return case.claimed(case.fit(data_in, 0))
 
@@ -31,24 +58,43 @@ def _claim(case):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_audit_within_claim(case):
     result = run_audit(case, case.fast_runs)
-    assert result.epsilon_lower <= _claim(case)
+    assert result.epsilon_lower <= claim_of(case)
+
+
+@pytest.mark.planted
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_audit_catches_planted_bug(case, monkeypatch):
+    claim = claim_of(case)
+    case.plant(monkeypatch)
+    result = run_audit(case, PLANTED[case.name].runs, seed=SEED)
+    # For the docs table (pytest -rP shows it).
+    print(f"{case.name}: planted bug, {result.n_runs} fits, seed {SEED}: bound "
+          f"{result.epsilon_lower:.3f}, claim {claim:.3f}")
+    assert result.epsilon_lower > claim, (
+        f"the audit missed a planted bug ({case.bug}) at seed {SEED}: "
+        f"lower bound {result.epsilon_lower:.3f} <= claim {claim:.3f}")
+
+
+def test_every_case_has_its_planted_audit():
+    assert sorted(PLANTED) == sorted(case.name for case in CASES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_audit_catches_planted_bug(case, monkeypatch):
-    claim = _claim(case)
-    case.plant(monkeypatch)
-    result = run_audit(case, case.fast_runs)
-    assert result.epsilon_lower > claim, (
-        f"the audit missed a planted bug ({case.bug}): "
-        f"lower bound {result.epsilon_lower:.3f} <= claim {claim:.3f}")
+def test_planted_runs_have_the_power(case):
+    planted = PLANTED[case.name]
+    power = detection_power(*planted.rates, planted.runs, claim_of(case),
+                            case.delta)
+    assert power >= POWER
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_audit_within_claim_high_power(case):
     result = run_audit(case, SLOW_RUNS, seed=1)
-    assert result.epsilon_lower <= _claim(case)
+    claim = claim_of(case)
+    print(f"{case.name}: honest, {SLOW_RUNS} fits, seed 1: bound "
+          f"{result.epsilon_lower:.3f}, claim {claim:.3f}")
+    assert result.epsilon_lower <= claim
 
 
 # -- the statistics themselves ----------------------------------------------

@@ -10,6 +10,7 @@ from skdpopt.accounting import EpsilonDeltaEvent
 from skdpopt.plans.logistic_simplex import (
     REFIT_STEPS,
     count_vertex_draws,
+    mirror_descent_schedule,
     plan_logistic_simplex,
 )
 
@@ -68,3 +69,10 @@ def test_too_many_steps_are_refused():
             solver="mirror_descent", constraint="l1_ball", radius=1.0,
             feature_bound=1.0, fit_intercept=True, max_iter=51,
             n_vertices=None, refresh_every=None)
+
+
+def test_pure_dp_schedule_of_one_row():
+    # A pure-DP fit is planned as delta = 1 / n^2, which for one row would
+    # be 1 and make log(1 / delta) zero.
+    n_steps, refresh_every, n_draws = mirror_descent_schedule(1, 4, 1.0, 0.0)
+    assert n_steps == 1 and refresh_every >= 1 and n_draws >= 1

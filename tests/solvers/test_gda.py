@@ -6,9 +6,9 @@ import scipy.sparse as sp
 
 from skdpopt.plans.minimax import GDAStage
 from skdpopt.solvers.gda import (
-    augmented_row_norms,
     noisy_gda,
     project_capped_simplex,
+    row_norms,
     step_sums,
 )
 from skdpopt.solvers.problems import GroupProblem
@@ -24,8 +24,9 @@ def _data(rng, n=60, d=4, n_groups=3):
 @pytest.mark.parametrize("seed", range(20))
 def test_replace_one_moves_the_sums_within_their_sensitivities(seed):
     """One row replaced, its group changed or not, at any model and any
-    group weights in [0, 1]: the gradient sum moves by at most 2 C and the
-    loss sums by at most l_max (both in l2)."""
+    group weights in [0, 1]: the gradient sum moves by at most
+    2 sqrt(C^2 + b^2) (the coefficients' part clipped to C, the intercept's
+    at most b) and the loss sums by at most l_max (both in l2)."""
     rng = np.random.default_rng(seed)
     X, target, codes = _data(rng)
     X2, target2, codes2 = X.copy(), target.copy(), codes.copy()
@@ -38,11 +39,12 @@ def test_replace_one_moves_the_sums_within_their_sensitivities(seed):
     w = rng.normal(scale=3.0, size=X.shape[1] + 1)
     weight = rng.uniform(0, 1, size=3)
     weight[rng.integers(3)] = 1.0
-    clip, bound = 0.7, 1.5
-    sums = [step_sums(A, t, c, w, weight, augmented_row_norms(A, 1.0),
-                      clip_norm=clip, loss_bound=bound, intercept_value=1.0)
+    clip, bound, b = 0.7, 1.5, 0.8
+    sums = [step_sums(A, t, c, w, weight, row_norms(A), clip_norm=clip,
+                      loss_bound=bound, intercept_value=b)
             for A, t, c in ((X, target, codes), (X2, target2, codes2))]
-    assert np.linalg.norm(sums[0][0] - sums[1][0]) <= 2 * clip * (1 + 1e-12)
+    assert (np.linalg.norm(sums[0][0] - sums[1][0])
+            <= 2 * np.hypot(clip, b) * (1 + 1e-12))
     assert np.linalg.norm(sums[0][1] - sums[1][1]) <= bound * (1 + 1e-12)
 
 
@@ -54,7 +56,7 @@ def test_the_group_move_reaches_the_loss_bound_over_sqrt_two():
     w = np.array([0.0, -50.0])  # loss 50 on every row: clipped to l_max
     bound = 2.0
     weight = np.ones(2)
-    norms = augmented_row_norms(X, 1.0)
+    norms = row_norms(X)
     a = step_sums(X, target, np.array([0, 1]), w, weight, norms, clip_norm=1.0,
                   loss_bound=bound, intercept_value=1.0)[1]
     b = step_sums(X, target, np.array([1, 1]), w, weight, norms, clip_norm=1.0,
@@ -67,13 +69,37 @@ def test_sparse_norms_and_sums_match_dense():
     X, target, codes = _data(rng)
     X[X < 0.3] = 0.0
     w = rng.normal(size=X.shape[1] + 1)
-    dense = step_sums(X, target, codes, w, np.ones(3), augmented_row_norms(X, 1.0),
+    dense = step_sums(X, target, codes, w, np.ones(3), row_norms(X),
                       clip_norm=1.0, loss_bound=2.0, intercept_value=1.0)
     S = sp.csr_matrix(X)
-    sparse = step_sums(S, target, codes, w, np.ones(3), augmented_row_norms(S, 1.0),
+    sparse = step_sums(S, target, codes, w, np.ones(3), row_norms(S),
                        clip_norm=1.0, loss_bound=2.0, intercept_value=1.0)
     np.testing.assert_allclose(dense[0], sparse[0])
     np.testing.assert_allclose(dense[1], sparse[1])
+
+
+def test_the_intercept_gradient_is_not_clipped():
+    """The intercept's coordinate of the gradient sum is the unclipped
+    ``-b sum_i a_i y_i sigma_i`` whatever C: clipping never moves the
+    calibration, and the worst case sqrt(C^2 + b^2) is reached."""
+    rng = np.random.default_rng(3)
+    X, target, codes = _data(rng)
+    w = rng.normal(scale=3.0, size=X.shape[1] + 1)
+    weight = rng.uniform(0, 1, size=3)
+    margin = target * (X @ w[:-1] + 0.5 * w[-1])
+    sigma = 1.0 / (1.0 + np.exp(margin))
+    expected = 0.5 * np.sum(-target * sigma * weight[codes])
+    for clip in (1e-3, 0.3, np.inf):
+        grad = step_sums(X, target, codes, w, weight, row_norms(X),
+                         clip_norm=clip, loss_bound=1.0, intercept_value=0.5)[0]
+        assert grad[-1] == pytest.approx(expected, rel=1e-12)
+    # One row whose features' part is clipped to C and whose sigma is ~1:
+    # its gradient's norm is sqrt(C^2 + b^2).
+    one = step_sums(np.ones((1, 4)), np.array([1.0]), np.array([0]),
+                    np.array([0.0, 0.0, 0.0, 0.0, -60.0]), np.ones(1),
+                    row_norms(np.ones((1, 4))), clip_norm=0.3, loss_bound=1.0,
+                    intercept_value=0.5)[0]
+    assert np.linalg.norm(one) == pytest.approx(np.hypot(0.3, 0.5), rel=1e-9)
 
 
 def test_capped_projection_is_the_kl_projection():
@@ -113,7 +139,7 @@ def test_without_noise_reaches_the_worst_group_optimum():
     counts = np.bincount(codes).astype(float)
     p = counts / n
     common = dict(proportions=p, group_sizes=counts, n_steps=400, clip_norm=np.inf,
-                  noise_multiplier=0.0, loss_bound=np.inf,
+                  weight_decay=0.0, noise_multiplier=0.0, loss_bound=np.inf,
                   loss_noise_multiplier=0.0, radius=10.0, step_size=0.5,
                   group_step_size=3.0)
     problem = GroupProblem(X, target, codes, 2, intercept_value=1.0)

@@ -1,24 +1,18 @@
 """Private greedy coordinate descent: sensitivities hold on neighbouring
 datasets, the exact solver reaches the Lasso optimum, the selection follows
-the exponential mechanism, and the run reports what it released."""
+the exponential mechanism, and the run releases what its plan accounts."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import Lasso
 
-from skdpopt.accounting import (
-    ExponentialMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
-    PureDPMechanism,
-)
-from skdpopt.solvers.greedy_cd import (
-    INTERCEPT,
-    ClippedLeastSquares,
-    private_greedy_cd,
-    selection_scores,
-)
+import skdpopt.solvers.greedy_cd as greedy_cd
+from skdpopt._data import ClippedLeastSquares
+from skdpopt.accounting import EpsilonDeltaEvent, leaves, repeat
+from skdpopt.plans.lasso import ACTIVATION_MARGIN, GreedyCDPlan, greedy_cd_step_event
+from skdpopt.solvers.greedy_cd import INTERCEPT, private_greedy_cd, selection_scores
+from skdpopt.solvers.problems import LinearProblem
 
 BOUND, RESIDUAL_BOUND = 0.7, 1.5
 
@@ -27,13 +21,27 @@ def lasso_objective(X, y, coef, intercept, alpha):
     return 0.5 * np.mean((y - X @ coef - intercept) ** 2) + alpha * np.abs(coef).sum()
 
 
-def exact_run(problem, alpha, n_steps, **kwargs):
-    return private_greedy_cd(
-        problem, alpha=alpha, n_steps=n_steps, fit_intercept=True,
-        selection="exponential", selection_epsilon=np.inf,
+def run(X, y, *, alpha, n_steps, fit_intercept, bound=1.0, residual_bound=1.0,
+        rng=None, selection="exponential", selection_epsilon=np.inf,
         gradient_noise="gaussian", gradient_noise_multiplier=0.0,
-        curvature_noise_multiplier=kwargs.pop("curvature", 0.0),
-        rng=np.random.default_rng(0), **kwargs)
+        curvature_noise_multiplier=None, residual_noise_multiplier=None):
+    """One run with a hand-made plan of the given per-step parameters."""
+    plan = GreedyCDPlan(
+        np.inf, 0.0, EpsilonDeltaEvent(np.inf, 0.0), n_steps=n_steps,
+        selection=selection, gradient_noise=gradient_noise,
+        selection_epsilon=selection_epsilon,
+        gradient_noise_multiplier=gradient_noise_multiplier,
+        curvature_noise_multiplier=curvature_noise_multiplier,
+        residual_noise_multiplier=residual_noise_multiplier,
+        activation_margin=ACTIVATION_MARGIN)
+    problem = LinearProblem(X, y, fit_intercept, alpha=alpha, feature_bound=bound,
+                            residual_bound=residual_bound)
+    return private_greedy_cd(problem, plan, rng or np.random.default_rng(0))
+
+
+def exact_run(X, y, alpha, n_steps, curvature=0.0, residual_bound=10.0):
+    return run(X, y, alpha=alpha, n_steps=n_steps, fit_intercept=True,
+               residual_bound=residual_bound, curvature_noise_multiplier=curvature)
 
 
 def test_sensitivities_hold_on_worst_case_neighbours():
@@ -80,8 +88,7 @@ def test_exact_solver_reaches_the_lasso_optimum(sparse):
     n, p, alpha = 400, 30, 0.01
     X = rng.uniform(-1, 1, size=(n, p)) * (rng.random((n, p)) < 0.5)
     y = 0.3 + X[:, :4] @ [0.5, -0.4, 0.3, 0.2] + 0.05 * rng.normal(size=n)
-    problem = ClippedLeastSquares(sp.csr_matrix(X) if sparse else X, y, 1.0, 10.0)
-    result = exact_run(problem, alpha, 300)
+    result = exact_run(sp.csr_matrix(X) if sparse else X, y, alpha, 300)
     reference = Lasso(alpha=alpha, tol=1e-10).fit(X, y)
     best = lasso_objective(X, y, reference.coef_, reference.intercept_, alpha)
     reached = lasso_objective(X, y, result.coef, result.intercept, alpha)
@@ -93,8 +100,7 @@ def test_public_curvature_bound_converges_too():
     rng = np.random.default_rng(2)
     X = rng.uniform(-1, 1, size=(300, 10))
     y = X[:, 0] - 0.5 * X[:, 1]
-    problem = ClippedLeastSquares(X, y, 1.0, 10.0)
-    result = exact_run(problem, 0.01, 200, curvature=None)
+    result = exact_run(X, y, 0.01, 200, curvature=None)
     reference = Lasso(alpha=0.01, tol=1e-10).fit(X, y)
     np.testing.assert_allclose(result.coef, reference.coef_, atol=1e-3)
 
@@ -115,11 +121,8 @@ def test_selection_frequencies_follow_the_exponential_mechanism():
     rng = np.random.default_rng(3)
     draws = 3000
     for _ in range(draws):
-        result = private_greedy_cd(
-            problem, alpha=0.0, n_steps=1, fit_intercept=False,
-            selection="exponential", selection_epsilon=eps0,
-            gradient_noise="gaussian", gradient_noise_multiplier=0.0,
-            curvature_noise_multiplier=None, rng=rng)
+        result = run(X, y, alpha=0.0, n_steps=1, fit_intercept=False, rng=rng,
+                     selection_epsilon=eps0)
         counts[result.selected[0]] += 1
     expected = draws * weights / weights.sum()
     # Binomial counts: 5 standard deviations.
@@ -127,38 +130,74 @@ def test_selection_frequencies_follow_the_exponential_mechanism():
     assert np.all(np.abs(counts - expected) < 5 * sd)
 
 
-def test_run_reports_every_release():
+def _count_releases(monkeypatch):
+    """Count the noise draws and selections a run makes, by kind."""
+    counts = {"selection": 0, "gaussian": 0, "laplace": 0}
+
+    def counting(name, function):
+        def counted(*args, **kwargs):
+            counts[name] += 1
+            return function(*args, **kwargs)
+        return counted
+
+    for attribute, name in (("exponential_mechanism", "selection"),
+                            ("report_noisy_max", "selection"),
+                            ("gaussian_noise", "gaussian"),
+                            ("laplace_noise", "laplace")):
+        monkeypatch.setattr(greedy_cd, attribute,
+                            counting(name, getattr(greedy_cd, attribute)))
+    return counts
+
+
+def _planned(step_parameters, n_steps):
+    """(kind, count) of the plan's event for these per-step parameters."""
+    planned = {"selection": 0, "gaussian": 0, "laplace": 0}
+    event = repeat(greedy_cd_step_event(**step_parameters), n_steps)
+    for leaf, count in leaves(event):
+        kind = type(leaf).__name__
+        if kind in ("ExponentialMechanism", "PureDPMechanism"):
+            planned["selection"] += count
+        elif kind == "GaussianMechanism":
+            planned["gaussian"] += count
+        else:
+            planned["laplace"] += count
+    return planned
+
+
+def test_run_releases_what_the_plan_accounts(monkeypatch):
+    """Every step: a residual scale, a selection and a gradient; a curvature
+    on feature steps only (the intercept's is public), which the plan counts
+    on every step, the most there can be."""
     rng = np.random.default_rng(4)
     X = rng.uniform(-1, 1, size=(200, 5))
-    y = rng.uniform(-1, 1, size=200) + 0.8
-    problem = ClippedLeastSquares(X, np.clip(y, -1, 1), 1.0, 1.0)
-    result = private_greedy_cd(
-        problem, alpha=0.01, n_steps=40, fit_intercept=True,
-        selection="exponential", selection_epsilon=4.0,
-        gradient_noise="gaussian", gradient_noise_multiplier=2.0,
-        curvature_noise_multiplier=3.0, residual_noise_multiplier=5.0, rng=rng)
-    events = dict(result.mechanisms)
+    y = np.clip(rng.uniform(-1, 1, size=200) + 0.8, -1, 1)
+    counts = _count_releases(monkeypatch)
+    step = dict(selection="exponential", gradient_noise="gaussian",
+                selection_epsilon=4.0, gradient_noise_multiplier=2.0,
+                curvature_noise_multiplier=3.0, residual_noise_multiplier=5.0)
+    result = run(X, y, alpha=0.01, n_steps=40, fit_intercept=True, rng=rng, **step)
     intercept_steps = int(np.sum(result.selected == INTERCEPT))
     assert intercept_steps > 0  # the offset makes the intercept worth a step
-    assert events[ExponentialMechanism(2.0)] == 40
-    assert events[GaussianMechanism(2.0)] == 40
-    assert events[GaussianMechanism(5.0)] == 40  # residual scale, every step
-    # Curvature is released on feature steps only (the intercept's is public).
-    assert events[GaussianMechanism(3.0)] == 40 - intercept_steps
+    planned = _planned(step, 40)
+    assert counts["selection"] == planned["selection"] == 40
+    # Gaussian: residual scale and gradient every step, curvature on the
+    # feature steps; the plan counts the curvature on all 40.
+    assert counts["gaussian"] == 3 * 40 - intercept_steps
+    assert planned["gaussian"] == 3 * 40
     assert np.count_nonzero(result.coef) <= 40 - intercept_steps
 
 
-def test_laplace_variant_reports_pure_mechanisms():
+def test_laplace_variant_releases_pure_mechanisms(monkeypatch):
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, size=(100, 4))
-    problem = ClippedLeastSquares(X, X[:, 0], 1.0, 1.0)
-    result = private_greedy_cd(
-        problem, alpha=0.0, n_steps=7, fit_intercept=False,
-        selection="laplace", selection_epsilon=0.5,
-        gradient_noise="laplace", gradient_noise_multiplier=4.0,
-        curvature_noise_multiplier=None, rng=rng)
-    assert result.mechanisms == [(PureDPMechanism(0.5), 7),
-                                 (LaplaceMechanism(0.25), 7)]
+    counts = _count_releases(monkeypatch)
+    step = dict(selection="laplace", gradient_noise="laplace",
+                selection_epsilon=0.5, gradient_noise_multiplier=4.0,
+                curvature_noise_multiplier=None, residual_noise_multiplier=None)
+    result = run(X, X[:, 0], alpha=0.0, n_steps=7, fit_intercept=False, rng=rng,
+                 **step)
+    assert counts == _planned(step, 7) == {"selection": 7, "gaussian": 0,
+                                           "laplace": 7}
     assert np.all((result.selected >= 0) & (result.selected < 4))
 
 
@@ -172,7 +211,7 @@ def test_signed_scores_keep_the_order_below_the_threshold():
     np.testing.assert_allclose(scores, [-0.0005, -0.0045, 0.01, 0.015])
 
 
-def test_adaptive_residual_bound_follows_the_residual_scale():
+def test_adaptive_residual_bound_follows_the_residual_scale(monkeypatch):
     """Without noise the bound settles at twice the root mean square of the
     clipped residuals (below the public bound), and the fit still solves
     the problem whose residuals it barely clips."""
@@ -180,17 +219,20 @@ def test_adaptive_residual_bound_follows_the_residual_scale():
     n, p = 2000, 8
     X = rng.uniform(-1, 1, size=(n, p))
     y = X[:, 0] * 0.6 - 0.4 * X[:, 1] + 0.05 * rng.normal(size=n)
-    problem = ClippedLeastSquares(X, y, 1.0, 1.0)
-    result = private_greedy_cd(
-        problem, alpha=0.001, n_steps=60, fit_intercept=True,
-        selection="exponential", selection_epsilon=np.inf,
-        gradient_noise="gaussian", gradient_noise_multiplier=0.0,
-        curvature_noise_multiplier=0.0, residual_noise_multiplier=0.0, rng=rng)
+    made = []
+
+    def keeping(*args):
+        made.append(ClippedLeastSquares(*args))
+        return made[-1]
+
+    monkeypatch.setattr(greedy_cd, "least_squares_problem", keeping)
+    result = run(X, y, alpha=0.001, n_steps=60, fit_intercept=True, rng=rng,
+                 curvature_noise_multiplier=0.0, residual_noise_multiplier=0.0)
+    (problem,) = made
     rms = np.sqrt(problem.mean_square_residual())
     assert 0.05 < problem.residual_bound < 0.2  # was 1.0
     assert problem.residual_bound == pytest.approx(2 * rms, rel=0.2)
     np.testing.assert_allclose(result.coef[:2], [0.6, -0.4], atol=0.01)
-    assert result.mechanisms[-1] == (GaussianMechanism(0.0), 60)
 
 
 def test_activation_margin_keeps_noise_selected_coordinates_at_zero():
@@ -202,13 +244,9 @@ def test_activation_margin_keeps_noise_selected_coordinates_at_zero():
     n = 1000
     X = rng.choice([-1.0, 1.0], size=(n, 200))
     y = 0.01 * rng.normal(size=n)
-    problem = ClippedLeastSquares(X, y, 1.0, 1.0)
     # Gradient noise std 5 * 2 / n = 0.01 = alpha; selection uniform.
-    result = private_greedy_cd(
-        problem, alpha=0.01, n_steps=200, fit_intercept=False,
-        selection="exponential", selection_epsilon=1e-12,
-        gradient_noise="gaussian", gradient_noise_multiplier=5.0,
-        curvature_noise_multiplier=None, rng=rng)
+    result = run(X, y, alpha=0.01, n_steps=200, fit_intercept=False, rng=rng,
+                 selection_epsilon=1e-12, gradient_noise_multiplier=5.0)
     entered = np.count_nonzero(result.coef) / len(np.unique(result.selected))
     # P(|N(0, 1)| > 3) = 0.0027 plus the true gradients' share: well under 0.05.
     assert entered < 0.05

@@ -3,18 +3,26 @@
 import tracemalloc
 
 import numpy as np
+from scipy import stats
 
+from skdpopt.accounting import EpsilonDeltaEvent
 from skdpopt.losses import SquaredError
-from skdpopt.solvers.noisy_sgd import learning_rate_schedule, noisy_sgd
+from skdpopt.plans.sgd import DPSGDPlan
+from skdpopt.solvers.noisy_sgd import noisy_sgd
+from skdpopt.solvers.problems import LinearProblem
 
 
-def run(X, y, loss=None, **overrides):
-    params = dict(sampling_rate=1.0, n_steps=1, clip_norm=1.0, noise_multiplier=0.0,
-                  learning_rate=learning_rate_schedule("constant", 1.0, 0.25),
-                  alpha=0.0, fit_intercept=True, average_start=None, radius=None,
-                  single_pass=False, rng=np.random.default_rng(0), n_epochs=1)
-    params.update(overrides)
-    return noisy_sgd(X, y, loss or SquaredError(), **params)
+def run(X, y, loss=None, *, clip_norm=1.0, alpha=0.0, fit_intercept=True,
+        radius=None, **overrides):
+    """One DP-SGD run with a hand-made plan (constant step 1 by default)."""
+    plan = dict(sampling_rate=1.0, n_steps=1, n_epochs=1, n_problems=1,
+                noise_multiplier=0.0, average_start=None, single_pass=False,
+                learning_rate="constant", eta0=1.0)
+    plan.update(overrides)
+    problem = LinearProblem(X, y, fit_intercept, loss=loss or SquaredError(),
+                            clip_norm=clip_norm, alpha=alpha, radius=radius)
+    return noisy_sgd(problem, DPSGDPlan(np.inf, 0.0, EpsilonDeltaEvent(np.inf, 0.0),
+                                        **plan), np.random.default_rng(0))
 
 
 def test_one_full_batch_step_is_the_mean_clipped_gradient():
@@ -32,18 +40,23 @@ def test_one_full_batch_step_is_the_mean_clipped_gradient():
 
 
 def test_noise_has_the_calibrated_scale():
-    X = np.zeros((100, 20))
+    k = 150
+    X = np.zeros((100, k))
     y = np.zeros(100)
     steps = 200
     result = run(X, y, n_steps=steps, noise_multiplier=2.0, clip_norm=0.5,
                  fit_intercept=False,
-                 learning_rate=learning_rate_schedule("constant", 1.0, 0.25))
+                 eta0=1.0)
     # With zero data the iterate is minus the sum of the noises divided by
-    # n: each coordinate ~ N(0, steps (2 * 0.5 / 100)^2).
-    expected_sd = np.sqrt(steps) * 2.0 * 0.5 / 100
-    # The sd estimated from 20 coordinates has relative sd 1/sqrt(40);
-    # allow 4 of them.
-    assert abs(result.coef.std() / expected_sd - 1) < 4 / np.sqrt(40)
+    # n: each coordinate ~ N(0, steps (2 * 0.5 / 100)^2), and the mean
+    # square over k coordinates is that variance times chi2_k / k.
+    # Accepting [1/2, 2] of it fails with probability
+    # chi2.sf(2k, k) + chi2.cdf(k/2, k) = 4.6e-8, and passes half the noise
+    # (mean square 1/4 of it) with chi2.sf(2k, k) = 4.5e-12, double the
+    # noise with chi2.cdf(k/2, k) = 4.6e-8.
+    variance = steps * (2.0 * 0.5 / 100) ** 2
+    assert 0.5 <= np.mean(result.coef**2) / variance <= 2.0
+    assert stats.chi2.sf(2 * k, k) + stats.chi2.cdf(k / 2, k) < 1e-7
 
 
 class RecordingLoss(SquaredError):
@@ -87,10 +100,9 @@ def test_averaging_returns_the_mean_iterate():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(100, 2))
     y = X @ [1.0, -1.0]
-    constant = learning_rate_schedule("constant", 0.5, 0)
-    last = run(X, y, n_steps=3, learning_rate=constant)
-    averaged = run(X, y, n_steps=3, average_start=0, learning_rate=constant)
-    iterates = [run(X, y, n_steps=k, learning_rate=constant).coef for k in (1, 2, 3)]
+    last = run(X, y, n_steps=3, eta0=0.5)
+    averaged = run(X, y, n_steps=3, average_start=0, eta0=0.5)
+    iterates = [run(X, y, n_steps=k, eta0=0.5).coef for k in (1, 2, 3)]
     np.testing.assert_allclose(averaged.coef, np.mean(iterates, axis=0))
     np.testing.assert_allclose(last.coef, iterates[-1])
 
@@ -143,6 +155,6 @@ def test_overflowed_predictions_stay_finite():
     for sampling_rate in (1.0, 0.5):
         result = run(X, y, n_steps=30, sampling_rate=sampling_rate,
                      noise_multiplier=1.0,
-                     learning_rate=learning_rate_schedule("constant", 500.0, 0.25))
+                     eta0=500.0)
         assert np.abs(result.coef).max() > 2.0  # the overflow did happen
         assert np.all(np.isfinite(result.coef)) and np.isfinite(result.intercept)

@@ -1,0 +1,234 @@
+"""Design study behind DPMinimaxClassifier's gradient descent-ascent defaults.
+
+A seeded family of worst-group tasks, the references, and the candidate
+settings of ``solver="gda"`` (the path ``solver="auto"`` takes on them).
+
+The family (:func:`make_task`): ``k`` groups of the given sizes (ratios up
+to 1:20), ``d`` features uniform in [-1, 1]; group ``g`` (ranked by size,
+0 the largest, ``r_g = g / (k - 1)``) has its features' mean moved by
+``shift r_g`` along a random sign vector (then clipped to [-1, 1]), its
+true direction tilted by ``tilt r_g`` degrees away from the shared one
+(``beta``, of norm ``SIGNAL``) towards a random orthogonal direction, a
+label-flip rate ``noise r_g`` and a common base logit (``base_rate``: the
+share of positives at a zero margin).  The smallest groups differ most,
+which is where the worst-group objective matters.  A test set of the same
+sizes is drawn fresh with every seed.
+
+References on every task: ERM (scikit-learn's LogisticRegression, C = 1),
+the exact non-private minimax over gda's feasible set (the l2 ball of the
+default radius, ``bench_minimax.ExactMinimaxL2``), DPSGDClassifier with its
+defaults at the same epsilon and delta (``1 / n_train^2``); then
+DPMinimaxClassifier (defaults) and candidate settings, each a set of
+module constants of ``skdpopt.plans.minimax`` replaced for the run.  The
+score is the worst-group test log loss (lower is better).
+
+Seeds: the development seeds 0-2 choose; the table of
+``docs/design/minimax.md`` is printed from the fresh seeds 100-104
+(``--report``), which nothing was chosen on.  ``--candidates`` compares
+the defaults with the last round of alternatives (``CANDIDATES``) on the
+development seeds; the earlier rounds (``docs/design/minimax.md``) were
+the same call of :func:`sweep` with other constants.
+
+Usage::
+
+    python benchmarks/design_minimax.py [--members a,b] [--candidates]
+    python benchmarks/design_minimax.py --report
+"""
+
+import argparse
+import sys
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]
+
+from skdpopt import DPMinimaxClassifier, DPSGDClassifier  # noqa: E402
+from skdpopt.metrics import worst_group_log_loss  # noqa: E402
+from skdpopt.plans import minimax as plans  # noqa: E402
+
+SIGNAL = 3.0
+DEVELOP_SEEDS = (0, 1, 2)
+REPORT_SEEDS = (100, 101, 102, 103, 104)
+
+# The family's members: (name, sizes, d, shift, tilt in degrees, noise,
+# base rate).  They cover the ranges: 2 to 5 groups, ratios 1:1 to 1:20,
+# d from 5 to 200, no shift to a strong one, no tilt to orthogonal
+# directions, clean labels to 10% flips, balanced and imbalanced classes.
+ISSUE = (6000, 2500, 900, 300)
+MEMBERS = [
+    ("issue", ISSUE, 12, 0.3, 60, 0.09, 0.5),
+    ("issue-d5", ISSUE, 5, 0.3, 60, 0.09, 0.5),
+    ("issue-d50", ISSUE, 50, 0.3, 60, 0.09, 0.5),
+    ("issue-d200", ISSUE, 200, 0.3, 60, 0.09, 0.5),
+    ("issue-flat", ISSUE, 12, 0.0, 0, 0.0, 0.5),
+    ("issue-tilt90", ISSUE, 12, 0.0, 90, 0.0, 0.5),
+    ("issue-noisy", ISSUE, 12, 0.3, 30, 0.10, 0.5),
+    ("issue-rare", ISSUE, 12, 0.3, 60, 0.05, 0.15),
+    ("two-1:20", (6000, 300), 10, 0.2, 75, 0.05, 0.5),
+    ("two-1:20-d100", (6000, 300), 100, 0.2, 75, 0.05, 0.5),
+    ("two-1:1", (1500, 1500), 20, 0.3, 45, 0.05, 0.3),
+    ("three-1:5", (5000, 2000, 1000), 30, 0.4, 45, 0.08, 0.5),
+    ("three-1:5-rare", (5000, 2000, 1000), 8, 0.2, 60, 0.02, 0.1),
+    ("five-1:20", (8000, 4000, 2000, 800, 400), 20, 0.3, 60, 0.06, 0.5),
+    ("five-1:20-d200", (8000, 4000, 2000, 800, 400), 200, 0.3, 60, 0.06, 0.5),
+    ("small", (1500, 600, 150), 8, 0.3, 60, 0.05, 0.5),
+    ("large", (30000, 10000, 3000, 1500), 25, 0.3, 60, 0.05, 0.5),
+]
+
+
+def make_task(seed, sizes, d, shift, tilt, noise, base_rate):
+    """Train and test rows of one family member: ``(X, y, groups)`` each."""
+    rng = np.random.default_rng(seed)
+    k = len(sizes)
+    beta = rng.normal(size=d)
+    beta *= SIGNAL / np.linalg.norm(beta)
+    base = np.log(base_rate / (1.0 - base_rate))
+    ranks = np.arange(k) / max(k - 1, 1)
+    signs = rng.choice([-1.0, 1.0], size=(k, d))
+    directions = []
+    for r in ranks:
+        other = rng.normal(size=d)
+        other -= (other @ beta) / (beta @ beta) * beta
+        other *= SIGNAL / np.linalg.norm(other)
+        angle = np.deg2rad(tilt * r)
+        directions.append(np.cos(angle) * beta + np.sin(angle) * other)
+
+    def draw(factor):
+        X, y, g = [], [], []
+        for group, size in enumerate(sizes):
+            size = int(size * factor)
+            Z = np.clip(rng.uniform(-1, 1, (size, d))
+                        + shift * ranks[group] * signs[group], -1, 1)
+            logit = Z @ directions[group] + base
+            label = rng.random(size) < 1.0 / (1.0 + np.exp(-logit))
+            flip = rng.random(size) < noise * ranks[group]
+            X.append(Z)
+            y.append((label ^ flip).astype(int))
+            g.append(np.full(size, f"g{group}"))
+        return np.vstack(X), np.concatenate(y), np.concatenate(g)
+
+    return draw(1.0), draw(1.0)
+
+
+@contextmanager
+def constants(**values):
+    """Replace module constants of ``skdpopt.plans.minimax`` for a run."""
+    old = {name: getattr(plans, name) for name in values}
+    try:
+        for name, value in values.items():
+            setattr(plans, name, value)
+        yield
+    finally:
+        for name, value in old.items():
+            setattr(plans, name, value)
+
+
+def worst(model, X, y, g):
+    p = np.clip(model.predict_proba(X)[:, 1], 1e-12, 1 - 1e-12)
+    return worst_group_log_loss(y, p, sensitive_features=g)
+
+
+def references(train, test, seed, epsilon, exact=True):
+    """Worst-group test log loss of ERM, the exact minimax, DP-SGD."""
+    from bench_minimax import ExactMinimaxL2
+
+    (X, y, g), (Xt, yt, gt) = train, test
+    out = {"erm": worst(LogisticRegression().fit(X, y), Xt, yt, gt)}
+    if exact:
+        out["exact"] = worst(ExactMinimaxL2().fit(X, y, g), Xt, yt, gt)
+    sgd = DPSGDClassifier(epsilon=epsilon, delta=1.0 / len(y) ** 2,
+                          classes=[0, 1], random_state=seed).fit(X, y)
+    out["dpsgd"] = worst(sgd, Xt, yt, gt)
+    return out
+
+
+def candidate(train, test, seed, epsilon, consts=None, **params):
+    (X, y, g), (Xt, yt, gt) = train, test
+    with constants(**(consts or {})):
+        model = DPMinimaxClassifier(
+            epsilon=epsilon, delta=1.0 / len(y) ** 2, classes=[0, 1],
+            groups=sorted(set(g)), random_state=seed, **params).fit(
+                X, y, sensitive_features=g)
+    return worst(model, Xt, yt, gt), model
+
+
+# The last round of the choice (development seeds): constants replaced
+# for the run, estimator parameters.
+CANDIDATES = {
+    "defaults": ({}, {}),
+    "decay 0.5": ({"WEIGHT_DECAY": 0.5}, {}),
+    "decay 0.5, kappa noise 0.03": ({"WEIGHT_DECAY": 0.5, "KAPPA_NOISE": 0.03},
+                                    {}),
+    "decay 2": ({"WEIGHT_DECAY": 2.0}, {}),
+}
+
+_CACHE = {}
+
+
+def cached_references(member, seed, epsilon, exact=True):
+    """References of one member and seed (computed once per process)."""
+    key = (member[0], seed, epsilon)
+    if key not in _CACHE:
+        train, test = make_task(seed, *member[1:])
+        _CACHE[key] = (train, test, references(train, test, seed, epsilon, exact))
+    return _CACHE[key]
+
+
+def sweep(members, candidates, seeds, epsilon, exact=True, out=print):
+    """Median worst-group test log loss per member of each candidate.
+
+    ``candidates``: ``{label: (constants, params)}``.  Prints one row per
+    member, then per candidate the members where the exact minimax beats
+    ERM, how many of them it is at most DP-SGD on, and its mean excess
+    over DP-SGD there.
+    """
+    table = {}
+    for member in members:
+        refs, cands = [], {label: [] for label in candidates}
+        for seed in seeds:
+            train, test, ref = cached_references(member, seed, epsilon, exact)
+            refs.append(ref)
+            for label, (consts, params) in candidates.items():
+                cands[label].append(candidate(train, test, seed, epsilon,
+                                              consts, **params)[0])
+        med = {k: float(np.median([r[k] for r in refs])) for k in refs[0]}
+        med.update({label: float(np.median(v)) for label, v in cands.items()})
+        table[member[0]] = med
+        out(f"| {member[0]} | " + " | ".join(f"{v:.4f}" for v in med.values())
+            + " |")
+    relevant = [m for m, v in table.items() if v.get("exact", 0) < v["erm"]]
+    for label in candidates:
+        excess = [table[m][label] - table[m]["dpsgd"] for m in relevant]
+        wins = sum(e <= 0 for e in excess)
+        out(f"{label}: at most DP-SGD on {wins}/{len(relevant)} members where "
+            f"the minimax beats ERM; mean excess {np.mean(excess):+.4f}, "
+            f"worst {np.max(excess):+.4f}")
+    return table
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--members", default=None)
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--report", action="store_true")
+    parser.add_argument("--no-exact", action="store_true")
+    parser.add_argument("--candidates", action="store_true")
+    args = parser.parse_args(argv)
+    seeds = REPORT_SEEDS if args.report else DEVELOP_SEEDS
+    names = args.members.split(",") if args.members else None
+    warnings.simplefilter("ignore")
+    members = [m for m in MEMBERS if not names or m[0] in names]
+    candidates = CANDIDATES if args.candidates else {"dpminimax": ({}, {})}
+    print("| member | " + " | ".join(
+        ["ERM"] + (["exact minimax"] if not args.no_exact else [])
+        + ["DP-SGD", *candidates]) + " |")
+    sweep(members, candidates, seeds, args.epsilon, exact=not args.no_exact)
+
+
+if __name__ == "__main__":
+    main()

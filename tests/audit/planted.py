@@ -1,0 +1,87 @@
+"""Each planted-bug audit's fixed test and run count, derived from a pilot.
+
+The numbers are printed by ``python tests/audit/power.py --runs 10000``
+(see its docstring): for each case, the test (threshold and direction)
+chosen on half of a pilot of fits with the bug planted, the test's rates
+on the other half at their pessimistic Clopper-Pearson ends (rate on D
+low, on D' high, each at 1 - 1e-4), and the fewest fits per dataset at
+which the test catches the bug with probability ``audit_core.POWER`` at
+those rates.  ``test_audits.test_planted_runs_have_the_power`` recomputes
+that probability from the stored rates.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Planted:
+    """A planted-bug audit's fixed test, its rates with the bug, its runs.
+
+    Attributes
+    ----------
+    threshold : float
+    direction : int
+        +1: "statistic > threshold" signals the dataset D (in), -1: "<".
+    rates : (float, float)
+        Pessimistic probabilities that a fit on D, and on D', lands in
+        the test's rejection region with the bug planted.
+    runs : int
+        Fits per dataset.
+    """
+
+    threshold: float
+    direction: int
+    rates: tuple
+    runs: int
+
+
+PLANTED = {
+    "DPSGDRegressor": Planted(  # claim 1.000
+        threshold=0.06826974676328687, direction=1,
+        rates=(0.0835, 0.015), runs=4544),
+    "DPSGDRegressor (Poisson, rate 1/2)": Planted(  # claim 1.000
+        threshold=-0.1432884460456524, direction=1,
+        rates=(0.9835, 0.9181), runs=6208),
+    "DPSGDRegressor (extreme canary)": Planted(  # claim 4.000
+        threshold=0.11037142300010681, direction=-1,
+        rates=(0.991, 0.0012), runs=632),
+    "DPLasso": Planted(  # claim 1.000
+        threshold=0.04836256285728979, direction=1,
+        rates=(0.128, 0.0104), runs=960),
+    "DPLogisticSimplex (frank_wolfe)": Planted(  # claim 1.000
+        threshold=0.0, direction=1,
+        rates=(0.2339, 0.0378), runs=1208),
+    "DPLogisticSimplex (mirror_descent)": Planted(  # claim 1.000
+        threshold=0.09999999999999998, direction=1,
+        rates=(0.2567, 0.0149), runs=352),
+    "DPMinimaxClassifier": Planted(  # claim 0.500
+        threshold=0.49833442236564346, direction=1,
+        rates=(0.94, 0.8015), runs=1352),
+    "DPMinimaxClassifier (gda)": Planted(  # claim 0.684
+        threshold=0.2572519183029444, direction=1,
+        rates=(0.1405, 0.0104), runs=528),
+    "DPSyntheticData": Planted(  # claim 1.000
+        threshold=1.0639758917697189, direction=1,
+        rates=(0.0895, 0.0129), runs=2768),
+    "DPSyntheticData (private bounds)": Planted(  # claim 1.000
+        threshold=1.0, direction=-1,
+        rates=(0.9766, 0.9024), runs=9344),
+    "DPMinMaxScaler (private bounds)": Planted(  # claim 0.667
+        threshold=1.189207115002721, direction=-1,
+        rates=(0.9064, 0.4701), runs=234),
+    "DPStandardScaler (clipped moments)": Planted(  # claim 0.684
+        threshold=-0.036092141983400335, direction=1,
+        rates=(0.9491, 0.8495), runs=5344),
+    "DPLasso (auto target_bound)": Planted(  # claim 0.424
+        threshold=1.189207115002721, direction=-1,
+        rates=(0.8172, 0.4695), runs=416),
+    "DPSGDRegressor (auto clip_norm)": Planted(  # claim 0.373
+        threshold=1.189207115002721, direction=-1,
+        rates=(0.7846, 0.4695), runs=544),
+    "DPSGDRegressor (auto target_scale)": Planted(  # claim 0.757
+        threshold=1.189207115002721, direction=-1,
+        rates=(0.9411, 0.4695), runs=168),
+    "DPMinimaxClassifier (auto clip_norm)": Planted(  # claim 0.373
+        threshold=0.8324449805019046, direction=-1,
+        rates=(0.7846, 0.4695), runs=544),
+}

@@ -1,0 +1,811 @@
+"""One case per release: how to fit, where to look, what is declared.
+
+Every release of every plan has a case here (the convention: a new
+release adds its case, see docs/privacy/sensitivity.md).  A case's
+``observe(side, rng)`` fits its estimator on one dataset of a pair and
+returns ``{key: Statistic}``: each released pre-noise statistic with its
+declared sensitivity and norm.  ``rng`` draws the public probe points; it
+is seeded alike for both datasets, so both are probed at the same points.
+``data`` holds the neighbouring datasets the case is checked on: a
+hypothesis strategy and fixed adversarial examples.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+from harness import (
+    Statistic,
+    features,
+    frames,
+    observing,
+    probe_l1_ball,
+    probe_vectors,
+    spy,
+    tables,
+    zero_noise,
+)
+
+import skdpopt._bounds
+import skdpopt._data.inmemory
+import skdpopt._domain
+import skdpopt.lasso
+import skdpopt.logistic_simplex
+import skdpopt.minimax
+import skdpopt.sgd
+import skdpopt.solvers.frank_wolfe
+import skdpopt.solvers.gda
+import skdpopt.solvers.greedy_cd
+import skdpopt.solvers.mirror_descent
+import skdpopt.solvers.saddle_point
+import skdpopt.synthetic
+from skdpopt import (
+    DPLasso,
+    DPLogisticSimplex,
+    DPMinimaxClassifier,
+    DPMinMaxScaler,
+    DPSGDClassifier,
+    DPSGDRegressor,
+    DPStandardScaler,
+    DPSyntheticData,
+    make_private_pipeline,
+)
+from skdpopt.plans.logistic_simplex import refit_sensitivities
+from skdpopt.solvers.greedy_cd import selection_scores
+from skdpopt.solvers.noisy_newton import logistic_statistics
+
+
+@dataclass
+class Case:
+    """A release and how to observe it.
+
+    Attributes
+    ----------
+    name : str
+    observe : callable
+        ``observe(side, rng)`` -> dict of str to Statistic.
+    data : harness.Datasets
+        The neighbouring pairs: a hypothesis strategy and fixed examples.
+    marks : tuple
+        pytest marks of the case (a strict xfail while a known finding is
+        open).
+    """
+
+    name: str
+    observe: Callable
+    data: object
+    marks: tuple = ()
+
+    def __repr__(self):
+        return self.name
+
+    def param(self):
+        """The case as a pytest parameter (with its marks)."""
+        return pytest.param(self, id=self.name, marks=self.marks)
+
+
+FLOATS = (np.float32, np.float64)
+ALL_FORMATS = ("dense", "csr", "dask")
+
+
+# -- DP-SGD: the clipped gradient sum of every step --------------------------
+
+CLIP = 0.7  # public clip norm C: each clipped contribution has norm <= C
+
+
+def _gradient_sums(patch, fit_intercept, seed, out, max_calls=6):
+    """Spy on every gradient sum the solver asks for (all rows, a Poisson
+    batch, a single-pass batch; in memory or on Dask) and evaluate the
+    same rows at probe iterates right away, before the fit moves on (the
+    Dask sampler reuses its buffers).  The first steps are enough: every
+    step reads the same function."""
+    for owner in _linear_rows_classes():
+        original = owner.gradient_sum
+
+        def then(call, original=original):
+            if len(out) >= max_calls:
+                return
+            source = call.args[0]
+            rows = call.args[3] if len(call.args) > 3 else call.kwargs.get("rows")
+            d = source.n_features
+            points = probe_vectors(np.random.default_rng([seed, len(out)]), d + 1)
+            values = []
+            for point in points:
+                intercept = point[d] if fit_intercept else 0.0
+                g, s = original(source, point[:d], intercept, rows)
+                values.append(np.append(g, s) if fit_intercept else g)
+            out.append(values)
+
+        spy(patch, owner, "gradient_sum", then=then)
+
+
+def _linear_rows_classes():
+    classes = [skdpopt._data.inmemory.InMemoryLinearRows]
+    try:
+        from skdpopt._data.dask_backend import DaskLinearRows
+    except ImportError:  # pragma: no cover
+        return classes
+    return classes + [DaskLinearRows]
+
+
+def _sgd_observe(make, sampling, fit_intercept, clip=CLIP):
+    def observe(side, rng):
+        est = make(
+            sampling=sampling, fit_intercept=fit_intercept, clip_norm=clip,
+            max_iter=1, batch_size=max(1, side.n_samples // 2),
+            average=False, alpha=0.0, eta0=1.0, learning_rate="constant",
+            epsilon=1.0, delta=1e-5, random_state=0)
+        sums = []
+        with observing() as patch:
+            zero_noise(patch, skdpopt.sgd, "plan_dpsgd", noise_multiplier=0.0)
+            _gradient_sums(patch, fit_intercept, int(rng.integers(2**31)), sums)
+            est.fit(side.X, side.y)
+        bound = 2.0 * est.clip_norm_  # replace-one: two clipped contributions
+        stats = {}
+        for step, values in enumerate(sums):
+            for i, value in enumerate(values):
+                stats[f"step {step} sum at probe {i}"] = Statistic(value, bound)
+        if est.privacy_plan_.sampling_rate == 1.0 and est.t_ == 1:
+            # End to end: one noiseless full-batch step from 0 with step 1
+            # is minus the mean clipped gradient (in the targets' scale).
+            n = side.n_samples
+            scale = getattr(est, "target_scale_", 1.0)
+            coef = np.atleast_2d(est.coef_)
+            intercept = np.atleast_1d(est.intercept_)
+            for p in range(coef.shape[0]):
+                released = coef[p] if not fit_intercept else np.append(
+                    coef[p], intercept[p])
+                stats[f"released first step, problem {p}"] = Statistic(
+                    -n * released / scale, bound)
+        return stats
+    return observe
+
+
+def _sgd_regressor(**params):
+    return DPSGDRegressor(target_scale=1.0, **params)
+
+
+def _sgd_classifier(classes):
+    def make(**params):
+        return DPSGDClassifier(classes=classes, **params)
+    return make
+
+
+SGD_CASES = []
+for _sampling, _formats in (("full", ALL_FORMATS), ("poisson", ALL_FORMATS),
+                            ("single_pass", ("dense", "csr"))):
+    SGD_CASES.append(Case(
+        f"DPSGDRegressor({_sampling}): clipped gradient sums",
+        _sgd_observe(_sgd_regressor, _sampling, True),
+        features(formats=_formats, dtypes=FLOATS, targets="real")))
+    SGD_CASES.append(Case(
+        f"DPSGDClassifier({_sampling}, 3 classes): clipped gradient sums",
+        _sgd_observe(_sgd_classifier(["a", "b", "c"]), _sampling, True),
+        features(formats=_formats, dtypes=FLOATS, targets=["a", "b", "c"])))
+SGD_CASES.append(Case(
+    "DPSGDClassifier(full, 2 classes, no intercept): clipped gradient sums",
+    _sgd_observe(_sgd_classifier([0.0, 1.0]), "full", False),
+    features(formats=ALL_FORMATS, dtypes=FLOATS, targets=[0.0, 1.0])))
+
+
+# -- the "auto" bounds: counts below each candidate of the public grid --------
+
+def _counts_observe(make):
+    """Each private quantile draw scores a candidate by how far the count
+    of a per-record statistic below it is from a target rank: one record
+    moves every count by at most 1, so the scores move by at most the
+    draw's score sensitivity.  Observed at the counts, which the draws
+    read and nothing else."""
+    def observe(side, rng):
+        with observing() as patch:
+            counts = spy(patch, skdpopt._bounds, "counts_below")
+            make().fit(side.X, side.y)
+        return {f"counts of statistic {i}": Statistic(call.result, 1.0, "linf")
+                for i, call in enumerate(counts.calls)}
+    return observe
+
+
+AUTO_BOUND_CASES = [
+    Case("DPSGDRegressor: auto target scale (counts of |y|)",
+         _counts_observe(lambda: DPSGDRegressor(
+             target_scale="auto", max_iter=1, random_state=0)),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+    Case("DPSGDRegressor: auto clip norm (counts of gradient norms)",
+         _counts_observe(lambda: DPSGDRegressor(
+             target_scale=1.0, clip_norm="auto", max_iter=1, random_state=0)),
+         features(dtypes=FLOATS, formats=("dense", "csr"), targets="real")),
+    Case("DPSGDClassifier: auto clip norm (counts of gradient norms)",
+         _counts_observe(lambda: DPSGDClassifier(
+             clip_norm="auto", classes=[0.0, 1.0], max_iter=1, random_state=0)),
+         features(dtypes=FLOATS, formats=("dense", "csr"),
+                  targets=[0.0, 1.0])),
+    Case("DPLasso: auto target and feature bounds (counts of |y|, max |x|)",
+         _counts_observe(lambda: DPLasso(max_iter=1, random_state=0)),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+]
+
+
+# -- DPLasso: greedy coordinate descent and Frank-Wolfe ----------------------
+
+# Public feature, target and residual bounds; 0.3 is not a float32 number
+# (it rounds up), so a product or sum in float32 shows at the bound.
+B, TARGET, RESIDUAL = 1.5, 2.0, 0.3
+
+
+def _lasso_observe(residual_bound, curvature):
+    """The statistics greedy CD releases at a step, from the clipped
+    least-squares problem the estimator hands the solver, at probe
+    iterates and probe residual bounds C (the bound in force is a past
+    release): coordinate gradients 2 B C / n, selection scores 2 C / n,
+    mean squared clipped residual C^2 / n, column curvatures B^2 / n."""
+    alpha = 0.05
+
+    def observe(side, rng):
+        est = DPLasso(alpha=alpha, max_iter=2, feature_bound=B, target_bound=TARGET,
+                      residual_bound=residual_bound, curvature=curvature,
+                      random_state=0)
+        with observing() as patch:
+            zero_noise(patch, skdpopt.lasso, "plan_lasso",
+                       **_noiseless_lasso(residual_bound, curvature))
+            problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
+            est.fit(side.X, side.y)
+        problem = problems.first.result
+        n, d = side.X.shape
+        public = TARGET if residual_bound == "auto" else residual_bound
+        stats = {}
+        for i, point in enumerate(probe_vectors(rng, d + 1)):
+            C = public * rng.uniform(0.01, 1.0) if i else public
+            problem.residual_bound = C
+            problem.reset(point[:d], point[d])
+            grad, grad_intercept = problem.gradient()
+            gradient = np.append(grad, grad_intercept)
+            stats[f"coordinate gradients at probe {i}"] = Statistic(
+                gradient, 2.0 * est.feature_bound_ * C / n, "linf")
+            scores = np.append(selection_scores(grad, point[:d], alpha,
+                                                est.feature_bound_),
+                               abs(grad_intercept) / est.feature_bound_)
+            stats[f"selection scores at probe {i}"] = Statistic(
+                scores, 2.0 * C / n, "linf")
+            stats[f"mean squared residual at probe {i}"] = Statistic(
+                problem.mean_square_residual(), C * C / n)
+        stats["column curvatures"] = Statistic(
+            [problem.curvature(j) for j in range(d)],
+            est.feature_bound_**2 / n, "linf")
+        return stats
+    return observe
+
+
+def _noiseless_lasso(residual_bound, curvature):
+    fields = {"gradient_noise_multiplier": 0.0, "selection_epsilon": np.inf,
+              "activation_margin": 0.0}
+    if curvature == "private":
+        fields["curvature_noise_multiplier"] = 0.0
+    if residual_bound == "auto":
+        fields["residual_noise_multiplier"] = 0.0
+    return fields
+
+
+def _lasso_frank_wolfe_observe(side, rng):
+    """Frank-Wolfe's draws score each vertex +-R e_j by ``+-R g_j``: the
+    gradient oracle the solver is handed, at probe points of the ball;
+    declared: the plan's score sensitivity over its inverse temperature."""
+    radius = 3.0
+    est = DPLasso(solver="frank_wolfe", radius=radius, max_iter=2, feature_bound=B,
+                  target_bound=TARGET, residual_bound=RESIDUAL, random_state=0)
+    with observing() as patch:
+        runs = spy(patch, skdpopt.solvers.frank_wolfe, "private_frank_wolfe")
+        est.fit(side.X, side.y)
+    gradient = runs.first.args[0]
+    dim = runs.first.args[1]
+    plan = est.privacy_plan_
+    declared = plan.score_sensitivity / plan.score_scale
+    stats = {}
+    for i, point in enumerate(probe_l1_ball(rng, dim, radius)):
+        grad = gradient(point)
+        stats[f"vertex scores at probe {i}"] = Statistic(
+            radius * np.concatenate([grad, -grad]), declared, "linf")
+    return stats
+
+
+def lasso_first_step_observe(side, rng):
+    """The end-to-end release of one greedy step: with a noiseless plan,
+    ``alpha = 0`` and bounds B = c = C = 1, the fitted ``coef_`` of one
+    feature is minus its coordinate gradient (over B^2 = 1), so ``n coef_``
+    is minus the summed clipped gradient, sensitivity 2 B C = 2; and the
+    gradient of the problem handed to the solver, at 0."""
+    est = DPLasso(alpha=0.0, fit_intercept=False, max_iter=1, feature_bound=1.0,
+                  target_bound=1.0, residual_bound=1.0, curvature="bound",
+                  random_state=0)
+    with observing() as patch:
+        zero_noise(patch, skdpopt.lasso, "plan_lasso", **_noiseless_lasso(1.0, "bound"))
+        problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
+        est.fit(side.X, side.y)
+    n, d = side.X.shape
+    problem = problems.first.result
+    problem.reset(np.zeros(d), 0.0)
+    grad, _ = problem.gradient()
+    return {"released coefficient times n": Statistic(-n * est.coef_, 2.0),
+            "summed gradient at 0": Statistic(n * grad, 2.0)}
+
+
+LASSO_FIRST_STEP = Case("DPLasso: one noiseless greedy step, end to end",
+                        lasso_first_step_observe, None)
+SGD_FIRST_STEP = Case(
+    "DPSGDRegressor(full, C = 1, no intercept): one noiseless step, end to end",
+    _sgd_observe(_sgd_regressor, "full", False, clip=1.0), None)
+
+
+LASSO_CASES = [
+    Case("DPLasso(greedy_cd): gradient, selection, curvature, residual scale",
+         _lasso_observe("auto", "private"),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+    Case("DPLasso(greedy_cd, public residual bound, curvature bound)",
+         _lasso_observe(RESIDUAL, "bound"),
+         features(formats=("dense", "csr"), dtypes=FLOATS, targets="real")),
+    Case("DPLasso(frank_wolfe): vertex scores",
+         _lasso_frank_wolfe_observe,
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+]
+
+
+# -- DPLogisticSimplex --------------------------------------------------------
+
+RADIUS, FEATURE_BOUND = 3.0, 1.0
+
+
+def _dense_vertex_gradient(result, n_vertices):
+    vertices, values = result
+    dense = np.zeros(n_vertices)
+    dense[vertices] = values
+    return dense
+
+
+def _simplex_md_observe(classes, fit_intercept, constraint, delta=1e-5):
+    """Mirror descent releases, per binary problem: the noisy count of
+    positive labels (sensitivity 1), vertex draws whose log weights move
+    by the plan's score sensitivity over its step size per coordinate of a
+    batch gradient (2 R b / B), and the noisy gradient (2 b sqrt(p) / n in
+    l2) and Hessian of each Newton step of the scale and intercept fit."""
+    def observe(side, rng):
+        n = side.n_samples
+        est = DPLogisticSimplex(
+            solver="mirror_descent", radius=RADIUS, feature_bound=FEATURE_BOUND,
+            constraint=constraint, fit_intercept=fit_intercept, classes=classes,
+            max_iter=min(3, n), n_vertices=3, refresh_every=1, delta=delta,
+            random_state=0)
+        pure = delta == 0  # Laplace noise, calibrated for l1 sensitivities
+        norm = "l1" if pure else "l2"
+        solver = skdpopt.solvers.mirror_descent
+        with observing() as patch:
+            zero_noise(patch, skdpopt.logistic_simplex, "plan_logistic_simplex",
+                       noise_multiplier=0.0, offset_noise_scale=0.0,
+                       refit_gradient_noise=0.0, refit_hessian_noise=0.0)
+            oracles = spy(patch, solver, "linear_model_gradient")
+            newtons = spy(patch, solver, "noisy_newton_logistic")
+            est.fit(side.X, side.y)
+        plan = est.privacy_plan_
+        per_coordinate = plan.score_sensitivity / plan.step_size
+        stats = {}
+        for p, call in enumerate(oracles.calls):
+            gradient, loss, vertex_set = call.result, call.args[2], call.args[3]
+            if fit_intercept:
+                # The offset is the clipped log-odds of the noiseless count:
+                # n expit(offset) is the count clamped (1-Lipschitz).
+                stats[f"positive count, problem {p}"] = Statistic(
+                    n / (1.0 + np.exp(-loss.offset)), 1.0)
+            m = vertex_set.n_vertices
+            for t in range(min(2, len(call.args[4]))):
+                for i, vertices in enumerate(
+                        [np.arange(0), rng.integers(m, size=3)]):
+                    stats[f"problem {p} batch {t} gradient at probe {i}"] = Statistic(
+                        _dense_vertex_gradient(gradient(t, vertices), m),
+                        per_coordinate, "linf")
+        for p, call in enumerate(newtons.calls):
+            Z, y = call.args[0], call.args[1]
+            n_params = Z.shape[1]
+            gradient_bound, hessian_bound = refit_sensitivities(
+                n, n_params, FEATURE_BOUND, pure=pure)
+            upper = np.triu_indices(n_params)
+            for i, theta in enumerate(probe_vectors(rng, n_params)):
+                grad, hessian = logistic_statistics(Z, y, theta)
+                stats[f"problem {p} Newton gradient at probe {i}"] = Statistic(
+                    grad, gradient_bound, norm)
+                stats[f"problem {p} Newton Hessian at probe {i}"] = Statistic(
+                    hessian[upper], hessian_bound, norm)
+        return stats
+    return observe
+
+
+def _frank_wolfe_scores(runs, radius, constraint, declared, rng):
+    stats = {}
+    for p, call in enumerate(runs.calls):
+        gradient, dim = call.args[0], call.args[1]
+        for i, point in enumerate(probe_l1_ball(rng, dim, radius)):
+            if constraint == "simplex":
+                point = np.abs(point)
+            grad = gradient(point)
+            linear = radius * (grad if constraint == "simplex"
+                               else np.concatenate([grad, -grad]))
+            stats[f"problem {p} vertex scores at probe {i}"] = Statistic(
+                linear, declared, "linf")
+    return stats
+
+
+def _simplex_frank_wolfe_observe(classes, fit_intercept, constraint):
+    """Frank-Wolfe's draws score each vertex by ``<v, grad F>``: the
+    gradient oracle the solver is handed, at probe points of the polytope;
+    declared: the plan's score sensitivity over its inverse temperature."""
+    def observe(side, rng):
+        est = DPLogisticSimplex(
+            solver="frank_wolfe", radius=RADIUS, feature_bound=FEATURE_BOUND,
+            constraint=constraint, fit_intercept=fit_intercept, classes=classes,
+            max_iter=2, random_state=0)
+        with observing() as patch:
+            runs = spy(patch, skdpopt.solvers.frank_wolfe, "private_frank_wolfe")
+            est.fit(side.X, side.y)
+        plan = est.privacy_plan_
+        return _frank_wolfe_scores(runs, RADIUS, constraint,
+                                   plan.score_sensitivity / plan.step_size, rng)
+    return observe
+
+
+SIMPLEX_CASES = [
+    Case("DPLogisticSimplex(mirror_descent, delta=0): Laplace, l1 Newton",
+         _simplex_md_observe([-1.0, 1.0], True, "l1_ball", delta=0.0),
+         features(formats=("dense",), dtypes=FLOATS, targets=[-1.0, 1.0])),
+    Case("DPLogisticSimplex(mirror_descent): count, vertex gradients, Newton",
+         _simplex_md_observe([-1.0, 1.0], True, "l1_ball"),
+         features(formats=("dense", "csr"), dtypes=FLOATS,
+                  targets=[-1.0, 1.0])),
+    Case("DPLogisticSimplex(mirror_descent, simplex, 3 classes, no intercept)",
+         _simplex_md_observe(["a", "b", "c"], False, "simplex"),
+         features(formats=("dense", "csr"), dtypes=FLOATS,
+                  targets=["a", "b", "c"])),
+    Case("DPLogisticSimplex(frank_wolfe): vertex scores",
+         _simplex_frank_wolfe_observe([0.0, 1.0], True, "l1_ball"),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets=[0.0, 1.0])),
+    Case("DPLogisticSimplex(frank_wolfe, simplex, 3 classes): vertex scores",
+         _simplex_frank_wolfe_observe(["a", "b", "c"], True, "simplex"),
+         features(formats=("dense", "csr"), dtypes=FLOATS,
+                  targets=["a", "b", "c"])),
+]
+
+
+# -- DPMinimaxClassifier ------------------------------------------------------
+
+GROUPS = ["g0", "g1", "g2"]
+
+
+def _minimax_gda_observe(fit_intercept):
+    """GDA releases the noisy group counts (sqrt 2 in l2: a record changing
+    group moves two counts), and at every step the weighted clipped
+    gradient sum (2 C in l2, whatever the weights in [0, 1]) and the
+    groups' centred clipped loss sums (l_max in l2).  Only the
+    coefficients' part of each row's gradient is clipped (to C); the
+    intercept's part is at most b, so one replaced row moves the gradient
+    sum by at most 2 sqrt(C^2 + b^2)."""
+    def observe(side, rng):
+        est = DPMinimaxClassifier(
+            solver="gda", classes=[0.0, 1.0], groups=GROUPS, max_iter=2,
+            radius=RADIUS, feature_bound=FEATURE_BOUND, clip_norm=0.8,
+            loss_bound=1.5, min_group_size=1, fit_intercept=fit_intercept,
+            random_state=0)
+        sums, bounds = [], []
+        original = skdpopt.solvers.gda.step_sums
+
+        def evaluate(call):
+            if sums:
+                return
+            X, target, codes, w, weight, norms = call.args
+            b = call.kwargs["intercept_value"] or 0.0
+            bounds.append(2.0 * np.hypot(est.clip_norm, b))
+            for i, point in enumerate(probe_vectors(rng, len(w))):
+                weights = rng.uniform(0, 1, len(weight)) if i else np.ones(len(weight))
+                sums.append(original(X, target, codes, point, weights, norms,
+                                     **call.kwargs))
+
+        with observing() as patch:
+            zero_noise(patch, skdpopt.minimax, "plan_minimax",
+                       noise_multiplier=0.0, loss_noise_multiplier=0.0,
+                       count_noise_scale=0.0)
+            spy(patch, skdpopt.solvers.gda, "step_sums", then=evaluate)
+            est.fit(side.X, side.y, sensitive_features=side.groups)
+        plan = est.privacy_plan_
+        stats = {"group counts": Statistic(
+            est.group_proportions_ * side.n_samples, np.sqrt(2.0))}
+        for i, (gradient, losses) in enumerate(sums):
+            stats[f"gradient sum at probe {i}"] = Statistic(gradient, bounds[0])
+            stats[f"loss sums at probe {i}"] = Statistic(losses, plan.loss_bound)
+        return stats
+    return observe
+
+
+def _minimax_row_norm_counts_observe(side, rng):
+    """``clip_norm="auto"`` releases an upper quantile of the rows' norms
+    (after the public feature clip) by draws over the counts below each
+    candidate of the public grid: one record moves every count by at most
+    1.  The group counts' noise is switched off so that small groups pass
+    the size floor."""
+    est = DPMinimaxClassifier(
+        solver="gda", clip_norm="auto", classes=[0.0, 1.0], groups=GROUPS,
+        min_group_size=1, max_iter=1, random_state=0)
+    with observing() as patch:
+        zero_noise(patch, skdpopt.minimax, "plan_minimax", count_noise_scale=0.0)
+        counts = spy(patch, skdpopt._bounds, "counts_below")
+        est.fit(side.X, side.y, sensitive_features=side.groups)
+    return {f"counts of statistic {i}": Statistic(call.result, 1.0, "linf")
+            for i, call in enumerate(counts.calls)}
+
+
+def _minimax_vertex_counts_observe(side, rng):
+    """Vertex sampling's noisy group counts: each count moves by at most 1,
+    two of them when a record changes group (l1 sensitivity 2, recorded as
+    pure ``count_epsilon`` with Laplace scale ``2 / count_epsilon``)."""
+    est = DPMinimaxClassifier(
+        solver="vertex_sampling", classes=[0.0, 1.0], groups=GROUPS, max_iter=2,
+        min_group_size=1, random_state=0)
+    with observing() as patch:
+        plans = zero_noise(patch, skdpopt.minimax, "plan_minimax",
+                           count_noise_scale=0.0)
+        est.fit(side.X, side.y, sensitive_features=side.groups)
+    plan = plans[0]  # as planned: Laplace scale s on each count, pure eps_c
+    return {"group counts": Statistic(
+        est.group_proportions_ * side.n_samples,
+        plan.count_epsilon * plan.count_noise_scale, "l1")}
+
+
+def _minimax_vertex_observe(fit_intercept):
+    """Vertex sampling's draws: on each batch, the model's gradient over the
+    l1 ball's vertices moves by at most ``2 R b max_g(ybar_g / p_g) / B``
+    per vertex, and the adversary's over the groups within a range of
+    ``(l_max - l_min) / (B p_min)`` (B the smallest batch, p the public
+    proportions, ybar the adversary's drawn groups)."""
+    priors = {"g0": 0.5, "g1": 0.3, "g2": 0.2}
+
+    def observe(side, rng):
+        est = DPMinimaxClassifier(
+            solver="vertex_sampling", classes=[0.0, 1.0], groups=GROUPS,
+            group_priors=priors, max_iter=min(2, side.n_samples), n_vertices=3,
+            radius=RADIUS, feature_bound=FEATURE_BOUND,
+            fit_intercept=fit_intercept, min_group_size=1, random_state=0)
+        with observing() as patch:
+            oracles = spy(patch, skdpopt.solvers.saddle_point,
+                          "group_linear_model_oracle")
+            est.fit(side.X, side.y, sensitive_features=side.groups)
+        call = oracles.first
+        oracle, proportions = call.result, call.args[3]
+        vertex_set, batches = call.args[5], call.args[6]
+        smallest = min(len(b) for b in batches)
+        reach = RADIUS * FEATURE_BOUND
+        loss_range = np.logaddexp(0.0, reach) - np.logaddexp(0.0, -reach)
+        m, G = vertex_set.n_vertices, len(proportions)
+        stats = {}
+        for t in range(min(2, len(batches))):
+            for i, (x_drawn, y_drawn) in enumerate(
+                    [(np.arange(m), np.arange(G)),
+                     (rng.integers(m, size=3), rng.integers(G, size=3))]):
+                vertices, x_gradient, y_gradient = oracle(t, x_drawn, y_drawn)
+                y_bar = np.bincount(y_drawn, minlength=G) / len(y_drawn)
+                dense = np.zeros(m)
+                dense[vertices] = x_gradient
+                stats[f"batch {t} model gradient at probe {i}"] = Statistic(
+                    dense, 2.0 * reach * np.max(y_bar / proportions) / smallest,
+                    "linf")
+                stats[f"batch {t} adversary gradient at probe {i}"] = Statistic(
+                    y_gradient, loss_range / (smallest * proportions.min()),
+                    "range")
+        return stats
+    return observe
+
+
+_GROUP_PAIRS = features(formats=("dense", "csr"), dtypes=FLOATS,
+                        targets=[0.0, 1.0], groups=GROUPS, min_rows=10)
+MINIMAX_CASES = [
+    Case("DPMinimaxClassifier(gda): auto clip norm (counts of row norms)",
+         _minimax_row_norm_counts_observe, _GROUP_PAIRS),
+    Case("DPMinimaxClassifier(gda): counts, gradient and loss sums",
+         _minimax_gda_observe(True), _GROUP_PAIRS),
+    Case("DPMinimaxClassifier(gda, no intercept): counts, gradient and loss sums",
+         _minimax_gda_observe(False), _GROUP_PAIRS),
+    Case("DPMinimaxClassifier(vertex_sampling): noisy group counts",
+         _minimax_vertex_counts_observe, _GROUP_PAIRS),
+    Case("DPMinimaxClassifier(vertex_sampling): players' batch gradients",
+         _minimax_vertex_observe(True), _GROUP_PAIRS),
+]
+
+
+# -- DPSyntheticData ----------------------------------------------------------
+
+def _synthetic_bounds_observe(side, rng):
+    """Numeric columns without declared bounds get the library's private
+    bounds (as the scalers' do): three draws per column scored from the
+    counts of values below each candidate, which move by at most 1."""
+    est = DPSyntheticData(domain=side.meta["domain"], bounds=side.meta["bounds"],
+                          max_iter=1, workload=1, random_state=0)
+    with observing() as patch:
+        counts = spy(patch, skdpopt._bounds, "counts_below")
+        est.fit(side.X)
+    return {f"counts {i}": Statistic(call.result, 1.0, "linf")
+            for i, call in enumerate(counts.calls)}
+
+
+def _synthetic_measurements_observe(side, rng, workload=2):
+    """Every round selects a query by its error (sensitivity: the
+    workload's l1 sensitivity) and measures it (its l2 sensitivity): the
+    answers the solver reads, from the codes and queries it is handed."""
+    est = DPSyntheticData(domain=side.meta["domain"], bounds=side.meta["bounds"],
+                          max_iter=1, workload=workload, random_state=0)
+    with observing() as patch:
+        fits = spy(patch, skdpopt.synthetic, "fit_synthetic")
+        est.fit(side.X)
+    problem = fits.first.args[0]
+    codes, queries = problem.codes, problem.workload
+    n = codes.shape[0]
+    stats = {}
+    for j in range(len(queries)):
+        answer = queries.answer_records(codes, j)
+        stats[f"query {j} answer (measurement)"] = Statistic(
+            answer, queries.l2_sensitivity_times_n / n)
+        stats[f"query {j} answer (selection error)"] = Statistic(
+            answer, queries.l1_sensitivity_times_n / n, "l1")
+    return stats
+
+
+# An explicit query matrix over the 9 cells of two columns of cardinality 3
+# (public): each answer moves by at most 2 max|q| / n.
+_QUERIES = np.random.default_rng(0).uniform(-0.8, 0.8, size=(5, 9))
+
+
+def _synthetic_matrix_observe(side, rng):
+    return _synthetic_measurements_observe(side, rng, workload=_QUERIES)
+
+
+SYNTHETIC_CASES = [
+    Case("DPSyntheticData: private bounds of numeric columns",
+         _synthetic_bounds_observe,
+         tables(kinds=("numeric", "categories", "numeric"))),
+    Case("DPSyntheticData: marginal measurements and selections",
+         _synthetic_measurements_observe,
+         tables(kinds=("categories", "cardinality", "bounded"))),
+    Case("DPSyntheticData: an explicit query matrix",
+         _synthetic_matrix_observe,
+         tables(kinds=("cardinality",), max_columns=2)),
+]
+
+
+# -- DPStandardScaler and DPMinMaxScaler --------------------------------------
+
+PUBLIC_BOUNDS = (-1.0, 2.0)
+
+
+def _scaler_bounds_observe(make):
+    """Private bounds: three draws per column scored from the counts of
+    values below each candidate, which move by at most 1."""
+    def observe(side, rng):
+        with observing() as patch:
+            counts = spy(patch, skdpopt._bounds, "counts_below")
+            make().fit(side.X)
+        return {f"counts {i}": Statistic(call.result, 1.0, "linf")
+                for i, call in enumerate(counts.calls)}
+    return observe
+
+
+def _moment_sums(patch):
+    """Spy on the clipped sums the scaler's release adds its noise to."""
+    return spy(patch, skdpopt._bounds, "_unit_sums")
+
+
+def _moments_statistics(sums, d, pure=False):
+    """Gaussian noise (delta > 0) is calibrated for the l2 sensitivities
+    2 sqrt(d) and sqrt(d), Laplace noise (delta = 0) for the l1 ones, 2 d
+    and d."""
+    S1, S2 = sums.first.result
+    if pure:
+        return {"sum S1": Statistic(S1, 2.0 * d, "l1"),
+                "sum of squares S2": Statistic(S2, float(d), "l1")}
+    return {"sum S1": Statistic(S1, 2.0 * np.sqrt(d)),
+            "sum of squares S2": Statistic(S2, np.sqrt(d))}
+
+
+def _scaler_moments_observe(delta):
+    """Noisy clipped moments: ``S1 = sum u_i`` and ``S2 = sum (u_i^2 -
+    1/2)``, u the values clipped to the public bounds and mapped to [-1,
+    1]: the sums ``private_moments`` adds its noise to (its released means
+    are clipped to [-1, 1] afterwards, which would hide a missing clip)."""
+    def observe(side, rng):
+        est = DPStandardScaler(bounds=PUBLIC_BOUNDS, delta=delta, random_state=0)
+        with observing() as patch:
+            sums = _moment_sums(patch)
+            est.fit(side.X)
+        return _moments_statistics(sums, side.X.shape[1], pure=delta == 0)
+    return observe
+
+
+SCALER_CASES = [
+    Case("DPStandardScaler: private bounds (counts)",
+         _scaler_bounds_observe(lambda: DPStandardScaler(random_state=0)),
+         features(dtypes=FLOATS)),
+    Case("DPMinMaxScaler: private bounds (counts)",
+         _scaler_bounds_observe(lambda: DPMinMaxScaler(random_state=0)),
+         features(dtypes=FLOATS)),
+    Case("DPStandardScaler: clipped moments",
+         _scaler_moments_observe(1e-5), features(dtypes=FLOATS)),
+    Case("DPStandardScaler(delta=0): clipped moments, Laplace (l1)",
+         _scaler_moments_observe(0.0), features(dtypes=FLOATS)),
+]
+
+
+# -- the private pipeline -----------------------------------------------------
+
+def _public_preprocessing():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+
+    numeric = make_private_pipeline(
+        SimpleImputer(strategy="constant", fill_value=0.0,
+                      keep_empty_features=True),
+        FunctionTransformer(np.tanh), epsilon=None)
+    return ColumnTransformer(
+        [("category", OneHotEncoder(categories=[list(CATEGORY_SET)]), ["c"]),
+         ("numeric", numeric, make_numeric_selector())],
+        sparse_threshold=0)
+
+
+CATEGORY_SET = ("low", "mid", "high")
+
+
+def make_numeric_selector():
+    from sklearn.compose import make_column_selector
+
+    return make_column_selector(pattern="^x")
+
+
+def _pipeline_observe(side, rng):
+    """Inside a private pipeline each private step releases what it does
+    alone, on the rows the public steps give it: one record changes one
+    row there too, and the steps' public state cannot move.  Observed: the
+    DP-SGD step sums after a declared-categories encoder, a constant
+    imputer, a row-wise function and a min-max scaler with public bounds
+    (which releases nothing)."""
+    pipe = make_private_pipeline(
+        _public_preprocessing(), DPMinMaxScaler(bounds=(-1.0, 1.0)),
+        DPSGDRegressor(target_scale=1.0, sampling="full", clip_norm=CLIP,
+                       max_iter=1, average=False, alpha=0.0, eta0=1.0,
+                       random_state=0),
+        epsilon=1.0, delta=1e-5)
+    sums = []
+    with observing() as patch:
+        zero_noise(patch, skdpopt.sgd, "plan_dpsgd", noise_multiplier=0.0)
+        _gradient_sums(patch, True, int(rng.integers(2**31)), sums)
+        pipe.fit(side.X, side.y)
+    stats = {}
+    for step, values in enumerate(sums):
+        for i, value in enumerate(values):
+            stats[f"step {step} sum at probe {i}"] = Statistic(value, 2.0 * CLIP)
+    return stats
+
+
+def _pipeline_scaler_observe(side, rng):
+    """The pipeline's first private step after the public ones: the
+    standard scaler's clipped moment sums."""
+    pipe = make_private_pipeline(
+        _public_preprocessing(), DPStandardScaler(bounds=(-1.0, 1.0)),
+        DPLasso(max_iter=1), epsilon=1.0, delta=1e-5)
+    with observing() as patch:
+        sums = _moment_sums(patch)
+        pipe.fit(side.X, side.y)
+    return _moments_statistics(sums, sums.first.args[0].shape[1])
+
+
+PIPELINE_CASES = [
+    Case("make_private_pipeline(public steps, DPMinMaxScaler, DPSGDRegressor)",
+         _pipeline_observe, frames(dtypes=FLOATS)),
+    Case("make_private_pipeline(public steps, DPStandardScaler, DPLasso)",
+         _pipeline_scaler_observe, frames(dtypes=FLOATS)),
+]
+
+
+CASES = (SGD_CASES + AUTO_BOUND_CASES + LASSO_CASES + SIMPLEX_CASES
+         + MINIMAX_CASES + SYNTHETIC_CASES + SCALER_CASES + PIPELINE_CASES)
