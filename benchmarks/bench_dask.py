@@ -22,7 +22,7 @@ memory), the lazy fits at 1e8 rows, dask-ml at 1e6 and 1e7, each
 ``--repeats`` times (3; once at 1e8), interleaved so that the fits a ratio
 compares ran close together; it writes the table, the log-log slopes and
 the targets to ``docs/benchmarks/_generated/bench_dask.md`` (see
-``report.py``).  ``--quick`` runs the lazy and in-memory fits at 5e5 rows
+``report.py``).  ``--quick`` runs the lazy and in-memory fits at 1e5 rows
 once (``bench_dask.quick.md``).  With ``--sizes`` it prints the JSON lines
 of the fits asked for.
 
@@ -227,7 +227,7 @@ PLAN = [
     ("2GB", 1e8, "sgd_poisson", ("dask",)),
 ]
 DASKML_SIZES = (1e6, 1e7)
-QUICK_PLAN = [("auto", 5e5, name, ("dask", "numpy")) for name in ESTIMATORS]
+QUICK_PLAN = [("auto", 1e5, name, ("dask", "numpy")) for name in ESTIMATORS]
 
 
 def run_plan(plan, repeats, daskml_python):
@@ -367,7 +367,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of each fit of the plan (once from 1e8 rows)")
     parser.add_argument("--quick", action="store_true",
-                        help="the lazy and in-memory fits at 5e5 rows, once")
+                        help="the lazy and in-memory fits at 1e5 rows, once")
     parser.add_argument("--in-memory", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--daskml", type=float, help=argparse.SUPPRESS)
     Report.add_arguments(parser)

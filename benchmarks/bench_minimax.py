@@ -99,9 +99,9 @@ The main run, ``--timing`` and ``--screen`` write their tables to
 ``docs/benchmarks/_generated/`` (``bench_minimax.md``,
 ``bench_minimax.timing.md``, ``bench_minimax.screen.md``; see
 ``report.py``); the main run ends with a table that reads the page's
-targets from its figures.  A run limited by ``--only`` or
-``--no-fairlearn`` prints its tables without writing them; the tuning
-runs print only.
+targets from its figures.  A run limited by ``--only`` prints its
+tables without writing them; ``--no-fairlearn`` writes them without
+fairlearn's rows; the tuning runs print only.
 
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
 --sizes | --timing | --tuning-auto]
@@ -938,7 +938,7 @@ def main():
     fl = not (args.no_fairlearn or args.quick)
     sweep = not args.quick
     report = Report("bench_minimax", args, packages=("fairlearn",),
-                    write=args.quick or not (args.only or args.no_fairlearn))
+                    write=args.quick or not args.only)
     runs = {}
 
     def synthetic(seed):

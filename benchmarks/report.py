@@ -193,6 +193,7 @@ class Report:
         self.load_start = _load()
         self.commit = commit_description()
         self.command = relative_command()
+        self.kept_header = None
 
     @staticmethod
     def add_arguments(parser):
@@ -236,7 +237,15 @@ class Report:
         """A line for the header (a setting of the run, say)."""
         self.notes.append(str(text))
 
+    def keep_header(self, path):
+        """Write the header of the earlier file ``path`` instead of this
+        run's (a script that re-renders an earlier run's records)."""
+        self.kept_header = {key: text.strip("`") if key in ("commit", "command")
+                            else text for key, text in read(path).header.items()}
+
     def header(self):
+        if self.kept_header is not None:
+            return dict(self.kept_header)
         seconds = time.time() - self.start
         date = datetime.datetime.fromtimestamp(self.start, datetime.timezone.utc)
         load = (f"load average {self.load_start:.1f} at the start and "
@@ -255,10 +264,11 @@ class Report:
         return fields
 
     def render(self):
-        lines = [f"<!-- Written by {self.command}; do not edit: re-run the "
+        header = self.header()
+        lines = [f"<!-- Written by {header['command']}; do not edit: re-run the "
                  "command. -->", "", f"# {self.name}"
                  + (" (quick)" if self.quick else ""), ""]
-        for key, text in self.header().items():
+        for key, text in header.items():
             if key in ("commit", "command"):
                 text = f"`{text}`"
             lines.append(f"* {key}: {text}")

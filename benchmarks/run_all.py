@@ -19,11 +19,17 @@ variables (``benchmarks/peer_envs.sh`` makes them):
   ``bench_dask.py``.
 
 A full run without a peer's environment stops before it starts, naming
-what is missing (``--without-peers`` runs without them, for a trial).
+what is missing.  ``--skip-missing-peers`` runs instead without every
+peer that is not there (an environment variable unset or its Python
+missing, Opacus or fairlearn not importable): the runs go ahead and their
+tables say which peers ran (the header names the installed versions);
+a page that quotes a skipped peer's row then fails the docs build until
+the peer's run is made.
 
 Usage::
 
     python benchmarks/run_all.py                   # everything (hours)
+    python benchmarks/run_all.py --skip-missing-peers
     python benchmarks/run_all.py --quick-only      # the quick tables (minutes)
     python benchmarks/run_all.py --only bench_sgd,bench_lasso
 
@@ -32,6 +38,7 @@ shared); the time of each run and the total are printed at the end.
 """
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -50,6 +57,9 @@ class Run:
     full: list         # arguments of the full run
     quick: list | None  # arguments of the quick run (None: no quick table)
     peers: dict = field(default_factory=dict)  # option -> environment variable
+    # Peers imported by the script itself: module -> arguments that run
+    # the script without it (empty: the script skips it on its own).
+    modules: dict = field(default_factory=dict)
 
 
 PEER_OPTIONS = {
@@ -58,9 +68,24 @@ PEER_OPTIONS = {
     "--daskml-python": "SKDPOPT_DASKML_PYTHON",
 }
 
+# The design runs of the private search's defaults (the page shows each):
+# name suffix -> arguments after --half design --seeds 3 --epsilon 1.
+SELECTION_DESIGN = {
+    "geometric": ["--variant", "stopping_shape=1.0"],
+    "logarithmic": ["--variant", "stopping_shape=0.0"],
+    "logarithmic_refit": ["--variant", "stopping_shape=0.0",
+                          "--variant", "refit_share=0.5"],
+    "logarithmic_accuracy": ["--metric", "accuracy",
+                             "--variant", "stopping_shape=0.0"],
+    "logarithmic_narrow": ["--variant", "stopping_shape=0.0", "--grid", "narrow"],
+    "logarithmic_n4": ["--variant", "stopping_shape=0.0", "--variant", "n_iter=4"],
+    "logarithmic_vf1": ["--variant", "stopping_shape=0.0",
+                        "--variant", "validation_fraction=0.1"],
+}
+
 # In the order they run: the short ones first.
 RUNS = [
-    Run("bench_sgd", "bench_sgd.py", [], ["--quick"]),
+    Run("bench_sgd", "bench_sgd.py", [], ["--quick"], modules={"opacus": []}),
     Run("bench_defaults", "bench_defaults.py", [], ["--quick"]),
     Run("design_defaults.scaler_cost", "design_defaults.py",
         ["--task", "scaler_cost"], ["--task", "scaler_cost", "--quick"]),
@@ -68,22 +93,44 @@ RUNS = [
     Run("design_simplex", "design_simplex.py", [], ["--quick"]),
     Run("bench_lasso", "bench_lasso.py", [], ["--quick"]),
     Run("bench_simplex", "bench_simplex.py", [], ["--quick"]),
+    Run("panel_outside", "bench_panel.py", ["--outside"], None),
+    Run("panel", "bench_panel.py", [], ["--quick"]),
     Run("bench_minimax.screen", "bench_minimax.py", ["--screen"], None),
-    Run("bench_minimax.timing", "bench_minimax.py", ["--timing"], None),
-    Run("bench_minimax", "bench_minimax.py", [], ["--quick"]),
+    Run("bench_minimax.timing", "bench_minimax.py", ["--timing"], None,
+        modules={"fairlearn": None}),
+    Run("bench_minimax", "bench_minimax.py", [], ["--quick"],
+        modules={"fairlearn": ["--no-fairlearn"]}),
+    Run("design_minimax", "design_minimax.py", ["--report"], ["--quick"]),
     Run("bench_synthetic", "bench_synthetic.py", [], ["--quick"],
         {"--mbi-python": "SKDPOPT_MBI_PYTHON",
          "--smartnoise-python": "SKDPOPT_SMARTNOISE_PYTHON"}),
     Run("bench_dask", "bench_dask.py", [], ["--quick"],
         {"--daskml-python": "SKDPOPT_DASKML_PYTHON"}),
+    Run("selection", "bench_selection.py", ["--write"], ["--quick"]),
+    *(Run(f"selection_design_{tag}", "bench_selection.py",
+          ["--half", "design", "--seeds", "3", "--epsilon", "1", "--methods",
+           "search", "--write", "--tag", tag, *variant], None)
+      for tag, variant in SELECTION_DESIGN.items()),
 ]
 
 
-def command(run, args, peer_paths):
+def installed(module):
+    return importlib.util.find_spec(module) is not None
+
+
+def command(run, args, peer_paths, kind="full"):
+    """The run's command line, or None where it cannot run without a
+    missing peer."""
     cmd = [sys.executable, str(HERE / run.script), *args]
     for option in run.peers:
         if peer_paths.get(option):
             cmd += [option, peer_paths[option]]
+    if kind == "full":
+        for module, without in run.modules.items():
+            if not installed(module):
+                if without is None:
+                    return None
+                cmd += without
     return cmd
 
 
@@ -94,9 +141,9 @@ def main():
                              + ",".join(r.name for r in RUNS))
     parser.add_argument("--quick-only", action="store_true")
     parser.add_argument("--full-only", action="store_true")
-    parser.add_argument("--without-peers", action="store_true",
-                        help="run the full scripts without the peers' "
-                             "environments (their rows are then missing)")
+    parser.add_argument("--skip-missing-peers", action="store_true",
+                        help="run without the peers that are not installed "
+                             "(their rows are then missing)")
     for option, variable in PEER_OPTIONS.items():
         parser.add_argument(option, default=os.environ.get(variable),
                             help=f"(or {variable})")
@@ -110,12 +157,21 @@ def main():
         runs = [r for r in RUNS if r.name in wanted]
     peer_paths = {o: getattr(args, o[2:].replace("-", "_")) for o in PEER_OPTIONS}
 
-    if not args.quick_only and not args.without_peers:
+    for option, path in list(peer_paths.items()):
+        if path and not Path(path).exists():
+            print(f"{option} {path}: no such file", flush=True)
+            peer_paths[option] = None
+    if not args.quick_only:
         missing = [f"{r.name}: {o} (or {v})" for r in runs for o, v in r.peers.items()
                    if not peer_paths.get(o)]
+        missing += [f"{r.name}: {m} (pip install \".[bench,opacus]\")"
+                    for r in runs for m in r.modules if not installed(m)]
+        if missing and not args.skip_missing_peers:
+            sys.exit("peers missing (see benchmarks/peer_envs.sh), or pass "
+                     "--skip-missing-peers:\n  " + "\n  ".join(missing))
         if missing:
-            sys.exit("peer environments missing (see benchmarks/peer_envs.sh), "
-                     "or pass --without-peers:\n  " + "\n  ".join(missing))
+            print("running without these peers:\n  " + "\n  ".join(missing),
+                  flush=True)
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [str(ROOT), env.get("PYTHONPATH")]
@@ -128,7 +184,11 @@ def main():
     times, failed = [], []
     start = time.perf_counter()
     for run, run_args, kind in plan:
-        cmd = command(run, run_args, peer_paths)
+        cmd = command(run, run_args, peer_paths, kind)
+        if cmd is None:
+            print(f"\n=== {run.name} ({kind}): skipped (a peer is missing)")
+            times.append((run.name, kind, 0.0, "skipped"))
+            continue
         print(f"\n=== {run.name} ({kind}): {' '.join(cmd[1:])}", flush=True)
         begin = time.perf_counter()
         status = subprocess.run(["nice", "-n", "10", *cmd], cwd=ROOT,
@@ -139,9 +199,10 @@ def main():
             failed.append(f"{run.name} ({kind})")
     print("\n=== run times")
     for name, kind, seconds, status in times:
-        print(f"{name:32s} {kind:6s} {seconds:8.0f} s"
-              + ("" if status == 0 else f"  FAILED ({status})"))
-    print(f"{'total':39s} {time.perf_counter() - start:8.0f} s")
+        print(f"{name:40s} {kind:6s} {seconds:8.0f} s"
+              + ("" if status == 0 else "  skipped" if status == "skipped"
+                 else f"  FAILED ({status})"))
+    print(f"{'total':47s} {time.perf_counter() - start:8.0f} s")
     if failed:
         sys.exit("failed: " + ", ".join(failed))
 

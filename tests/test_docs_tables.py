@@ -83,3 +83,30 @@ def test_close_compares_every_number_of_a_line():
     assert not close("gain 1 (0.223)", "gain 1.00 (0.223)")
     assert not close("yes", "no")
     assert close("1e-05", "1e-05") and not close("1e-05", "3e-05")
+
+
+def test_a_re_rendered_file_keeps_the_earlier_header(tmp_path):
+    earlier = report.read(written(tmp_path / "a"))
+    again = report.Report("bench_x", argparse.Namespace(out=tmp_path / "b",
+                                                        quick=True))
+    again.keep_header(tmp_path / "a" / "bench_x.quick.md")
+    again.table("t", "a table", ["a"], [["1"]])
+    assert report.read(again.write()).header == earlier.header
+
+
+def test_pages_fall_back_to_the_quick_table_only_where_the_full_one_is_missing(
+        tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "docs" / "sphinxext"))
+    import bench_tables
+
+    monkeypatch.setattr(report, "GENERATED", tmp_path)
+    written(tmp_path)                      # bench_x.quick.md only
+    generated, quick = bench_tables.load("bench_x")
+    assert quick and "diamonds" in generated.tables
+    full = report.Report("bench_x", argparse.Namespace(out=tmp_path, quick=False))
+    full.table("diamonds", "full", ["model"], [["DPSGDRegressor"]])
+    full.write()
+    generated, quick = bench_tables.load("bench_x")
+    assert not quick and generated.tables["diamonds"].title == "full"
+    with pytest.raises(KeyError):
+        bench_tables.load("bench_y")

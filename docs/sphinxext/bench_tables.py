@@ -22,6 +22,12 @@ name it:
 A reference to a file, table, row, column or figure that does not exist
 is an error, so a page cannot quote a figure its benchmark no longer
 prints (the build runs with warnings as errors).
+
+Where only the quick run's file ``NAME.quick.md`` exists (a checkout
+before the full runs were made, ``benchmarks/run_all.py``), the pages are
+built from it: its header says it is the quick run, and a figure or row
+the quick run does not measure is shown as "not in the quick run" instead
+of failing the build.  Once ``NAME.md`` exists every reference is checked.
 """
 
 import sys
@@ -41,26 +47,36 @@ logger = logging.getLogger(__name__)
 _CACHE = {}
 
 
-def _generated_path(name):
-    return report.GENERATED / f"{name}.md"
+MISSING = "not in the quick run"
 
 
-def load(name, env=None):
-    """The parsed full-run file ``NAME.md`` (cached by modification time)."""
-    path = _generated_path(name)
-    if env is not None:
-        # Noted even when missing, so that the page is read again once the
-        # file exists (and whenever it changes).
-        env.note_dependency(str(path))
-    if not path.exists():
-        raise KeyError(f"no generated file {path.relative_to(ROOT)} (run the "
-                       "benchmark script, see benchmarks/run_all.py)")
+def _read(path):
     stamp = path.stat().st_mtime_ns
     cached = _CACHE.get(path)
     if cached is None or cached[0] != stamp:
         cached = (stamp, report.read(path))
         _CACHE[path] = cached
     return cached[1]
+
+
+def load(name, env=None):
+    """``(parsed file, is_quick)``: the full run's ``NAME.md``, else the
+    quick run's ``NAME.quick.md`` (parsed files cached by modification
+    time)."""
+    full = report.GENERATED / f"{name}.md"
+    quick = report.GENERATED / f"{name}.quick.md"
+    if env is not None:
+        # Noted even when missing, so that the page is read again once a
+        # file exists (and whenever one changes).
+        env.note_dependency(str(full))
+        env.note_dependency(str(quick))
+    if full.exists():
+        return _read(full), False
+    if quick.exists():
+        return _read(quick), True
+    raise KeyError(f"no generated file {full.name} or {quick.name} in "
+                   f"{full.parent} (run the benchmark script, see "
+                   "benchmarks/run_all.py)")
 
 
 def _split_target(target):
@@ -74,12 +90,19 @@ def bench_role(name, rawtext, text, lineno, inliner, options=None, content=None)
     env = inliner.document.settings.env
     try:
         file_name, reference = _split_target(text)
-        generated = load(file_name, env)
+        generated, quick = load(file_name, env)
+    except KeyError as error:
+        message = inliner.reporter.error(f"bench: {error.args[0]}", line=lineno)
+        problem = inliner.problematic(rawtext, rawtext, message)
+        return [problem], [message]
+    try:
         if name == "bench-range":
             value = report.span(report.lookup_all(generated, reference))
         else:
             value = report.lookup(generated, reference)
     except KeyError as error:
+        if quick:
+            return [nodes.emphasis(rawtext, MISSING, classes=["bench-missing"])], []
         message = inliner.reporter.error(f"bench: {error.args[0]}", line=lineno)
         problem = inliner.problematic(rawtext, rawtext, message)
         return [problem], [message]
@@ -127,7 +150,9 @@ class BenchTable(SphinxDirective):
     def run(self):
         try:
             file_name, key = _split_target(self.arguments[0])
-            generated = load(file_name, self.env)
+            generated, quick = load(file_name, self.env)
+            if key not in generated.tables and quick:
+                return [nodes.paragraph("", f"({file_name}:{key}: {MISSING}.)")]
             if key not in generated.tables:
                 raise KeyError(f"{file_name}: no table {key!r}")
             table = generated.tables[key]
@@ -136,7 +161,7 @@ class BenchTable(SphinxDirective):
                 rows = []
                 for selector in _split_list(self.options["rows"]):
                     matched = report.select_rows(table, selector)
-                    if not matched:
+                    if not matched and not quick:
                         raise KeyError(f"{file_name}:{key}: no row {selector!r}")
                     rows += matched
             columns = table.columns
@@ -159,7 +184,7 @@ class BenchTables(SphinxDirective):
 
     def run(self):
         try:
-            generated = load(self.arguments[0].strip(), self.env)
+            generated, _ = load(self.arguments[0].strip(), self.env)
         except KeyError as error:
             raise self.error(f"bench-tables: {error.args[0]}") from None
         out = []
@@ -174,11 +199,17 @@ class BenchHeader(SphinxDirective):
 
     def run(self):
         try:
-            generated = load(self.arguments[0].strip(), self.env)
+            name = self.arguments[0].strip()
+            generated, quick = load(name, self.env)
         except KeyError as error:
             raise self.error(f"bench-header: {error.args[0]}") from None
         fields = nodes.field_list(classes=["bench-header"])
-        for key, text in generated.header.items():
+        header = dict(generated.header)
+        if quick:
+            header = {"run": f"the quick run ({name}.quick.md), a subset of "
+                      "the rows; the full run is not in this checkout "
+                      "(python benchmarks/run_all.py)", **header}
+        for key, text in header.items():
             body = nodes.paragraph()
             if key in ("commit", "command"):
                 body += nodes.literal(text.strip("`"), text.strip("`"))
