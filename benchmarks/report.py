@@ -327,16 +327,17 @@ def _split_row(line):
 
 def read(path):
     """Parse a generated file into a :class:`Generated`."""
-    header, tables, values = {}, {}, {}
+    header, tables, values, timing_text = {}, {}, {}, {}
     lines = Path(path).read_text().splitlines()
     current = None  # the table being read, or "figures"
     for line in lines:
         stripped = line.strip()
         match = _MARKER.match(stripped)
         if match:
-            timing = match["timing"]
-            current = Table("", [], [], [t.strip() for t in timing.split(",")]
-                            if timing else [])
+            current = Table("", [], [], [])
+            # Column names may hold ", ": the marker's list is matched
+            # against the columns once they are read.
+            timing_text[id(current)] = match["timing"] or ""
             tables[match["key"].strip()] = current
             continue
         if stripped == "<!-- figures -->":
@@ -367,6 +368,9 @@ def read(path):
             current.title = stripped
         else:
             current.note.append(stripped)
+    for table in tables.values():
+        listed = f", {timing_text[id(table)]}, "
+        table.timing = [c for c in table.columns if f", {c}, " in listed]
     return Generated(header, tables, values)
 
 

@@ -110,3 +110,10 @@ def test_pages_fall_back_to_the_quick_table_only_where_the_full_one_is_missing(
     assert not quick and generated.tables["diamonds"].title == "full"
     with pytest.raises(KeyError):
         bench_tables.load("bench_y")
+
+
+def test_a_timing_column_whose_name_holds_a_comma_is_read_as_timing(tmp_path):
+    out = report.Report("bench_x", argparse.Namespace(out=tmp_path, quick=True))
+    out.table("t", "title", ["n", "time (s), median", "R^2"],
+              [["10", "0.5", "0.9"]], timing=["time (s), median"])
+    assert report.read(out.write()).tables["t"].timing == ["time (s), median"]
