@@ -108,7 +108,8 @@ Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
 [--only synthetic,adult,high-dimensional,cps1988,fertility,sizes]
 [--no-fairlearn]``
 (``--quick``: the synthetic design and CPS1988, seed 0, epsilon in {1,
-inf}, without fairlearn and the clip-norm sweep).
+inf}, without fairlearn and the clip-norm sweep; with ``--timing`` or
+``--screen``: one seed and one fairlearn fit).
 """
 
 import argparse
@@ -928,7 +929,13 @@ def main():
             # --sizes alone is a part of the main run: printed, not written.
             report = Report(f"bench_minimax.{flag}", args, packages=("fairlearn",),
                             write=flag != "sizes")
-            {"timing": timing, "screen": screen, "sizes": sample_sizes}[flag](report)
+            seeds = range(1) if args.quick else range(5)
+            if flag == "timing":
+                timing(report, seeds, fairlearn_runs=1 if args.quick else 3)
+            elif flag == "screen":
+                screen(report, seeds)
+            else:
+                sample_sizes(report)
             report.write()
             return
     seeds = [0] if args.quick else [0, 1, 2, 3, 4]
