@@ -60,22 +60,22 @@ from skdpopt.plans import minimax as plans  # noqa: E402
 SIGNAL = 3.0
 DEVELOP_SEEDS = (0, 1, 2)
 REPORT_SEEDS = (100, 101, 102, 103, 104)
-QUICK_MEMBERS = ("issue", "small")
+QUICK_MEMBERS = ("four", "small")
 
 # The family's members: (name, sizes, d, shift, tilt in degrees, noise,
 # base rate).  They cover the ranges: 2 to 5 groups, ratios 1:1 to 1:20,
 # d from 5 to 200, no shift to a strong one, no tilt to orthogonal
 # directions, clean labels to 10% flips, balanced and imbalanced classes.
-ISSUE = (6000, 2500, 900, 300)
+FOUR_GROUPS = (6000, 2500, 900, 300)
 MEMBERS = [
-    ("issue", ISSUE, 12, 0.3, 60, 0.09, 0.5),
-    ("issue-d5", ISSUE, 5, 0.3, 60, 0.09, 0.5),
-    ("issue-d50", ISSUE, 50, 0.3, 60, 0.09, 0.5),
-    ("issue-d200", ISSUE, 200, 0.3, 60, 0.09, 0.5),
-    ("issue-flat", ISSUE, 12, 0.0, 0, 0.0, 0.5),
-    ("issue-tilt90", ISSUE, 12, 0.0, 90, 0.0, 0.5),
-    ("issue-noisy", ISSUE, 12, 0.3, 30, 0.10, 0.5),
-    ("issue-rare", ISSUE, 12, 0.3, 60, 0.05, 0.15),
+    ("four", FOUR_GROUPS, 12, 0.3, 60, 0.09, 0.5),
+    ("four-d5", FOUR_GROUPS, 5, 0.3, 60, 0.09, 0.5),
+    ("four-d50", FOUR_GROUPS, 50, 0.3, 60, 0.09, 0.5),
+    ("four-d200", FOUR_GROUPS, 200, 0.3, 60, 0.09, 0.5),
+    ("four-flat", FOUR_GROUPS, 12, 0.0, 0, 0.0, 0.5),
+    ("four-tilt90", FOUR_GROUPS, 12, 0.0, 90, 0.0, 0.5),
+    ("four-noisy", FOUR_GROUPS, 12, 0.3, 30, 0.10, 0.5),
+    ("four-rare", FOUR_GROUPS, 12, 0.3, 60, 0.05, 0.15),
     ("two-1:20", (6000, 300), 10, 0.2, 75, 0.05, 0.5),
     ("two-1:20-d100", (6000, 300), 100, 0.2, 75, 0.05, 0.5),
     ("two-1:1", (1500, 1500), 20, 0.3, 45, 0.05, 0.3),

@@ -163,7 +163,8 @@ def check_targets(estimator, y):
     """
     if y is None or is_dask_collection(y):
         return  # Dask targets are checked block by block by the model's fit
-    if np.iscomplexobj(y):
+    y = np.asarray(y)
+    if y.dtype.kind == "c":
         raise ValueError("Complex data not supported; y must be real.")
     if is_regressor(estimator):
         try:

@@ -25,6 +25,7 @@ from skdpopt import (
     PrivatePipeline,
     make_private_pipeline,
 )
+from skdpopt.model_selection import DPGridSearchCV, DPRandomizedSearchCV
 
 EPSILON, DELTA = 1.0, 1e-6
 N_ROWS = 400
@@ -209,6 +210,22 @@ FITS = [
                   DPLasso(max_iter=3, random_state=1),
                   epsilon=EPSILON, delta=DELTA),
               "regression"),
+]
+
+FITS += [
+    PublicFit("DPGridSearchCV",
+              lambda: DPGridSearchCV(
+                  DPSGDRegressor(max_iter=2, target_scale=1.0),
+                  {"eta0": [0.1, 0.5]}, epsilon=EPSILON, delta=DELTA,
+                  random_state=0),
+              "regression"),
+    PublicFit("DPRandomizedSearchCV",
+              lambda: DPRandomizedSearchCV(
+                  make_private_pipeline(DPStandardScaler(),
+                                        DPSGDClassifier(max_iter=2, classes=[-1, 1])),
+                  {"dpsgdclassifier__eta0": [0.1, 0.5, 2.0]}, n_iter=2,
+                  epsilon=EPSILON, delta=DELTA, random_state=0),
+              "binary"),
 ]
 
 # Public names that are not fitted on data, and why.

@@ -386,8 +386,79 @@ EXPECTED = {
 }
 
 
+def _search_segments(seen, search):
+    """A search's own draws, and each candidate fit's: ``(own draws,
+    [(fitted part, draws)])``.  A candidate's fits
+    (the one stopped at its release that learns its plan, and its run) lie
+    between a ``("start", None)`` and an ``("end", None)``; a refit begins
+    after the runs and draws last."""
+    own, parts, current, inside = [], [], None, False
+    for item in seen:
+        if isinstance(item, tuple) and item[0] == "begin":
+            if item[1] is not search:  # a candidate's fit, or the refit
+                parts.append((item[1], []))
+                current = parts[-1][1]
+        elif isinstance(item, tuple):
+            inside, current = item[0] == "start", None
+        else:
+            assert not inside or current is not None, "a draw before any plan"
+            (own if current is None else current).append(item)
+    return own, parts
+
+
+def _assert_search_draws(case, sampler, monkeypatch):
+    """Each candidate fit draws its own plan's noise; the search draws its
+    range (when auto) and one score noise per run at
+    ``score_noise * bound / n_validation``."""
+    from skdpopt.model_selection import _candidates, _search
+
+    noisy = _search.BaseDPSearchCV._noisy_scores
+    scales = []
+
+    def bracketed(function):
+        def marked(*args, **kwargs):
+            sampler.append(("start", None))
+            try:
+                return function(*args, **kwargs)
+            finally:
+                sampler.append(("end", None))
+        return marked
+
+    def observed(self, values, plan, bound, n_validation, rng):
+        scales.append((plan.score_noise * bound / n_validation, len(values)))
+        return noisy(self, values, plan, bound, n_validation, rng)
+
+    for name in ("run_candidate", "planned_event"):
+        monkeypatch.setattr(_candidates, name, bracketed(getattr(_candidates, name)))
+    monkeypatch.setattr(_search.BaseDPSearchCV, "_noisy_scores", observed)
+    fitted = case.fit(case.make())
+    n = DATA[case.data]()[0][0].shape[0]
+    n_train = n - int(round(fitted.validation_fraction * n))
+    own, parts = _search_segments(sampler, fitted)
+    # A candidate's plan is first learnt by a fit stopped at its release
+    # (it begins, draws nothing and keeps no plan); then the run fits.
+    runs = [(part, draws) for part, draws in parts
+            if draws or hasattr(part, "privacy_plan_")]
+    assert runs, "a search that ran no candidate"
+    for part, draws in runs:
+        assert_draws(draws, EXPECTED[type(part).__name__](part, draws, n_train))
+    plan = fitted.privacy_plan_
+    (scale, n_runs), = scales
+    distribution = "laplace" if plan.score_mechanism == "laplace" else "normal"
+    expected = [(distribution, scale, n_runs)]
+    if plan.range_draws is not None:
+        # Each column's draws (the median cell, then the quantiles): the
+        # range is one column, the targets.
+        expected.append(("gumbel", 1.0 / plan.range_draws.score_sensitivity,
+                         plan.range_draws.draws_per_column))
+    assert_draws(own, expected)
+
+
 @pytest.mark.parametrize("case", FITS, ids=lambda c: c.id)
-def test_scale_reaching_the_sampler_is_the_plans(case, sampler):
+def test_scale_reaching_the_sampler_is_the_plans(case, sampler, monkeypatch):
+    if "Search" in case.id:
+        _assert_search_draws(case, sampler, monkeypatch)
+        return
     fitted = case.fit()
     n = DATA[case.data]()[0][0].shape[0]
     parts = ([fitted] if isinstance(fitted, DPEstimatorMixin)
