@@ -712,8 +712,7 @@ def default_preprocessor(spec):
     ``ColumnTransformer([("num", DPStandardScaler(), numeric), ("cat",
     OneHotEncoder(categories=declared, handle_unknown="ignore"),
     categorical)], sparse_threshold=0)``; where the table has missing
-    numeric values, the numeric branch first fills them with the spec's
-    public constants
+    numeric values, the numeric branch first fills them with the spec's public constants
     (``SimpleImputer(strategy="constant", keep_empty_features=True)``) and
     a ``MissingIndicator(features="all")`` flags them.  Every step but the
     scaler learns nothing from the data.

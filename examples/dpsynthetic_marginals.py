@@ -133,13 +133,15 @@ for ax, (a, b) in zip(axes, pairs, strict=True):
     fake = pd.crosstab(synthetic[a].astype(str), synthetic[b].astype(str),
                        normalize=True).reindex_like(real).fillna(0.0)
     if a in bounds or b in bounds:  # numeric: compare binned tables
-        real = pd.crosstab(census[a].astype(str),
-                           pd.cut(census[b], generator.domain_[columns.index(b)].edges,
-                                  include_lowest=True, right=False).astype(str),
+        edges = generator.domain_[columns.index(b)].edges
+
+        def binned(values, edges=edges):
+            return pd.cut(values, edges, include_lowest=True,
+                          right=False).astype(str)
+
+        real = pd.crosstab(census[a].astype(str), binned(census[b]),
                            normalize=True)
-        fake = pd.crosstab(synthetic[a].astype(str),
-                           pd.cut(synthetic[b], generator.domain_[columns.index(b)].edges,
-                                  include_lowest=True, right=False).astype(str),
+        fake = pd.crosstab(synthetic[a].astype(str), binned(synthetic[b]),
                            normalize=True).reindex_like(real).fillna(0.0)
     top = 1.05 * max(real.to_numpy().max(), fake.to_numpy().max())
     ax.plot([0, top], [0, top], color="grey", lw=1)

@@ -101,7 +101,8 @@ def private_bounds(values, draws, rng):
     """Private bounds of each column: the one release of private bounds.
 
     ``draws.draws_per_column`` exponential-mechanism draws per column (the
-    event is ``draws.event``): the cell of the grid holding the median,
+    event is ``draws.event``): the cell of the grid holding the median (score
+    sensitivity ``draws.median_sensitivity``),
     then each rank q of ``draws.quantiles``, a lower rank anchored at the
     cell's lower end and an upper rank at its upper end
     (:func:`anchored_prior`).  Then, by post-processing: a (low, high) pair
@@ -132,7 +133,7 @@ list of them
         below = np.atleast_2d(counts_below(values, grid))
         n_samples = values.shape[0]
     sensitivity = draws.score_sensitivity
-    cell = _draw(_median_cell_distance(below, n_samples), sensitivity,
+    cell = _draw(_median_cell_distance(below, n_samples), draws.median_sensitivity,
                  np.zeros((below.shape[0], len(grid) - 1)), rng)
     picks = []
     for q in draws.quantiles:  # a handful of ranks, never rows

@@ -164,3 +164,99 @@ def warn_if_coarse(estimator, draws, names, *, public=None, stacklevel=4):
         f"{MORE_EPSILON}, {MORE_ROWS}, or pass public {public}.",
         UtilityWarning, stacklevel=stacklevel)
     return True
+
+
+def warn_if_signal_is_weak(estimator, ratio, *, threshold,
+                           levers=(MORE_EPSILON, MORE_ROWS), stacklevel=3):
+    """Warn with :class:`UtilityWarning` when ``ratio`` (the noise of one
+    release over the largest signal a release can carry, from public
+    quantities) exceeds ``threshold`` though not 1: the fit moves, but the
+    signals weaker than that fraction of the largest are lost in the noise,
+    and the noise the model takes in can leave it worse than a constant.
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if not threshold < ratio <= 1.0:
+        return False
+    warnings.warn(
+        f"{type(estimator).__name__}: the planned noise of each release is "
+        f"{ratio:.2g} of the largest signal the data could contribute "
+        "(computed from the number of rows, epsilon, the public bounds and "
+        "the schedule, not from the data): features whose signal is weaker "
+        "than that are lost in it, and the fit may do worse than a constant. "
+        f"Levers: {', '.join(levers)}.",
+        UtilityWarning, stacklevel=stacklevel)
+    return True
+
+
+def warn_if_not_centred(estimator, draws, name, stacklevel=4):
+    """Warn with :class:`UtilityWarning` when the plan does not centre the
+    targets (public quantities only: the rows and the budget).
+
+    Parameters
+    ----------
+    estimator : object
+        Named in the message, with its ``epsilon``.
+    draws : TargetDraws or None
+        The plan's target releases (None: a public target bound or scale).
+    name : str
+        The estimator's target parameter.
+    stacklevel : int, default=4
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if draws is None or draws.centre:
+        return False
+    warnings.warn(
+        f"{type(estimator).__name__}: with {draws.n_samples} rows and "
+        f"epsilon={estimator.epsilon:g} the budget is too small to find the "
+        "targets' location privately, so they are not centred: targets far "
+        f"from zero fit poorly. Levers: {MORE_EPSILON}, {MORE_ROWS}, or centre "
+        f"and scale the targets by public constants and pass a public {name}.",
+        UtilityWarning, stacklevel=stacklevel)
+    return True
+
+
+def warn_if_clipped(estimator, share, check, *, noise, name="feature_bound",
+                    stacklevel=3):
+    """Warn with :class:`UtilityWarning` when the released share of rows far
+    beyond the bound is above ``check.most``; name the levers.
+
+    Parameters
+    ----------
+    estimator : object
+        Named in the message.
+    share : float
+        The clip check's released share of far rows.
+    check : ClipCheck
+        The plan's check (its ``far_factor`` and ``most``).
+    noise : float
+        Standard deviation of the share's noise (public): a share noisier
+        than ``1 / 8`` decides nothing (a fit that noisy warns that its
+        noise dominates anyway), so it never warns then.
+    name : str, default="feature_bound"
+        The estimator's bound parameter.
+    stacklevel : int, default=3
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if not (share > check.most and noise <= 1.0 / 8.0):
+        return False
+    warnings.warn(
+        f"{type(estimator).__name__}: most rows have a value beyond "
+        f"{check.far_factor:g} times {name}={getattr(estimator, name + '_', None):g} "
+        "(a private count), so clipping to it, in fit and in predict, keeps "
+        "little of those columns. Levers: put a DP scaler before it in a "
+        "private pipeline (make_private_pipeline(DPStandardScaler(), ...)), or "
+        f"pass a public {name} of the features' scale.",
+        UtilityWarning, stacklevel=stacklevel)
+    return True

@@ -209,6 +209,12 @@ def column_sums(X, weights=None):
     ndarray of shape (n_features,)
     """
     n_rows, n_columns = X.shape
+    if (type(X) is np.ndarray and X.dtype == np.float64 and n_rows <= ROWS_PER_BLOCK
+            and n_rows * n_columns <= VALUES_PER_BLOCK
+            and type(weights) is np.ndarray and weights.dtype == np.float64):
+        # One float64 block (a DP-SGD batch): what the compensated sum of
+        # one part is, without its overhead.
+        return X.T @ weights.ravel()
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64).ravel()
     if sp.issparse(X):
@@ -337,6 +343,8 @@ def total(values):
     """The sum of a vector, in float64 (pairwise within blocks, the blocks'
     sums added exactly)."""
     values = np.asarray(values).ravel()
+    if len(values) <= ROWS_PER_BLOCK:  # one block: fsum of one term is it
+        return float(np.add.reduce(values, dtype=np.float64))
     return math.fsum(float(np.sum(values[start:end], dtype=np.float64))
                      for start, end in row_blocks(len(values), 1))
 
@@ -358,6 +366,9 @@ def row_dots(X, coef):
     -------
     ndarray of shape (n_samples,)
     """
+    if (type(X) is np.ndarray and X.dtype == np.float64
+            and type(coef) is np.ndarray and coef.dtype == np.float64):
+        return X @ coef.ravel()
     coef = np.asarray(coef, dtype=np.float64).ravel()
     if X.dtype == np.float64:
         return np.asarray(X @ coef, dtype=np.float64).ravel()

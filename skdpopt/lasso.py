@@ -25,12 +25,23 @@ from ._data import (
     map_rows,
     validate_dask_training_data,
 )
-from ._diagnostics import noisy_sum_ratio, warn_if_coarse, warn_if_noise_dominates
+from ._diagnostics import (
+    MORE_EPSILON,
+    MORE_ROWS,
+    noisy_sum_ratio,
+    warn_if_clipped,
+    warn_if_coarse,
+    warn_if_noise_dominates,
+    warn_if_not_centred,
+    warn_if_signal_is_weak,
+)
 from .plans.bounds import is_auto
-from .plans.lasso import plan_lasso
+from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, plan_lasso
+from .solvers.clipping import far_rows_share
 from .solvers.frank_wolfe import frank_wolfe_lasso
 from .solvers.greedy_cd import private_greedy_cd
 from .solvers.problems import LinearProblem
+from .solvers.targets import release_location_scale
 
 # The solver of each plan, by name.
 SOLVERS = {"greedy_cd": private_greedy_cd, "frank_wolfe": frank_wolfe_lasso}
@@ -54,21 +65,29 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
 
     Sensitivity is bounded by bounds fixed before the steps, never by the
-    data: features are clipped to ``[-feature_bound, feature_bound]``,
+    data: features are clipped to ``[-feature_bound, feature_bound]`` (in
+    ``fit`` and in ``predict``: the model never sees a value beyond it),
     targets to ``[-target_bound, target_bound]`` and residuals to
     ``[-residual_bound, residual_bound]`` (the loss is therefore Huber's,
     equal to the squared error wherever residuals stay within the bound).
-    By default the target and feature bounds are private quantiles
-    released for 5% of the budget; numbers are public bounds, at no cost.  By
-    default the residual bound starts at ``target_bound`` and then follows
-    the residuals' scale, privately estimated at every step: the noise
-    shrinks with it.
+    By default the targets are centred at a private location and clipped
+    to a private quantile of their distance from it, released for 5% of
+    the budget (more for fewer rows), and the intercept is moved back; a
+    number is a public bound around 0, at no cost.  A public feature bound
+    is checked by a private count of the rows far beyond it (1% of the
+    budget): a fit where most are warns.  By default the residual bound
+    starts at ``target_bound`` and then follows the residuals' scale,
+    privately estimated at every step: the noise shrinks with it.
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`.
-        Unused by ``solver="frank_wolfe"``.
+    alpha : "auto" or float, default="auto"
+        Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`
+        (in the targets' units).  "auto": 0.001 times ``feature_bound_ *
+        target_bound_``, the largest coordinate gradient of the clipped
+        problem at ``w = 0``, so that it follows the targets' scale
+        whatever their units (post-processing of the bounds, free); see
+        ``alpha_``.  Unused by ``solver="frank_wolfe"``.
     epsilon : float, default=1.0
         Privacy budget of the fit, in (0, 1e6]; ``np.inf`` runs without noise.
         Each call to ``fit`` spends it again.
@@ -78,27 +97,38 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Fit an intercept.  It is one more coordinate of the greedy selection
         (unpenalised) with the same sensitivity as the features, so it is
         covered by the budget at no extra cost.
-    max_iter : int, default=20
+    max_iter : int, default=30
         Number of steps T (each one private selection and one noisy
         release).  Every step costs budget, so T should be about the number
-        of non-zeros one hopes to find, not a convergence cap: at epsilon
-        around 1 and n in the tens of thousands, 10 to 20 is best in the
-        benchmark; with more budget (larger n * epsilon) more steps pay.
+        of non-zeros one hopes to find (with some steps to revisit them),
+        not a convergence cap: 30 finds 15 true coefficients among 2,000
+        columns at epsilon = 1 and n = 20,000, and does as well as 20 on
+        tables of a few thousand rows (``benchmarks/design_regression.py``);
+        with more budget (larger n * epsilon) more steps pay.
     warm_start : bool, default=False
         Start from the previous fit's solution.  The new model depends on
         both fits, so ``privacy_spent_`` composes their events (and may then
         exceed ``epsilon``); a :class:`~skdpopt.PrivacyLedger` records only
         the new fit, the earlier one being recorded already.
     feature_bound : "auto" or float, default=1.0
-        Bound B on ``|x_ij|``; features are clipped to ``[-B, B]``.  A
-        float is a public bound, free.  "auto" releases a private 0.99
-        quantile of ``max_j |x_ij|`` before the first step (with "auto"
-        ``target_bound``, the two share 5% of the budget, in zCDP units;
+        Bound B on ``|x_ij|``; features are clipped to ``[-B, B]`` in
+        ``fit`` and in ``predict``.  A float is a public bound: the fit
+        releases a noisy count of the rows with a value beyond ``4 B``
+        (1% of the budget, zCDP units) and warns with a
+        :class:`~skdpopt.exceptions.UtilityWarning` when they are most rows
+        (features in raw units: scale them with a DP scaler in a private
+        pipeline).  The default 1 suits standardised features.  "auto"
+        releases a private 0.99 quantile of ``max_j |x_ij|`` before the
+        first step (with the "auto" target's releases, 5% of the budget;
         the steps get the rest); see ``feature_bound_``.
     target_bound : "auto" or float, default="auto"
-        Bound on ``|y_i|``; targets are clipped to it.  A float is a
-        public bound, free; "auto" releases a private 0.99 quantile of
-        ``|y_i|`` as for ``feature_bound``; see ``target_bound_``.
+        Bound on ``|y_i - location|``; centred targets are clipped to it.
+        A float is a public bound around 0 (no centring), free.  "auto"
+        releases a private location (a noisy mean of the targets clipped to
+        a private window, in two rounds) and a private 0.99 quantile of
+        ``|y_i - location|`` before the first step; see
+        ``target_location_`` and ``target_bound_``
+        (``docs/privacy/targets.md``).
     residual_bound : "auto" or float, default="auto"
         Bound C on ``|x_i . w + b - y_i|`` used in the gradient; larger
         residuals are clipped, and the noise is proportional to C.  A float
@@ -116,8 +146,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         radius`` without penalty, selecting one of the l1 ball's vertices by
         the exponential mechanism at each step.
     radius : float, default=1.0
-        Radius of the l1 ball for ``solver="frank_wolfe"`` (the intercept,
-        divided by ``feature_bound``, counts as a coordinate).
+        Radius of the l1 ball for ``solver="frank_wolfe"`` (the intercept
+        of the centred targets, divided by ``feature_bound``, counts as a
+        coordinate).
     selection : {"exponential", "laplace"}, default="exponential"
         Private selection of the greedy solver: the exponential mechanism
         (Gumbel-max; bounded range, so it composes better) or
@@ -152,14 +183,24 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     sparse_coef_ : scipy.sparse.csr_matrix of shape (1, n_features)
         ``coef_`` as a sparse row, as in :class:`sklearn.linear_model.Lasso`.
     intercept_ : float
-        Intercept of the released model (0 if ``fit_intercept=False``).
+        Intercept of the released model, ``target_location_`` included (0
+        if ``fit_intercept=False``).
     n_iter_ : int
         Steps run.
+    alpha_ : float
+        The penalty used: ``alpha``, or the "auto" one.
+    target_location_ : float
+        Where the targets were centred: the privately released location
+        with ``target_bound="auto"``, else 0.
     target_bound_ : float
         The target bound used: ``target_bound``, or the privately released
         one (a candidate of a public grid).
     feature_bound_ : float
         The feature bound used, likewise.
+    far_rows_share_ : float or None
+        The released (noisy) share of the training rows with a value beyond
+        ``4 * feature_bound_``: above 1/2 the fit warns.  None for
+        ``feature_bound="auto"``.
     selected_ : ndarray of int
         Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
         the vertex index).
@@ -190,7 +231,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(20000, 50))
     >>> y = 0.5 * X[:, 0] - 0.3 * X[:, 1] + 0.05 * rng.normal(size=20000)
-    >>> model = DPLasso(alpha=0.01, epsilon=1.0, delta=1e-8, random_state=0)
+    >>> model = DPLasso(epsilon=1.0, delta=1e-8, random_state=0)
     >>> model.fit(X, y).privacy_spent_.epsilon <= 1.0
     True
     >>> sorted(np.argsort(-np.abs(model.coef_))[:2].tolist())
@@ -199,7 +240,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "alpha": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
@@ -219,12 +260,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        alpha=1.0,
+        alpha="auto",
         *,
         epsilon=1.0,
         delta=1e-5,
         fit_intercept=True,
-        max_iter=20,
+        max_iter=30,
         warm_start=False,
         feature_bound=1.0,
         target_bound="auto",
@@ -291,17 +332,27 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             selection=self.selection, gradient_noise=self.gradient_noise,
             curvature=self.curvature, residual_bound=self.residual_bound,
             feature_bound=self.feature_bound, target_bound=self.target_bound,
-            radius=self.radius)
+            radius=self.radius, centre_target=self.fit_intercept)
         if self.solver == "greedy_cd":
             # Public: a coordinate gradient is at most B C, its noise
             # 2 B C / n noise multipliers (n, epsilon and the schedule only).
-            warn_if_noise_dominates(self, noisy_sum_ratio(
+            ratio = noisy_sum_ratio(
                 noise_multiplier=2.0 * plan.gradient_noise_multiplier,
-                n_steps=1, expected_batch=n_samples, n_params=1))
+                n_steps=1, expected_batch=n_samples, n_params=1)
+            # user -> fit's wrapper -> fit -> the warning: stacklevel 4.
+            warn_if_noise_dominates(self, ratio, stacklevel=4)
+            # A coordinate gradient of a tenth of B C is a correlation of
+            # about 0.2 for standardised features and targets; below that,
+            # noise decides which coordinates enter (fits worse than a
+            # constant on the panel's design tables, from a ratio of 0.12).
+            warn_if_signal_is_weak(self, ratio, threshold=WEAK_SIGNAL_RATIO,
+                                   levers=(MORE_EPSILON, MORE_ROWS,
+                                           "fewer steps (max_iter)"),
+                                   stacklevel=4)
         rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
         X = clip_rows(X, self.feature_bound_)
-        y = clip_values(y, self.target_bound_)
+        y = clip_values(y - self.target_location_, self.target_bound_)
         steps = plan  # what the solver reads: with the bounds in force
         if self.solver == "frank_wolfe":
             steps = plan.with_bounds(feature_bound=self.feature_bound_,
@@ -310,21 +361,24 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 and self.coef_.shape == (n_features,))
         previous_event = self._warm_start_event() if warm else None
         problem = LinearProblem(
-            X, y, self.fit_intercept, alpha=self.alpha, radius=self.radius,
+            X, y, self.fit_intercept, alpha=self.alpha_, radius=self.radius,
             feature_bound=self.feature_bound_,
             # "auto" starts from the residuals of w = 0, which the target
             # bound covers (and greedy CD adapts privately from there).
             residual_bound=(self.target_bound_ if self.residual_bound == "auto"
                             else self.residual_bound),
             coef_init=self.coef_.copy() if warm else None,
-            intercept_init=(float(self.intercept_) if warm and self.fit_intercept
-                            else 0.0))
+            # The warm start's intercept, on the centred targets.
+            intercept_init=(float(self.intercept_) - self.target_location_
+                            if warm and self.fit_intercept else 0.0))
         solve = SOLVERS[self.solver]
         if self.solver == "greedy_cd":
             solve = partial(solve, verbose=self.verbose)
         result = solve(problem, steps, rng)
         self.coef_ = result.coef
-        self.intercept_ = result.intercept if self.fit_intercept else 0.0
+        # The model of the centred targets, moved back (post-processing).
+        self.intercept_ = (result.intercept + self.target_location_
+                           if self.fit_intercept else 0.0)
         self.n_iter_ = plan.n_steps
         self.selected_ = result.selected
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
@@ -332,21 +386,38 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _set_bounds(self, X, y, plan, rng):
-        """``target_bound_`` and ``feature_bound_``: the public bounds, or
-        the private draws the plan budgeted for the "auto" ones."""
-        # Per-record statistics, computed block by block on Dask arrays.
-        statistics = {"target_bound": lambda: abs(y),
-                      "feature_bound": lambda: map_rows(row_abs_max, X)}
-        wanted = [name for name in statistics if is_auto(getattr(self, name))]
-        released = {}
-        if wanted:
-            warn_if_coarse(self, plan.bounds_draws, wanted, stacklevel=5)
-            bounds = private_bounds([statistics[name]() for name in wanted],
-                                    plan.bounds_draws, rng)[0]
-            released = dict(zip(wanted, bounds, strict=True))
-        self.target_bound_ = float(released.get("target_bound", self.target_bound))
-        self.feature_bound_ = float(released.get("feature_bound",
-                                                 self.feature_bound))
+        """``target_location_``, ``target_bound_``, ``feature_bound_`` and
+        ``alpha_``: the public values, or the private releases the plan
+        budgeted for the "auto" ones; with a public feature bound, the clip
+        check."""
+        self.target_location_, self.target_bound_ = 0.0, self.target_bound
+        if plan.target_draws is not None:
+            # user -> fit's wrapper -> fit -> here -> the warning.
+            warn_if_coarse(self, plan.target_draws, ["target_bound"], stacklevel=5)
+            if self.fit_intercept:  # without one, never centred
+                warn_if_not_centred(self, plan.target_draws, "target_bound",
+                                    stacklevel=5)
+            self.target_location_, self.target_bound_ = release_location_scale(
+                y, plan.target_draws, rng)
+        self.feature_bound_ = self.feature_bound
+        if plan.bounds_draws is not None:
+            warn_if_coarse(self, plan.bounds_draws, ["feature_bound"], stacklevel=5)
+            # A per-record statistic, computed block by block on Dask arrays.
+            self.feature_bound_ = private_bounds(
+                [map_rows(row_abs_max, X)], plan.bounds_draws, rng)[0, 0]
+        self.target_bound_ = float(self.target_bound_)
+        self.feature_bound_ = float(self.feature_bound_)
+        # Post-processing of public or released bounds: the largest
+        # coordinate gradient a record can give is B * target_bound.
+        self.alpha_ = (ALPHA_RATIO * self.feature_bound_ * self.target_bound_
+                       if is_auto(self.alpha) else float(self.alpha))
+        self.far_rows_share_ = None
+        if plan.clip_check is not None:
+            self.far_rows_share_ = far_rows_share(X, self.feature_bound_,
+                                                  plan.clip_check, rng)
+            warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
+                            noise=plan.clip_check.noise_multiplier / X.shape[0],
+                            stacklevel=5)
 
     def predict(self, X):
         """Predict with the fitted linear model.
@@ -365,14 +436,15 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if is_dask_collection(X):
             return map_rows(self.predict, X)  # lazily, block by block
         X = check_features(self, X, accept_sparse=["csr", "csc"], reset=False)
+        # The clip of fit: the model never saw a value beyond the bound.
+        X = clip_rows(X, self.feature_bound_)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         # At the default epsilon=1 the noise dominates on the check suite's
-        # datasets of a few hundred rows (and alpha=1 zeroes every
-        # coefficient of targets bounded by 1, as in scikit-learn).
+        # datasets of a few hundred rows.
         tags.regressor_tags.poor_score = True
         return tags
 

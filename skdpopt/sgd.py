@@ -30,6 +30,7 @@ from ._diagnostics import (
     noisy_sum_ratio,
     warn_if_coarse,
     warn_if_noise_dominates,
+    warn_if_not_centred,
 )
 from ._targets import classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
@@ -37,6 +38,7 @@ from .plans.bounds import is_auto
 from .plans.sgd import plan_dpsgd
 from .solvers.noisy_sgd import noisy_sgd
 from .solvers.problems import LinearProblem
+from .solvers.targets import release_location_scale
 
 _COMMON_PARAMETER_CONSTRAINTS = {
     **PRIVACY_PARAMETER_CONSTRAINTS,
@@ -81,6 +83,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             max_iter=self.max_iter, average=self.average,
             auto_clip=is_auto(self.clip_norm),
             auto_target=self._auto_target_scale(),
+            centre_target=self.fit_intercept,
             learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t)
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
@@ -209,12 +212,17 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         The targets are divided by it before the fit, and the model is
         scaled back, so that ``clip_norm`` and ``eta0`` act on targets
         of about unit size whatever their units (dollars, years).
-        "auto" first releases a private 0.9 quantile of ``|y|`` (a
-        candidate of a public grid) for 5% of the budget in zCDP units (up
-        to 25% when the rows are too few for 5% to find it); see
-        ``target_scale_``.  ``loss_epsilon`` stays in the targets' units.
-        A float is public and free (targets already scaled by a public
-        constant: pass 1.0).  None is the same as 1.0.
+        "auto" also centres them: it first releases a private location
+        (a noisy mean of the targets clipped to a privately released
+        window, in two rounds) and a private 0.99 quantile of
+        ``|y - location|`` (a candidate of a public grid), nine releases
+        for 5% of the budget in zCDP units (up to 25% when the rows are
+        too few for 5% to find the targets), and fits ``(y - location) /
+        scale``; see ``target_location_`` and ``target_scale_``
+        (``docs/privacy/targets.md``).  ``loss_epsilon`` stays in the
+        targets' units.  A float is public and free, and does not centre
+        (targets already centred and scaled by public constants: pass
+        1.0).  None is the same as 1.0.
     loss_epsilon : float, default=0.1
         Width of the "huber" and "epsilon_insensitive" losses (called
         ``epsilon`` in scikit-learn, a name taken here by the budget).
@@ -251,6 +259,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     clip_norm_ : float
         The clip norm used (in units of the scaled targets): ``clip_norm``,
         or the privately released one (a candidate of a public grid).
+    target_location_ : float
+        What was subtracted from the targets before they were scaled: the
+        privately released location with ``target_scale="auto"``, else 0.
+        ``intercept_`` includes it.
     target_scale_ : float
         What the targets were divided by: ``target_scale`` (1.0 for None),
         or the privately released one (a candidate of a public grid).
@@ -365,9 +377,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             )
             y = np.asarray(y, dtype=np.float64)
         coefs, intercepts = self._fit_problems(X, [y], self._loss(1.0))
-        # The model of the scaled targets, scaled back (post-processing).
+        # The model of the centred and scaled targets, moved back
+        # (post-processing).
         self.coef_ = coefs[0] * self.target_scale_
-        self.intercept_ = intercepts[:1] * self.target_scale_
+        self.intercept_ = intercepts[:1] * self.target_scale_ + self.target_location_
         return self
 
     def _auto_target_scale(self):
@@ -383,14 +396,19 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
 
     def _scaled_problem(self, targets, loss, plan, rng):
         if plan.target_draws is None:
+            self.target_location_ = 0.0
             self.target_scale_ = (1.0 if self.target_scale is None
                                   else float(self.target_scale))
         else:
-            warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=7)
-            self.target_scale_ = float(private_bounds(
-                [abs(targets[0])], plan.target_draws, rng)[0, 0])
-        return ([target / self.target_scale_ for target in targets],
-                self._loss(self.target_scale_))
+            # user -> fit's wrapper -> fit -> _fit_problems -> here.
+            warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=6)
+            if self.fit_intercept:  # without one, never centred
+                warn_if_not_centred(self, plan.target_draws, "target_scale",
+                                    stacklevel=6)
+            self.target_location_, self.target_scale_ = release_location_scale(
+                targets[0], plan.target_draws, rng)
+        return ([(target - self.target_location_) / self.target_scale_
+                 for target in targets], self._loss(self.target_scale_))
 
     def predict(self, X):
         """Predict with the fitted linear model.

@@ -19,6 +19,7 @@ from skdpopt.accounting import (
     PureDPMechanism,
     Repeated,
 )
+from skdpopt.exceptions import UtilityWarning
 from skdpopt.plans.lasso import plan_lasso
 
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -153,18 +154,29 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
                     target_bound="auto", feature_bound="auto", **params).fit(X, y)
     claimed = model.privacy_spent_.epsilon
     events = flatten(model.privacy_plan_.event)
-    # The plan's events: the two "auto" bounds' draws first (a median cell
-    # and an upper quantile each), then one selection per step, and so on.
+    # The plan's events: the target's releases first (three draws for its
+    # first bounds, a noisy clipped sum, two draws for a window, a noisy
+    # clipped sum, two draws for its scale), the feature bound's two draws
+    # (a median cell and an upper quantile), then one selection per step,
+    # and so on.
     assert sum(count for m, count in events
-               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 24
-    draws = model.privacy_plan_.bounds_draws
-    assert events[0] == (ExponentialMechanism(draws.score_sensitivity), 4)
+               if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 9 + 30
+    plan = model.privacy_plan_
+    targets = plan.target_draws
+    anchor = ExponentialMechanism(targets.anchor_sensitivity)
+    draw = ExponentialMechanism(targets.score_sensitivity)
+    first = GaussianMechanism(targets.noise_multiplier)
+    second = GaussianMechanism(targets.location_noise_multiplier)
+    scale = ExponentialMechanism(targets.scale_sensitivity)
+    feature = ExponentialMechanism(plan.bounds_draws.score_sensitivity)
+    assert events[:8] == [(anchor, 1), (draw, 2), (first, 1), (anchor, 1),
+                          (draw, 1), (second, 1), (scale, 2), (feature, 2)]
     if not params:
         # Residual scale, selection, gradient and curvature on every step
         # (the curvature is skipped on intercept steps, but which those are
         # depends on the data: the plan counts the most there can be).
-        assert len(events) == 5
-        assert [count for _, count in events] == [4] + [20] * 4
+        assert len(events) == 12
+        assert [count for _, count in events[8:]] == [30] * 4
     recomputed = independent_epsilon(events, DELTA)
     assert claimed >= recomputed * (1 - 1e-3)
     # Calibration spends the budget, within its 2% tolerance.
@@ -175,10 +187,15 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
 
 def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     """The "auto" bounds cost AUTO_BOUNDS_SHARE of the budget in zCDP units
-    (two draws of score sensitivity D cost D^2 in all); public numbers plan
-    no draw at all and the steps get the whole budget."""
-    from skdpopt.accounting import zcdp
+    when that is enough for their draws to find the data (6,000 rows): the
+    target's releases and the feature bound's two draws, which cost
+    N_RELEASES + 2 times an ordinary draw's D^2 / 2 (a Gaussian sum of
+    noise multiplier z = 1 / D as much, an anchoring draw ANCHOR_FACTOR^2
+    times more, the scale's draws SCALE_WEIGHT times).  Public numbers plan no draw; a
+    public feature bound is checked by one noisy count of CLIP_CHECK_SHARE."""
     from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE
+    from skdpopt.plans.clipping import CLIP_CHECK_SHARE
+    from skdpopt.plans.targets import ANCHOR_FACTOR, N_RELEASES
 
     X, y, _ = data
     auto = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound="auto",
@@ -186,25 +203,36 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     public = DPLasso(alpha=0.01, delta=DELTA, random_state=0, target_bound=1.0,
                      feature_bound=1.0).fit(X, y)
     plan = auto.privacy_plan_
-    assert plan.bounds_share == AUTO_BOUNDS_SHARE
-    assert public.privacy_plan_.bounds_draws is None
-    assert public.privacy_plan_.bounds_share == 0.0
+    assert plan.bounds_share == AUTO_BOUNDS_SHARE and plan.clip_check is None
+    for name in ("target_draws", "bounds_draws"):
+        assert getattr(public.privacy_plan_, name) is None
+    assert public.privacy_plan_.bounds_share == CLIP_CHECK_SHARE
+    z = public.privacy_plan_.clip_check.noise_multiplier
+    D = plan.target_draws.score_sensitivity
+    assert plan.target_draws.noise_multiplier == pytest.approx(1 / D)
+    assert plan.target_draws.anchor_sensitivity == pytest.approx(ANCHOR_FACTOR * D)
+    assert plan.bounds_draws.score_sensitivity == pytest.approx(D)
     # Per-step rho of the gradient release, recovered from each plan.
     step_rho = [1.0 / (2.0 * m.privacy_plan_.gradient_noise_multiplier**2)
                 for m in (auto, public)]
-    bounds_rho = 2 * plan.bounds_draws.score_sensitivity**2  # 4 draws * D^2 / 2
-    # The steps of the auto fit get (1 - share) of the rho the public fit's
-    # steps get (both calibrated to epsilon, within its 2% tolerance) ...
-    assert step_rho[0] / step_rho[1] == pytest.approx(1 - AUTO_BOUNDS_SHARE,
-                                                       rel=0.05)
-    # ... and the bounds the share: bounds over steps is share / (1 - share).
-    assert bounds_rho / (20 * step_rho[0] / (1 - 0.5 - 0.05 - 0.05)) == (
-        pytest.approx(AUTO_BOUNDS_SHARE / (1 - AUTO_BOUNDS_SHARE)))
-    assert zcdp.exponential_score_sensitivity(bounds_rho / 4) == pytest.approx(
-        plan.bounds_draws.score_sensitivity)
+    bounds_rho = (N_RELEASES + 2) * D**2 / 2
+    check_rho = 1 / (2 * z**2)
+    # The steps of each fit get the rest of the budget (both calibrated to
+    # epsilon, within its 2% tolerance) ...
+    assert step_rho[0] / step_rho[1] == pytest.approx(
+        (1 - AUTO_BOUNDS_SHARE) / (1 - CLIP_CHECK_SHARE), rel=0.05)
+    # ... and the releases before them their share: over the steps' rho,
+    # share / (1 - share).
+    steps = [30 * r / (1 - 0.5 - 0.05 - 0.05) for r in step_rho]
+    assert bounds_rho / steps[0] == pytest.approx(
+        AUTO_BOUNDS_SHARE / (1 - AUTO_BOUNDS_SHARE))
+    assert check_rho / steps[1] == pytest.approx(
+        CLIP_CHECK_SHARE / (1 - CLIP_CHECK_SHARE))
     # The released bounds are on the grid and cover the data's scale.
     assert 0.5 <= auto.feature_bound_ <= 2.0
-    assert np.quantile(np.abs(y), 0.5) <= auto.target_bound_ <= 4 * np.abs(y).max()
+    spread = np.abs(y - np.median(y))
+    assert np.quantile(spread, 0.5) <= auto.target_bound_ <= 4 * spread.max()
+    assert abs(auto.target_location_ - np.mean(y)) < 0.1 * np.std(y)
 
 
 def test_auto_bounds_never_read_an_extreme_record_into_inf_or_nan(data):
@@ -250,7 +278,9 @@ def test_plan_is_made_from_public_quantities_only(data):
     for solver in ("greedy_cd", "frank_wolfe"):
         model = DPLasso(alpha=0.01, solver=solver, delta=DELTA,
                         random_state=0).fit(X, y)
-        params = model.get_params()
+        # Hyperparameters by their names; whether the target is centred is
+        # fit_intercept.
+        params = {**model.get_params(), "centre_target": model.fit_intercept}
         plan = plan_lasso(
             n_samples=N_SAMPLES, n_features=N_FEATURES,
             **{name: params[name] for name in parameters
@@ -291,7 +321,7 @@ def test_calibrated_laplace_noise_is_below_the_seeds_closed_form(data):
     (laplace,) = [m for m in events if isinstance(m, LaplaceMechanism)]
     (noisy_max,) = [m for m in events if isinstance(m, PureDPMechanism)]
     lipschitz = 1.0 * 1.0  # feature_bound * residual_bound
-    seed_scale = (8 * lipschitz * np.sqrt(20 * np.log(1 / DELTA))
+    seed_scale = (8 * lipschitz * np.sqrt(30 * np.log(1 / DELTA))
                   / (N_SAMPLES * 1.0))
     gradient_scale = (2 * lipschitz / N_SAMPLES) / laplace.epsilon0
     # Report-noisy-max: Laplace of scale 2 * sensitivity / eps0 on scores
@@ -334,14 +364,16 @@ def test_private_fit_finds_the_support_and_nears_the_optimum(data):
     assert gap / (start - best) < 0.05
     assert set(np.flatnonzero(model.coef_)) >= set(np.flatnonzero(coef))
     assert abs(model.intercept_ - 0.1) < 0.05
-    assert model.n_iter_ == 20 and len(model.selected_) == 20
-    assert np.count_nonzero(model.coef_) <= 20
+    assert model.n_iter_ == 30 and len(model.selected_) == 30
+    assert np.count_nonzero(model.coef_) <= 30
 
 
 def test_no_privacy_solves_the_lasso(data):
     X, y, _ = data
     alpha = 0.02
-    model = DPLasso(alpha=alpha, epsilon=np.inf, max_iter=60).fit(X, y)
+    # A public target bound: no target is clipped (1% are by "auto").
+    model = DPLasso(alpha=alpha, epsilon=np.inf, max_iter=60,
+                    target_bound=1.0).fit(X, y)
     reference = Lasso(alpha=alpha, tol=1e-8).fit(X, y)
     np.testing.assert_allclose(model.coef_, reference.coef_, atol=1e-4)
     assert model.intercept_ == pytest.approx(reference.intercept_, abs=1e-4)
@@ -353,13 +385,16 @@ def test_frank_wolfe_stays_in_the_ball_and_solves_the_constrained_problem(data):
     radius = 0.8
     model = DPLasso(solver="frank_wolfe", radius=radius, epsilon=np.inf,
                     max_iter=400).fit(X, y)
-    assert np.abs(model.coef_).sum() + abs(model.intercept_) <= radius + 1e-9
+    # The ball holds the model of the centred targets (feature_bound 1).
+    intercept = model.intercept_ - model.target_location_
+    assert np.abs(model.coef_).sum() + abs(intercept) <= radius + 1e-9
     # The constrained optimum puts the mass on the informative coordinates
     # (|0.5| + |0.4| + |0.3| + 0.1 > 0.8, so the constraint binds).
     assert set(np.argsort(-np.abs(model.coef_))[:3]) == set(np.flatnonzero(coef))
     private = DPLasso(solver="frank_wolfe", radius=radius, epsilon=1.0,
                       delta=DELTA, random_state=0).fit(X, y)
-    assert np.abs(private.coef_).sum() + abs(private.intercept_) <= radius + 1e-9
+    intercept = private.intercept_ - private.target_location_
+    assert np.abs(private.coef_).sum() + abs(intercept) <= radius + 1e-9
 
 
 @pytest.mark.parametrize("solver", ["greedy_cd", "frank_wolfe"])
@@ -393,6 +428,9 @@ def test_scale_of_the_data_changes_nothing_about_privacy(data):
     base = DPLasso(alpha=0.01, delta=DELTA, random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # The one warning: the clip check finds most rows far beyond the
+        # feature bound (no floating-point warning).
+        warnings.simplefilter("ignore", UtilityWarning)
         huge = DPLasso(alpha=0.01, delta=DELTA, random_state=0).fit(X * 1e12, y * 1e9)
     # Same plan: same mechanisms, same noise, same guarantee.
     assert huge.privacy_plan_ == base.privacy_plan_
@@ -501,8 +539,9 @@ def test_large_delta_warns(data):
 
 
 def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
-    """With delta = 0 the draws are pure 2D-DP and add to the steps' pure
-    epsilons: recomputed by summing the plan's leaves here."""
+    """With delta = 0 the draws are pure 2D-DP, the target's clipped sums
+    take Laplace noise (pure), and they add to the steps' pure epsilons:
+    recomputed by summing the plan's leaves here."""
     X, y, _ = data
     model = DPLasso(alpha=0.01, delta=0.0, selection="laplace",
                     gradient_noise="laplace", curvature="bound",
@@ -510,8 +549,14 @@ def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
                     random_state=0).fit(X, y)
     events = flatten(model.privacy_plan_.event)
     total = sum(count * m.pure_epsilon for m, count in events)
-    draws = model.privacy_plan_.bounds_draws
-    assert events[0] == (ExponentialMechanism(draws.score_sensitivity), 4)
+    draws = model.privacy_plan_.target_draws
+    anchor = ExponentialMechanism(draws.anchor_sensitivity)
+    draw = ExponentialMechanism(draws.score_sensitivity)
+    first = LaplaceMechanism(1 / draws.noise_multiplier)
+    second = LaplaceMechanism(1 / draws.location_noise_multiplier)
+    scale = ExponentialMechanism(draws.scale_sensitivity)
+    assert events[:8] == [(anchor, 1), (draw, 2), (first, 1), (anchor, 1),
+                          (draw, 1), (second, 1), (scale, 2), (draw, 2)]
     assert model.privacy_spent_.epsilon >= total * (1 - 1e-9)
     assert 0.98 * (1 - 1e-3) <= model.privacy_spent_.epsilon <= 1.0
     assert np.isfinite(model.coef_).all()
@@ -520,7 +565,6 @@ def test_auto_bounds_under_pure_dp_add_their_pure_epsilons(data):
 def test_noise_far_above_any_signal_warns_naming_the_levers(data):
     """The ratio is computed from n, epsilon and the plan only; the message
     names levers and carries no private value (no released bound)."""
-    from skdpopt.exceptions import UtilityWarning
 
     X, y, _ = data
     with pytest.warns(UtilityWarning, match="more epsilon, more rows") as caught:
@@ -554,3 +598,101 @@ def test_float32_neighbours_move_the_model_by_their_exact_effect():
     for target in (y, other):
         assert coef(X, target) == pytest.approx(
             coef(sp.csr_matrix(X, dtype=np.float64), target), rel=1e-12)
+
+
+def _raw_units(n_samples=8000, seed=0):
+    """Columns around 30,000 +- 1,000, 100 +- 50 and 0 +- 1, each one unit
+    of signal per standard deviation."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n_samples, 3))
+    X = Z * [1000.0, 50.0, 1.0] + [30000.0, 100.0, 0.0]
+    return X, Z.sum(axis=1) + rng.normal(size=n_samples)
+
+
+def test_predict_applies_the_clip_of_fit_and_a_far_bound_warns():
+    """Raw-unit features: fit clips them to feature_bound, so predict does
+    too (R^2 about the third column's share, not -1e5), and the clip check
+    (a noisy count of rows beyond 4 bounds: all of them) warns, naming the
+    levers, at the user's line."""
+    X, y = _raw_units()
+    with pytest.warns(UtilityWarning, match="DP scaler") as caught:
+        model = DPLasso(random_state=0).fit(X, y)
+    assert [w.filename for w in caught if w.category is UtilityWarning] == [__file__]
+    clipped = np.clip(X, -model.feature_bound_, model.feature_bound_)
+    np.testing.assert_allclose(model.predict(X),
+                               clipped @ model.coef_ + model.intercept_)
+    # Only the third column survives the clip: at most its share of the
+    # variance (1 of 4), and never far below the trivial model.
+    assert -0.05 < model.score(X, y) < 0.3
+
+
+def test_a_bound_that_fits_the_rows_does_not_warn():
+    """Standardised columns pass 4 bounds in few rows (P(|Z| > 4) per value
+    is 6e-5): the noisy count (std about 1 / sqrt(2 * 0.01 * rho), 60 rows
+    at epsilon = 1 and 8,000 rows) is far below half the rows."""
+    X, y = _raw_units()
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        model = DPLasso(random_state=0, delta=1e-9).fit(X, y)
+    assert model.score(X, y) > 0.6
+
+
+def test_targets_far_from_zero_are_centred_privately():
+    """The location is released, the model fits the centred targets, and
+    its intercept is moved back: a shift of the targets by 1,000 changes
+    the fit's score by little (the noise of a shifted fit differs, the
+    grid's candidates too)."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(8000, 5))
+    y = X @ [0.8, -0.5, 0.3, 0.0, 0.0] + 0.2 * rng.normal(size=8000)
+    base = DPLasso(random_state=0, delta=1e-9).fit(X, y)
+    shifted = DPLasso(random_state=0, delta=1e-9).fit(X, y + 1000.0)
+    # The location's error is the second sum's noise, z 2 r / n with r the
+    # window (about the first location's error plus the spread): far below
+    # the targets' standard deviation (0.57) here.
+    assert abs(shifted.target_location_ - 1000.0) < 0.5 * np.std(y)
+    exact = DPLasso(epsilon=np.inf).fit(X, y + 1000.0)
+    assert exact.target_location_ == pytest.approx(1000 + np.mean(y), abs=0.01)
+    assert shifted.score(X, y + 1000.0) > base.score(X, y) - 0.05 > 0.7
+    # alpha="auto" follows the released bounds, so it is the same for both.
+    from skdpopt.plans.lasso import ALPHA_RATIO
+
+    assert shifted.alpha_ == pytest.approx(
+        ALPHA_RATIO * shifted.feature_bound_ * shifted.target_bound_)
+    assert DPLasso(alpha=0.05, random_state=0).fit(X, y).alpha_ == 0.05
+
+
+def test_weak_signals_warn_from_public_quantities_at_the_callers_line():
+    """At 3,000 rows and epsilon = 0.2 a coordinate gradient's noise is 0.12
+    of the largest gradient B C (public: n, epsilon, the plan): above
+    WEAK_SIGNAL_RATIO, so the fit warns, at this line; at epsilon = 1 it
+    is 0.04 and the fit is quiet."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = X[:, 0] + rng.normal(size=3000)
+    with pytest.warns(UtilityWarning, match="lost in it") as caught:
+        DPLasso(epsilon=0.2, delta=1e-8, random_state=0).fit(X, y)
+    assert all(w.filename == __file__ for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        DPLasso(epsilon=1.0, delta=1e-8, random_state=0).fit(np.clip(X, -1, 1), y)
+
+
+@pytest.mark.filterwarnings("ignore::skdpopt.exceptions.UtilityWarning")
+def test_without_intercept_the_target_is_bounded_not_centred(data):
+    """fit_intercept=False: the auto target bound is an upper quantile of
+    |y_i| (two draws, no location), intercept_ and target_location_ are 0,
+    and predict is X w (a centred fit would lose the location)."""
+    from skdpopt.accounting import GaussianMechanism, leaves
+
+    X, y, _ = data
+    model = DPLasso(fit_intercept=False, epsilon=np.inf, random_state=0).fit(X, y + 3.0)
+    assert not model.privacy_plan_.target_draws.centre
+    assert model.target_location_ == 0.0 and model.intercept_ == 0.0
+    np.testing.assert_allclose(model.predict(X),
+                               np.clip(X, -model.feature_bound_,
+                                       model.feature_bound_) @ model.coef_)
+    private = DPLasso(fit_intercept=False, delta=DELTA, random_state=0).fit(X, y)
+    assert not any(isinstance(leaf, GaussianMechanism)
+                   for leaf, _ in leaves(private.privacy_plan_.target_draws.event))

@@ -30,6 +30,7 @@ __all__ = [
     "ClippedLeastSquares",
     "clip_rows",
     "clip_values",
+    "clipped_total",
     "counts_below",
     "is_dask_collection",
     "least_squares_problem",
@@ -120,6 +121,32 @@ def clip_values(y, bound):
     if is_dask_collection(y):
         return y.map_blocks(clip_targets, bound, dtype=np.float64)
     return clip_targets(y, bound)
+
+
+def clipped_total(values, low, high):
+    """``sum_i clip(values[i], low, high)`` in float64 (block by block and
+    compensated, see :mod:`skdpopt._sums`; a map over row blocks and a sum
+    of their totals on Dask arrays).
+
+    Parameters
+    ----------
+    values : ndarray or dask.array.Array of shape (n_samples,)
+    low, high : float
+        Public (or released) bounds, ``low <= high``.
+
+    Returns
+    -------
+    float
+    """
+    if is_dask_collection(values):
+        return _dask_backend().clipped_total(values, low, high)
+    return _clipped_total_block(values, low, high)
+
+
+def _clipped_total_block(values, low, high):
+    from .._sums import total
+
+    return total(np.clip(np.asarray(values, dtype=np.float64), low, high))
 
 
 def map_rows(function, X, n_columns=None, dtype=np.float64):

@@ -589,6 +589,14 @@ def counts_below(values, grid):
                                  for block in values.to_delayed()]), axis=0)
 
 
+def clipped_total(values, low, high):
+    from . import _clipped_total_block
+
+    task = dask.delayed(_clipped_total_block, pure=True)
+    parts = dask.compute(*[task(block, low, high) for block in values.to_delayed()])
+    return float(sum_parts(np.atleast_1d(p) for p in parts)[0]) if parts else 0.0
+
+
 def marginal_counts(codes, cardinalities, attributes):
     task = dask.delayed(marginal_counts_inmemory, pure=True)
     parts = dask.compute(*[task(block, cardinalities, attributes)

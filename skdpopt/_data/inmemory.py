@@ -42,7 +42,14 @@ class InMemoryLinearRows:
     def gradient_sum(self, coef, intercept, rows=None):
         """``sum_i r_i x_i`` and ``sum_i r_i`` over ``rows`` (None: all),
         with each ``r_i`` clipped (NaN -> 0)."""
-        X_batch = self.X if rows is None else self.X[rows]
+        # take: the same rows as fancy indexing, several times faster on
+        # the small batches of DP-SGD.
+        if rows is None:
+            X_batch = self.X
+        elif type(self.X) is np.ndarray and type(rows) is np.ndarray:
+            X_batch = self.X.take(rows, axis=0)
+        else:  # a sparse matrix, or a slice of rows (Dask's staged batches)
+            X_batch = self.X[rows]
         y_batch = self.y if rows is None else self.y[rows]
         limits = self.limits
         if rows is not None and np.ndim(limits):

@@ -174,6 +174,9 @@ class QuantileDraws:
         ``SMALLEST_POSITIVE`` for the bound of a non-negative statistic,
         which must be positive; ``-inf`` otherwise.
     prior_weight : float
+    anchor_sensitivity : float or None
+        Of the median-cell draws, where they are sharper than the others
+        (they anchor everything after them); None: ``score_sensitivity``.
     """
 
     n_samples: int
@@ -183,6 +186,13 @@ class QuantileDraws:
     requested: tuple
     floor: float = -np.inf
     prior_weight: float = PRIOR_WEIGHT
+    anchor_sensitivity: float = None
+
+    @property
+    def median_sensitivity(self):
+        """Score sensitivity of each column's median-cell draw."""
+        return (self.score_sensitivity if self.anchor_sensitivity is None
+                else self.anchor_sensitivity)
 
     @property
     def grid(self):
@@ -197,14 +207,18 @@ class QuantileDraws:
     @property
     def event(self):
         """The draws' event (``EpsilonDeltaEvent(inf, 0)`` without privacy)."""
-        return quantile_event(self.score_sensitivity,
-                              self.n_columns * self.draws_per_column)
+        if self.anchor_sensitivity is None:
+            return quantile_event(self.score_sensitivity,
+                                  self.n_columns * self.draws_per_column)
+        return compose(quantile_event(self.anchor_sensitivity, self.n_columns),
+                       quantile_event(self.score_sensitivity,
+                                      self.n_columns * len(self.quantiles)))
 
     @property
     def lost(self):
         """Whether the budget and the rows are too few for the median-cell
         draw to find the data's scale (public quantities only)."""
-        return not median_cell_is_reliable(self.n_samples, self.score_sensitivity,
+        return not median_cell_is_reliable(self.n_samples, self.median_sensitivity,
                                            len(self.grid))
 
     @property
@@ -217,7 +231,7 @@ class QuantileDraws:
 
 
 def quantile_draws(*, n_samples, n_columns, score_sensitivity,
-                   quantiles=(0.01, 0.99), floor=-np.inf):
+                   quantiles=(0.01, 0.99), floor=-np.inf, anchor_sensitivity=None):
     """Draws of the given score sensitivity, their ranks moved inwards where
     the draws could not find them (public quantities only).
 
@@ -227,7 +241,8 @@ def quantile_draws(*, n_samples, n_columns, score_sensitivity,
     """
     effective = effective_quantiles(quantiles, n_samples, score_sensitivity)
     return QuantileDraws(n_samples, n_columns, effective, float(score_sensitivity),
-                         tuple(float(q) for q in quantiles), floor)
+                         tuple(float(q) for q in quantiles), floor,
+                         anchor_sensitivity=anchor_sensitivity)
 
 
 def quantile_draws_for_rho(rho, *, n_samples, n_columns, quantiles=(0.01, 0.99),

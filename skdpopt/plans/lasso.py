@@ -24,6 +24,8 @@ from ..accounting.zcdp import (
 )
 from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, is_auto
+from .clipping import CLIP_CHECK_SHARE, ClipCheck, clip_check
+from .targets import TargetDraws, centring_share, target_draws, target_units
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
 # selection, the coordinate gradient and, with curvature="private", the
@@ -32,6 +34,18 @@ from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, is_auto
 SELECTION_SHARE = 0.5
 CURVATURE_SHARE = 0.05
 RESIDUAL_SHARE = 0.05
+# "auto" target bound: rank of the bound among the |y_i - location|, and
+# the most of the budget the releases before the steps may take when the
+# rows are too few for AUTO_BOUNDS_SHARE to find the target's scale.
+TARGET_QUANTILE = 0.99
+MAX_BOUNDS_SHARE = 0.25
+# alpha="auto": this fraction of feature_bound * target_bound, the largest
+# coordinate gradient of the clipped problem at w = 0.
+ALPHA_RATIO = 0.001
+# The fit warns when a coordinate gradient's noise (public) exceeds this
+# fraction of the largest gradient, B C (chosen on the panel's design
+# half, benchmarks/design_regression.py).
+WEAK_SIGNAL_RATIO = 0.1
 # A coordinate at zero becomes non-zero only if its noisy gradient clears
 # the penalty by this many noise scales: a coordinate drawn by the selection
 # noise would otherwise enter the model whenever its noise exceeds alpha.
@@ -65,12 +79,19 @@ class GreedyCDPlan(PrivacyPlan):
     activation_margin : float
         Noise scales by which a noisy gradient must clear ``alpha`` for a
         coordinate to leave zero (post-processing).
+    target_draws : TargetDraws or None
+        The releases of the "auto" target bound (a private location and an
+        upper quantile of ``|y_i - location|``), released first; None for
+        a public ``target_bound``.
     bounds_draws : QuantileDraws or None
-        The private draws of the "auto" bounds (``target_bound`` first,
-        then ``feature_bound``), released before the first step; None
-        when both bounds are public.
+        The private draws of an "auto" ``feature_bound``, released next;
+        None for a public one.
+    clip_check : ClipCheck or None
+        The noisy count of rows far beyond a public ``feature_bound``,
+        released next; None for an "auto" one.
     bounds_share : float
-        Share of the fit's budget (zCDP units) spent on ``bounds_draws``.
+        Share of the fit's budget (zCDP units) spent on the releases before
+        the steps.
     """
 
     n_steps: int
@@ -81,7 +102,9 @@ class GreedyCDPlan(PrivacyPlan):
     curvature_noise_multiplier: float = None
     residual_noise_multiplier: float = None
     activation_margin: float = ACTIVATION_MARGIN
+    target_draws: TargetDraws = None
     bounds_draws: QuantileDraws = None
+    clip_check: ClipCheck = None
     bounds_share: float = 0.0
 
 
@@ -100,12 +123,13 @@ class LassoFrankWolfePlan(PrivacyPlan):
     score_sensitivity : float
         ``score_scale`` times the replace-one sensitivity ``2 R B C / n``
         of every vertex's linear score.
-    bounds_draws : QuantileDraws or None
-        The "auto" bounds' draws (``target_bound`` first); then
+    target_draws, bounds_draws, clip_check
+        As in :class:`GreedyCDPlan`.  With "auto" bounds,
         ``residual_bound`` and ``score_scale`` are None until
         :meth:`with_bounds` sets them from the released bounds.
     bounds_share : float
-        Share of the budget (zCDP units) spent on ``bounds_draws``.
+        Share of the budget (zCDP units) spent on the releases before the
+        steps.
     n_samples : int
     radius : float
     public_residual_bound : float or None
@@ -117,7 +141,9 @@ class LassoFrankWolfePlan(PrivacyPlan):
     residual_bound: float
     score_scale: float
     score_sensitivity: float
+    target_draws: TargetDraws = None
     bounds_draws: QuantileDraws = None
+    clip_check: ClipCheck = None
     bounds_share: float = 0.0
     n_samples: int = None
     radius: float = None
@@ -192,8 +218,70 @@ def greedy_cd_step_event(*, selection, gradient_noise, selection_epsilon,
     return compose(optional[0], chooser, release, optional[1])
 
 
+
+def bounds_budget(*, n_samples, epsilon, delta, target_bound, feature_bound,
+                  centre_target=True):
+    """Shares of the fit's budget (zCDP units) of the releases before the
+    steps: the "auto" bounds' (``AUTO_BOUNDS_SHARE``, or more, up to
+    ``MAX_BOUNDS_SHARE``, where the rows are too few for it to centre the
+    target, :func:`~skdpopt.plans.targets.centring_share`), and the clip
+    check's (``CLIP_CHECK_SHARE``, with a public ``feature_bound``).
+    Public quantities only.
+
+    Returns
+    -------
+    bounds_share, check_share : float
+    """
+    n_releases = (target_units(centre_target) * is_auto(target_bound)
+                  + 2 * is_auto(feature_bound))
+    if not n_releases or epsilon == np.inf:
+        bounds_share = AUTO_BOUNDS_SHARE if n_releases else 0.0
+    else:
+        guess = (rho_for(epsilon, delta) if delta > 0
+                 else (epsilon / 2.0) ** 2)  # pure DP: about (eps/2)^2
+        bounds_share = centring_share(n_samples, guess, n_releases=n_releases,
+                                      low=AUTO_BOUNDS_SHARE, high=MAX_BOUNDS_SHARE)
+    check_share = 0.0 if is_auto(feature_bound) else CLIP_CHECK_SHARE
+    return bounds_share, check_share
+
+
+def preliminary_releases(rho, *, n_samples, epsilon, delta, target_bound,
+                         feature_bound, bounds_share, check_share,
+                         centre_target=True):
+    """The releases before the steps, for a fit whose budget is ``rho``:
+    the "auto" target's (:func:`~skdpopt.plans.targets.target_draws`), the
+    "auto" feature bound's draws and the clip check of a public feature
+    bound.  The bounds' releases cost ``bounds_share * rho`` together,
+    each the same; the check ``check_share * rho``.
+
+    Returns
+    -------
+    target_draws : TargetDraws or None
+    bounds_draws : QuantileDraws or None
+    clip_check : ClipCheck or None
+    event : event or None
+        Their composition, in that order.
+    """
+    pure = delta == 0
+    n_releases = (target_units(centre_target) * is_auto(target_bound)
+                  + 2 * is_auto(feature_bound))
+    each = bounds_share * rho / max(n_releases, 1)
+    targets = (target_draws(target_units(centre_target) * each,
+                            n_samples=n_samples, epsilon=epsilon,
+                            scale_quantile=TARGET_QUANTILE, pure=pure,
+                            centre=centre_target)
+               if is_auto(target_bound) else None)
+    draws = auto_draws(2 * each, n_samples=n_samples,
+                       n_bounds=int(is_auto(feature_bound)), epsilon=epsilon)
+    check = (clip_check(check_share * rho, epsilon=epsilon, pure=pure)
+             if check_share else None)
+    parts = [part.event for part in (targets, draws, check) if part is not None]
+    return targets, draws, check, (compose(*parts) if parts else None)
+
+
 def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection,
-                   gradient_noise, curvature, adaptive_residual, n_auto_bounds=0):
+                   gradient_noise, curvature, adaptive_residual,
+                   target_bound=1.0, feature_bound=1.0, centre_target=True):
     """Plan a DP-GCD fit from public quantities.
 
     Parameters
@@ -209,28 +297,37 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
         The estimator's hyperparameters of the same names.
     adaptive_residual : bool
         Whether each step releases the residual scale (residual_bound="auto").
-    n_auto_bounds : int, default=0
-        Private bounds released before the first step (``target_bound``
-        and ``feature_bound`` set to "auto"): they share
-        ``AUTO_BOUNDS_SHARE`` of the budget, the steps the rest.
+    target_bound, feature_bound : float or "auto", default=1.0
+        "auto" bounds are released before the first step
+        (:func:`preliminary_releases`, :func:`bounds_budget`), and so is
+        the clip check of a public ``feature_bound``; the steps get the
+        rest of the budget.
+    centre_target : bool, default=True
+        Whether an "auto" target bound comes with a private location.
 
     Returns
     -------
     GreedyCDPlan
     """
-    share = AUTO_BOUNDS_SHARE if n_auto_bounds else 0.0
+    bounds = {"n_samples": n_samples, "epsilon": epsilon, "delta": delta,
+              "target_bound": target_bound, "feature_bound": feature_bound,
+              "centre_target": centre_target}
+    bounds_share, check_share = bounds_budget(**bounds)
+    share = bounds_share + check_share
     options = {"selection": selection, "curvature": curvature,
                "adaptive_residual": adaptive_residual}
     if epsilon == np.inf:
         # Without noise there is nothing to gain from clipping residuals
         # tighter than the public bound.
+        targets, draws, check, _ = preliminary_releases(
+            0.0, bounds_share=bounds_share, check_share=check_share, **bounds)
         return GreedyCDPlan(
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_steps=max_iter, selection=selection, gradient_noise=gradient_noise,
             selection_epsilon=np.inf, gradient_noise_multiplier=0.0,
             curvature_noise_multiplier=0.0 if curvature == "private" else None,
-            bounds_draws=auto_draws(0.0, n_samples=n_samples,
-                                    n_bounds=n_auto_bounds, epsilon=epsilon))
+            target_draws=targets, bounds_draws=draws, clip_check=check,
+            bounds_share=share)
     gaussian = (gradient_noise == "gaussian" or curvature == "private"
                 or adaptive_residual)
     if delta == 0 and gaussian:
@@ -240,28 +337,28 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
             "and a numeric residual_bound for pure differential privacy."
         )
 
-    def bounds_draws(rho):
-        return auto_draws(share * rho, n_samples=n_samples,
-                          n_bounds=n_auto_bounds, epsilon=epsilon)
-
     def run_event(rho):
-        # rho is the whole fit's: the bounds' share first, the steps the rest.
+        # rho is the whole fit's: the releases before the steps first, the
+        # steps the rest.
         step = greedy_cd_step_event(
             gradient_noise=gradient_noise, selection=selection,
             **greedy_cd_step_parameters((1.0 - share) * rho / max_iter, **options))
-        draws = bounds_draws(rho)
-        return compose(None if draws is None else draws.event,
-                       repeat(step, max_iter))
+        first = preliminary_releases(rho, bounds_share=bounds_share,
+                                     check_share=check_share, **bounds)[3]
+        return compose(first, repeat(step, max_iter))
 
     # Pure DP composes epsilons (each step's two releases cost about
     # 2 sqrt(rho)); zCDP composes rhos.
     guess = ((epsilon / 2.0) ** 2 / max_iter if delta == 0
              else rho_for(epsilon, delta))
     rho = calibrate(run_event, epsilon, delta, RhoBracket(guess)).value
+    targets, draws, check, _ = preliminary_releases(
+        rho, bounds_share=bounds_share, check_share=check_share, **bounds)
     return GreedyCDPlan(
         epsilon=epsilon, delta=delta, event=run_event(rho), n_steps=max_iter,
         selection=selection, gradient_noise=gradient_noise,
-        bounds_draws=bounds_draws(rho), bounds_share=share,
+        target_draws=targets, bounds_draws=draws, clip_check=check,
+        bounds_share=share,
         **greedy_cd_step_parameters((1.0 - share) * rho / max_iter, **options))
 
 
@@ -286,7 +383,8 @@ def frank_wolfe_scale(*, n_samples, radius, feature_bound, target_bound,
 
 
 def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
-                           radius, feature_bound, target_bound, residual_bound):
+                           radius, feature_bound, target_bound, residual_bound,
+                           centre_target=True):
     """Plan a private Frank-Wolfe fit of the Lasso from public quantities.
 
     Parameters
@@ -297,9 +395,10 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
         Steps T, one draw each.
     radius : float
     feature_bound, target_bound : float or "auto"
-        "auto" bounds are released first (``AUTO_BOUNDS_SHARE`` of the
-        budget); the plan's ``residual_bound`` and ``score_scale`` are then
-        None and follow from the released bounds (:func:`frank_wolfe_scale`).
+        "auto" bounds are released first (:func:`preliminary_releases`);
+        the plan's ``residual_bound`` and ``score_scale`` are then None and
+        follow from the released bounds (:func:`frank_wolfe_scale`).  A
+        public ``feature_bound`` is checked against the rows first.
     residual_bound : float or "auto"
         The public residual bound ("auto": the target bound, the residuals'
         bound at w = 0); clipped further at ``B R + target_bound``.
@@ -308,18 +407,22 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
     -------
     LassoFrankWolfePlan
     """
-    n_auto = int(is_auto(target_bound)) + int(is_auto(feature_bound))
-    share = AUTO_BOUNDS_SHARE if n_auto else 0.0
+    bounds = {"n_samples": n_samples, "epsilon": epsilon, "delta": delta,
+              "target_bound": target_bound, "feature_bound": feature_bound,
+              "centre_target": centre_target}
+    bounds_share, check_share = bounds_budget(**bounds)
+    share = bounds_share + check_share
+    auto = is_auto(target_bound) or is_auto(feature_bound)
     public = {"n_samples": n_samples, "radius": radius,
               "public_residual_bound": (None if is_auto(residual_bound)
                                         else residual_bound)}
 
-    def bounds_draws(rho):
-        return auto_draws(share * rho, n_samples=n_samples, n_bounds=n_auto,
-                          epsilon=epsilon)
+    def first(rho):
+        return preliminary_releases(rho, bounds_share=bounds_share,
+                                    check_share=check_share, **bounds)
 
     def scale(sensitivity):
-        if n_auto:
+        if auto:
             return None, None
         return frank_wolfe_scale(
             n_samples=n_samples, radius=radius, feature_bound=feature_bound,
@@ -329,33 +432,34 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
 
     if epsilon == np.inf:
         residual, score_scale = scale(np.inf)
+        targets, draws, check, _ = first(0.0)
         return LassoFrankWolfePlan(
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_steps=max_iter, residual_bound=residual, score_scale=score_scale,
-            score_sensitivity=np.inf, bounds_draws=bounds_draws(0.0),
-            bounds_share=share, **public)
+            score_sensitivity=np.inf, target_draws=targets, bounds_draws=draws,
+            clip_check=check, bounds_share=share, **public)
 
     def make_event(rho):
-        # The whole fit's rho: the bounds' share, then T bounded-range draws.
-        draws = bounds_draws(rho)
+        # The whole fit's rho: the releases before the steps, then T
+        # bounded-range draws.
         per_draw = exponential_score_sensitivity((1.0 - share) * rho / max_iter)
-        return compose(None if draws is None else draws.event,
-                       repeat(ExponentialMechanism(per_draw), max_iter))
+        return compose(first(rho)[3], repeat(ExponentialMechanism(per_draw), max_iter))
 
     guess = max_iter * draw_score_sensitivity(epsilon, delta, max_iter) ** 2 / 2.0
     rho = calibrate(make_event, epsilon, delta, RhoBracket(guess)).value
     sensitivity = exponential_score_sensitivity((1.0 - share) * rho / max_iter)
     residual, score_scale = scale(sensitivity)
+    targets, draws, check, _ = first(rho)
     return LassoFrankWolfePlan(
         epsilon=epsilon, delta=delta, event=make_event(rho), n_steps=max_iter,
         residual_bound=residual, score_scale=score_scale,
-        score_sensitivity=sensitivity, bounds_draws=bounds_draws(rho),
-        bounds_share=share, **public)
+        score_sensitivity=sensitivity, target_draws=targets, bounds_draws=draws,
+        clip_check=check, bounds_share=share, **public)
 
 
 def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
                selection, gradient_noise, curvature, residual_bound,
-               feature_bound, target_bound, radius):
+               feature_bound, target_bound, radius, centre_target=True):
     """Plan a DPLasso fit from public quantities (never X or y).
 
     Parameters
@@ -365,6 +469,9 @@ def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
     solver, max_iter, selection, gradient_noise, curvature, residual_bound,
     feature_bound, target_bound, radius
         The estimator's hyperparameters of the same names.
+    centre_target : bool, default=True
+        Whether an "auto" target bound comes with a private location (False
+        for a model without intercept).
 
     Returns
     -------
@@ -376,8 +483,10 @@ def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,
             delta=delta, max_iter=max_iter, selection=selection,
             gradient_noise=gradient_noise, curvature=curvature,
             adaptive_residual=residual_bound == "auto",
-            n_auto_bounds=int(is_auto(target_bound)) + int(is_auto(feature_bound)))
+            target_bound=target_bound, feature_bound=feature_bound,
+            centre_target=centre_target)
     return plan_lasso_frank_wolfe(
         n_samples=n_samples, n_features=n_features, epsilon=epsilon, delta=delta,
         max_iter=max_iter, radius=radius, feature_bound=feature_bound,
-        target_bound=target_bound, residual_bound=residual_bound)
+        target_bound=target_bound, residual_bound=residual_bound,
+        centre_target=centre_target)

@@ -72,15 +72,21 @@ PLANTED = {
     "DPStandardScaler (clipped moments)": Planted(  # claim 0.684
         threshold=-0.036092141983400335, direction=1,
         rates=(0.9491, 0.8495), runs=5344),
-    "DPLasso (auto target_bound)": Planted(  # claim 0.424
-        threshold=1.189207115002721, direction=-1,
-        rates=(0.8172, 0.4695), runs=416),
+    "DPLasso (auto feature_bound)": Planted(  # claim 0.860
+        threshold=1.189207115002721, direction=1,
+        rates=(0.509, 0.0529), runs=198),
+    "DPLasso (auto target location)": Planted(  # claim 0.581
+        threshold=0.9999988390461861, direction=1,
+        rates=(0.9984, 0.1847), runs=33),
+    "DPLasso (clip check of a public feature_bound)": Planted(  # claim 0.237
+        threshold=-0.00903138685716954, direction=1,
+        rates=(0.9766, 0.858), runs=508),
     "DPSGDRegressor (auto clip_norm)": Planted(  # claim 0.373
         threshold=1.189207115002721, direction=-1,
         rates=(0.7846, 0.4695), runs=544),
-    "DPSGDRegressor (auto target_scale)": Planted(  # claim 0.757
+    "DPSGDRegressor (auto target_scale)": Planted(  # claim 0.833
         threshold=1.189207115002721, direction=-1,
-        rates=(0.9411, 0.4695), runs=168),
+        rates=(0.9547, 0.4694), runs=153),
     "DPMinimaxClassifier (auto clip_norm)": Planted(  # claim 0.373
         threshold=0.8324449805019046, direction=-1,
         rates=(0.7846, 0.4695), runs=544),

@@ -34,11 +34,13 @@ import skdpopt.lasso
 import skdpopt.logistic_simplex
 import skdpopt.minimax
 import skdpopt.sgd
+import skdpopt.solvers.clipping
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
 import skdpopt.solvers.greedy_cd
 import skdpopt.solvers.mirror_descent
 import skdpopt.solvers.saddle_point
+import skdpopt.solvers.targets
 import skdpopt.synthetic
 from skdpopt import (
     DPLasso,
@@ -222,6 +224,70 @@ AUTO_BOUND_CASES = [
                   targets=[0.0, 1.0])),
     Case("DPLasso: auto target and feature bounds (counts of |y|, max |x|)",
          _counts_observe(lambda: DPLasso(max_iter=1, random_state=0)),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+]
+
+
+# -- the target's location and scale, and the clip check --------------------
+
+def _target_observe(make):
+    """The target's releases (docs/privacy/targets.md): counts of y, of
+    |y - first location| and of |y - location| below each candidate (each
+    moves by at most 1) and the two clipped sums (by at most the width they
+    are clipped to).  Each release's parameters are released values; to
+    compare the two datasets at the same ones, every stage runs as it does
+    (so its statistics are observed) and then hands the next one a public
+    probe instead of its result: the bounds, the first location, the window
+    and the location.  epsilon = inf: the target is always centred, and the
+    statistics are the pre-noise ones."""
+    def observe(side, rng):
+        low, high = np.sort(rng.normal(size=2) * 3.0)
+        first, location = rng.normal(size=2)
+        window = 0.1 + abs(rng.normal())
+        module = skdpopt.solvers.targets
+        with observing() as patch:
+            counts = spy(patch, skdpopt._bounds, "counts_below")
+            sums = spy(patch, module, "clipped_total")
+            stages = {"_first_bounds": lambda *a, result: (low, high),
+                      "_window": lambda *a, result: window}
+            for name, probe in stages.items():
+                original = getattr(module, name)
+                patch.setattr(module, name, lambda *a, original=original,
+                              probe=probe: probe(*a, result=original(*a)))
+            means = iter((first, location))
+            original_mean = module._noisy_mean
+            patch.setattr(module, "_noisy_mean", lambda *a: (
+                original_mean(*a), next(means))[1])
+            make().fit(side.X, side.y)
+        stats = {f"counts {i}": Statistic(call.result, 1.0, "linf")
+                 for i, call in enumerate(counts.calls)}
+        for i, call in enumerate(sums.calls):
+            _, lower, upper = call.args
+            stats[f"clipped sum {i}"] = Statistic(call.result, upper - lower)
+        return stats
+    return observe
+
+
+def _clip_check_observe(side, rng):
+    """The clip check's count of rows with a value beyond 4 public feature
+    bounds: one record moves it by at most 1."""
+    with observing() as patch:
+        count = spy(patch, skdpopt.solvers.clipping, "clipped_total")
+        DPLasso(max_iter=1, target_bound=1.0, random_state=0).fit(side.X, side.y)
+    return {"count of far rows": Statistic(count.first.result, 1.0)}
+
+
+TARGET_CASES = [
+    Case("DPSGDRegressor: the target's location and scale",
+         _target_observe(lambda: DPSGDRegressor(
+             epsilon=np.inf, max_iter=1, random_state=0)),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+    Case("DPLasso: the target's location and bound",
+         _target_observe(lambda: DPLasso(
+             epsilon=np.inf, max_iter=1, random_state=0)),
+         features(formats=("dense", "csr"), dtypes=FLOATS, targets="real")),
+    Case("DPLasso: the clip check of a public feature bound (count)",
+         _clip_check_observe,
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
 ]
 
@@ -807,5 +873,5 @@ PIPELINE_CASES = [
 ]
 
 
-CASES = (SGD_CASES + AUTO_BOUND_CASES + LASSO_CASES + SIMPLEX_CASES
+CASES = (SGD_CASES + AUTO_BOUND_CASES + TARGET_CASES + LASSO_CASES + SIMPLEX_CASES
          + MINIMAX_CASES + SYNTHETIC_CASES + SCALER_CASES + PIPELINE_CASES)

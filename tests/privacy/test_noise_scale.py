@@ -165,10 +165,60 @@ def _grid_draws(leaf, count):
     return ("gumbel", 1.0 / leaf.score_sensitivity, count)
 
 
+# The widths a target's clipped sum can be clipped to (docs/privacy/targets.md):
+# high - low for two candidates of the grid, or twice a positive candidate
+# (the window); both are released, so the check is that the observed scale is
+# the leaf's noise multiplier times one of them.
+_PAIRS = np.triu_indices(DEFAULT_GRID.size, 1)
+_WIDTHS = np.unique(np.concatenate([
+    DEFAULT_GRID[_PAIRS[1]] - DEFAULT_GRID[_PAIRS[0]],
+    2.0 * DEFAULT_GRID[DEFAULT_GRID > 0]]))
+
+
+def _sum_draw(leaf, draw, sensitivity=None):
+    """The expected draw of a Gaussian (Laplace) noisy sum of the given
+    sensitivity, or, with None, of a released grid width."""
+    per_width = (leaf.noise_multiplier if isinstance(leaf, GaussianMechanism)
+                 else 1.0 / leaf.epsilon0)
+    if sensitivity is None:
+        width = draw.scale / per_width
+        k = np.searchsorted(_WIDTHS, width)
+        near = _WIDTHS[max(k - 1, 0):k + 1]
+        assert np.isclose(near, width, rtol=RTOL, atol=0).any(), (
+            f"noise {draw.scale} is not {per_width} times a grid width")
+        sensitivity = width
+    distribution = "normal" if isinstance(leaf, GaussianMechanism) else "laplace"
+    return (distribution, per_width * sensitivity, 1)
+
+
+def _expected_preliminary(plan, found, draws):
+    """The releases before the steps, popped from ``found``: the target's
+    location and scale (grid draws and two clipped sums), the "auto"
+    bounds' grid draws and the clip check's count (sensitivity 1).
+    Returns the expected draws and how many observed draws they are."""
+    expected, used = [], 0
+    parts = [(getattr(plan, "target_draws", None), None),
+             (getattr(plan, "bounds_draws", None), None),
+             (getattr(plan, "clip_check", None), 1.0)]
+    for part, sensitivity in parts:
+        if part is None:
+            continue
+        for _ in leaves(part.event):
+            leaf, count = found.pop(0)
+            if isinstance(leaf, ExponentialMechanism):
+                expected.append(_grid_draws(leaf, count))
+                used += count
+            else:
+                expected.append(_sum_draw(leaf, draws[used], sensitivity))
+                used += 1
+    return expected, used
+
+
 def _expected_sgd(est, draws, n):
     dim = est.n_features_in_ + int(est.fit_intercept)
-    expected = []
-    for leaf, count in leaves(est.privacy_plan_.event):
+    found = leaves(est.privacy_plan_.event)
+    expected, _ = _expected_preliminary(est.privacy_plan_, found, draws)
+    for leaf, count in found:
         if isinstance(leaf, SubsampledGaussianMechanism):
             # The clipped sum (each example's gradient of norm <= C).
             expected.append(("normal", leaf.noise_multiplier * est.clip_norm_,
@@ -182,9 +232,7 @@ def _expected_lasso(est, draws, n):
     plan = est.privacy_plan_
     b = est.feature_bound_
     found = leaves(plan.event)
-    expected = []
-    if plan.bounds_draws is not None:
-        expected.append(_grid_draws(*found.pop(0)))
+    expected, skip = _expected_preliminary(plan, found, draws)
     if est.solver == "frank_wolfe":
         (leaf, count), = found
         residual = (est.target_bound_ if est.residual_bound == "auto"
@@ -200,7 +248,6 @@ def _expected_lasso(est, draws, n):
     # Walk the steps: the residual bound C_t in force at step t is public
     # or released (the adaptive one); the selection's scale says which, and
     # everything else in the step must agree with it.
-    skip = plan.bounds_draws.draws_per_column if plan.bounds_draws else 0
     walk = iter(draws[skip:])
     bound = est.target_bound_ if est.residual_bound == "auto" else est.residual_bound
     for step in range(plan.n_steps):

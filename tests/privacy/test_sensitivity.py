@@ -31,12 +31,15 @@ from sensitivity_cases import (
     SGD_CASES,
     SGD_FIRST_STEP,
     SYNTHETIC_CASES,
+    TARGET_CASES,
 )
 
 import skdpopt._bounds
 import skdpopt._data.inmemory
 import skdpopt._domain
 import skdpopt.lasso
+import skdpopt.solvers.clipping
+import skdpopt.solvers.targets
 from skdpopt._clipping import clip_scalars
 from skdpopt.solvers.query_release import MarginalWorkload
 
@@ -152,6 +155,25 @@ def test_catches_planted_missing_feature_clip(monkeypatch):
     assert not check(case, pair)
     monkeypatch.setattr(skdpopt.lasso, "clip_rows", lambda X, bound: X)
     assert any("gradients" in v.key for v in check(case, pair))
+
+
+def test_catches_planted_unclipped_target_sums(monkeypatch):
+    """The target's location summed without its clip."""
+    case, pair = TARGET_CASES[0], _outside_pair()
+    assert not check(case, pair)
+    monkeypatch.setattr(skdpopt.solvers.targets, "clipped_total",
+                        lambda y, low, high: float(np.sum(y)))
+    assert any("clipped sum" in v.key for v in check(case, pair))
+
+
+def test_catches_planted_clip_check_counting_values(monkeypatch):
+    """The clip check counting the far values rather than the far rows (a
+    row can hold d of them)."""
+    case, pair = TARGET_CASES[2], _outside_pair()
+    assert not check(case, pair)
+    monkeypatch.setattr(skdpopt.solvers.clipping, "map_rows",
+                        lambda function, X: np.abs(np.asarray(X)).ravel())
+    assert any("far rows" in v.key for v in check(case, pair))
 
 
 def test_catches_planted_unclipped_target(monkeypatch):
