@@ -26,12 +26,21 @@ the targets to ``docs/benchmarks/_generated/bench_dask.md`` (see
 once (``bench_dask.quick.md``).  With ``--sizes`` it prints the JSON lines
 of the fits asked for.
 
+With ``--workers 1 2 ...`` it prints two tables instead, on data of
+``--size`` rows persisted in the workers' memory, medians of
+``--repeats`` fits: per-core efficiency (one worker with one thread
+against numpy with one BLAS thread) and strong scaling (1, 2, ...
+workers of one thread against one numpy process with a BLAS thread per
+core), with the processor seconds of all the processes of each fit.
+
 Usage::
 
     python benchmarks/bench_dask.py --daskml-python /path/to/env/bin/python
     python benchmarks/bench_dask.py --quick
     python benchmarks/bench_dask.py --sizes 1e7 3e7 --estimators sgd_poisson \
         --lazy sgd_poisson --in-memory-max 0 --memory-limit 2GB
+    python benchmarks/bench_dask.py --workers 1 2 --size 2e6 --repeats 3
+    python benchmarks/bench_dask.py --synthetic 1e7
 
 ``--memory-limit`` is each worker's ``memory_limit`` (beyond it a worker
 spills task results to its local disk): lazy Poisson fits keep an epoch's
@@ -41,6 +50,8 @@ them 2 GB per worker.
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import time
@@ -55,6 +66,7 @@ BLOCK_ROWS = 250_000  # 100 MB of float64 per block
 N_TEST = 100_000
 DELTA = 1e-9
 WEIGHTS = np.r_[np.full(5, 0.3), np.zeros(D - 5)]
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 ESTIMATORS = {
     # NoisyGD: 10 full-batch steps, one pass each.
@@ -154,8 +166,9 @@ def run_dask(client, n, name, persist=False):
         epsilon=model.privacy_spent_.epsilon, delta=model.privacy_spent_.delta)
 
 
-def run_in_memory(n, name):
-    """In this (fresh) process: numpy data built block by block, then fit."""
+def run_in_memory(n, name, repeats=1):
+    """In this (fresh) process: numpy data built block by block, then fit
+    ``repeats`` times (wall and processor seconds of each fit)."""
     rng = np.random.default_rng(0)
     X = np.empty((n, D))
     y = np.empty(n)
@@ -164,18 +177,21 @@ def run_in_memory(n, name):
         X[start:stop] = rng.uniform(-1, 1, size=(stop - start, D))
         y[start:stop] = np.clip(X[start:stop] @ WEIGHTS
                                 + rng.normal(0, 0.1, size=stop - start), -1, 1)
-    model = make(name)
     data_rss = rss_mb()
     reset_peak()
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X, y)
-    seconds = time.perf_counter() - start
+    times, cpus = [], []
+    for _ in range(repeats):
+        model = make(name)
+        cpu, start = time.process_time(), time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y)
+        times.append(round(time.perf_counter() - start, 3))
+        cpus.append(round(time.process_time() - cpu, 3))
     X_test, y_test = test_set()
     return dict(
-        backend="numpy", estimator=name, n=n, seconds=round(seconds, 2),
-        rss_with_data_mb=round(data_rss), peak_mb=round(hwm_mb()),
+        backend="numpy", estimator=name, n=n, seconds=times[0], all_seconds=times,
+        cpu_seconds=cpus, rss_with_data_mb=round(data_rss), peak_mb=round(hwm_mb()),
         r2=round(float(r2(model, X_test, y_test)), 4),
         epsilon=model.privacy_spent_.epsilon, delta=model.privacy_spent_.delta)
 
@@ -202,9 +218,12 @@ def run_daskml(n):
         client_peak_mb=round(hwm_mb()), r2=round(float(r2(model, X_test, y_test)), 4))
 
 
-def subprocess_json(args, python=sys.executable, timeout=1800):
+def subprocess_json(args, python=sys.executable, timeout=1800, threads=None):
+    env = None
+    if threads is not None:  # the BLAS and OpenMP pools of the fresh process
+        env = dict(os.environ, **{v: str(threads) for v in THREAD_VARIABLES})
     out = subprocess.run([python, __file__, *args], capture_output=True, text=True,
-                         timeout=timeout)
+                         timeout=timeout, env=env)
     if out.returncode != 0:
         return dict(error=out.stderr.strip().splitlines()[-1:], args=args)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -347,6 +366,164 @@ def report_plan(report, records, quick):
                  timing=["1e7 (s)", "1e8 (s)", "slope", "met"])
 
 
+SYNTHETIC_ROWS = 500_000  # rows per partition of the synthetic table
+SYNTHETIC_DOMAIN = {
+    "workclass": ["private", "self-employed", "government", "unpaid"],
+    "education": ["school", "high school", "college", "bachelors", "masters",
+                  "doctorate"],
+    "sex": ["female", "male"],
+    "income": ["<=50K", ">50K"],
+}
+
+
+def adult_like(partition, rows=SYNTHETIC_ROWS):
+    """One partition of an Adult-like table, from its own seed: age and
+    weekly hours numeric, four categorical columns, income depending on
+    education, age and hours."""
+    import pandas as pd
+
+    rng = np.random.default_rng([7, partition])
+    education = rng.choice(6, size=rows, p=[0.1, 0.3, 0.25, 0.2, 0.1, 0.05])
+    age = np.clip(rng.normal(38 + 2 * education, 12), 17, 90)
+    hours = np.clip(rng.normal(40, 10, size=rows), 1, 99)
+    logit = -6 + 0.6 * education + 0.04 * age + 0.03 * hours
+    income = rng.random(rows) < 1 / (1 + np.exp(-logit))
+    columns = SYNTHETIC_DOMAIN
+    return pd.DataFrame({
+        "age": age, "hours": hours,
+        "workclass": np.array(columns["workclass"], dtype=object)[
+            rng.choice(4, size=rows, p=[0.7, 0.12, 0.15, 0.03])],
+        "education": np.array(columns["education"], dtype=object)[education],
+        "sex": np.array(columns["sex"], dtype=object)[rng.integers(0, 2, rows)],
+        "income": np.array(columns["income"], dtype=object)[income.astype(int)],
+    })
+
+
+def run_synthetic(n):
+    """DPSyntheticData on a lazily generated Adult-like Dask DataFrame of
+    n rows (2 workers), against the in-memory fit on a 1e6-row sample of
+    the same generator (3 seeds, for their spread): time, the client's
+    peak memory during the Dask fit (nothing else held yet),
+    privacy_spent_, and each fit's mean workload error on a held-out
+    1e6-row sample of the same generator."""
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, LocalCluster
+
+    from skdpopt import DPSyntheticData
+
+    params = dict(domain=SYNTHETIC_DOMAIN, bounds={"hours": (0, 100)},
+                  workload=2, epsilon=1.0, delta=1e-9)
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster):
+        X = dd.from_map(adult_like, range(-(-n // SYNTHETIC_ROWS)))
+        client_before = rss_mb()
+        reset_peak()
+        on_dask = DPSyntheticData(random_state=0, **params)
+        start = time.perf_counter()
+        on_dask.fit(X)
+        seconds = time.perf_counter() - start
+        peak = hwm_mb()
+
+    def sample(first):
+        return pd.concat([adult_like(p) for p in range(first, first + 2)],
+                         ignore_index=True)
+
+    train, held_out = sample(10**6), sample(2 * 10**6)
+    in_memory = []
+    for seed in range(3):
+        model = DPSyntheticData(random_state=seed, **params)
+        begin = time.perf_counter()
+        model.fit(train)
+        in_memory.append(dict(
+            seconds=round(time.perf_counter() - begin, 2),
+            held_out_error=round(-model.score(held_out), 5),
+            epsilon=model.privacy_spent_.epsilon))
+    return dict(backend="dask (lazy DataFrame)", estimator="DPSyntheticData",
+                n=n, seconds=round(seconds, 2),
+                client_rss_before_mb=round(client_before),
+                client_peak_mb=round(peak),
+                held_out_error=round(-on_dask.score(held_out), 5),
+                epsilon=on_dask.privacy_spent_.epsilon,
+                delta=on_dask.privacy_spent_.delta,
+                in_memory_1e6=in_memory)
+
+
+def _cpu_seconds():
+    return time.process_time()
+
+
+def fit_persisted(client, X, y, name, repeats):
+    """``repeats`` fits on data held by the workers: wall seconds and
+    processor seconds of the client (with the scheduler, in this process)
+    and the workers together."""
+    times, cpus = [], []
+    for _ in range(repeats):
+        model = make(name)
+        before = sum(client.run(_cpu_seconds).values()) + time.process_time()
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y)
+        times.append(round(time.perf_counter() - start, 3))
+        after = sum(client.run(_cpu_seconds).values()) + time.process_time()
+        cpus.append(round(after - before, 3))
+    return times, cpus
+
+
+def workers_tables(args):
+    """Per-core efficiency and strong scaling, persisted data, medians."""
+    from distributed import Client, LocalCluster
+
+    n, cores = int(args.size), os.cpu_count()
+    counts = sorted(set(args.workers) | {1})
+    runs = {}
+    for name in args.estimators:
+        for threads in sorted({1, cores}):
+            result = subprocess_json(["--in-memory", str(n), name,
+                                      "--repeats", str(args.repeats)],
+                                     threads=threads)
+            runs[name, "numpy", threads] = result
+            print(json.dumps(dict(result, threads=threads)), flush=True)
+    for w in counts:
+        # Each worker one process, one thread (its BLAS pool too: Dask's
+        # nanny sets the thread variables of the workers to 1).
+        with LocalCluster(n_workers=w, threads_per_worker=1, dashboard_address=None,
+                          silence_logs=40) as cluster, Client(cluster) as client:
+            client.run(_import_package)
+            X, y = client.persist(list(lazy_data(n)))
+            distributed.wait([X, y])
+            for name in args.estimators:
+                times, cpus = fit_persisted(client, X, y, name, args.repeats)
+                runs[name, "dask", w] = dict(all_seconds=times, cpu_seconds=cpus)
+                print(json.dumps(dict(backend="dask-persisted", estimator=name, n=n,
+                                      workers=w, all_seconds=times,
+                                      cpu_seconds=cpus)), flush=True)
+            del X, y
+
+    def med(run, key="all_seconds"):
+        return statistics.median(run[key]) if key in run else float("nan")
+
+    print(f"\nPer-core efficiency, n = {n:.0e} x {D} persisted, medians of "
+          f"{args.repeats} fits (seconds; processor seconds in brackets)\n")
+    print("| fit | numpy, 1 thread | Dask, 1 worker (1 thread) | ratio |")
+    print("| --- | ---: | ---: | ---: |")
+    for name in args.estimators:
+        a, b = runs[name, "numpy", 1], runs[name, "dask", 1]
+        print(f"| {name} | {med(a):.2f} ({med(a, 'cpu_seconds'):.2f}) | "
+              f"{med(b):.2f} ({med(b, 'cpu_seconds'):.2f}) | "
+              f"{med(b) / med(a):.2f}x |")
+    print(f"\nStrong scaling, the same data: one numpy process with {cores} "
+          "threads against Dask with w workers of one thread (seconds)\n")
+    print("| fit | numpy, " + f"{cores} threads | "
+          + " | ".join(f"Dask, {w} worker{'s' * (w > 1)}" for w in counts) + " |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in counts) + " |")
+    for name in args.estimators:
+        a = runs[name, "numpy", cores]
+        print(f"| {name} | {med(a):.2f} | "
+              + " | ".join(f"{med(runs[name, 'dask', w]):.2f}" for w in counts) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", nargs="+", type=float, default=None)
@@ -364,22 +541,36 @@ def main():
                         "memory_limit; beyond it workers spill to disk)")
     parser.add_argument("--daskml-python", default=None,
                         help="python of an environment with dask-ml installed")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="runs of each fit of the plan (once from 1e8 rows)")
     parser.add_argument("--quick", action="store_true",
                         help="the lazy and in-memory fits at 1e5 rows, once")
+    parser.add_argument("--workers", nargs="+", type=int, default=None,
+                        help="worker counts (one thread each): print the "
+                        "per-core efficiency and strong-scaling tables on "
+                        "persisted data of --size rows instead")
+    parser.add_argument("--size", type=float, default=2e6,
+                        help="rows of the --workers tables")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="runs of each fit of the plan and fits per cell "
+                        "of the --workers tables, medians (default 3; once "
+                        "from 1e8 rows, and with --sizes)")
+    parser.add_argument("--synthetic", type=float, default=None,
+                        help="fit DPSyntheticData on a lazily generated "
+                        "Adult-like table of this many rows instead")
     parser.add_argument("--in-memory", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--daskml", type=float, help=argparse.SUPPRESS)
     Report.add_arguments(parser)
     args = parser.parse_args()
+    # One fit per --sizes cell (and per --in-memory call not told more);
+    # three for the plan and the --workers tables.
+    args.repeats = args.repeats or (1 if args.sizes or args.in_memory else 3)
     if args.in_memory:
         print(json.dumps(run_in_memory(int(float(args.in_memory[0])),
-                                       args.in_memory[1])))
+                                       args.in_memory[1], args.repeats)))
         return
     if args.daskml:
         print(json.dumps(run_daskml(int(args.daskml))))
         return
-    if args.sizes is None:
+    if args.sizes is None and not (args.workers or args.synthetic):
         report = Report("bench_dask", args, packages=("dask", "distributed"))
         if args.daskml_python:
             report.note("dask-ml peer: " + subprocess.run(
@@ -396,6 +587,13 @@ def main():
     global distributed
     import distributed
     from distributed import Client, LocalCluster
+
+    if args.workers:
+        workers_tables(args)
+        return
+    if args.synthetic:
+        print(json.dumps(run_synthetic(int(args.synthetic))), flush=True)
+        return
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
                       silence_logs=40, memory_limit=args.memory_limit

@@ -3,7 +3,6 @@ the record of what a fit spent."""
 
 import functools
 import re
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,6 +17,7 @@ from . import ledger
 from ._data import is_dask_collection, map_rows, refuse_dask
 from ._validation import resolve_classes
 from .accounting import compose, privacy_spent
+from .exceptions import warn_at_caller
 
 # A finite epsilon above this promises nothing (exp(1e6)) and only strains
 # calibration's arithmetic; np.inf says "no privacy" honestly.
@@ -324,12 +324,11 @@ class DPEstimatorMixin(BudgetMixin):
         # A mechanism that publishes one random record is (0, 1/n)-DP, so a
         # delta of 1/n or more promises nothing.
         if self._is_private and self.delta >= 1.0 / n_samples:
-            warnings.warn(
+            warn_at_caller(
                 f"delta={self.delta} is not below 1/n_samples={1.0 / n_samples:.3g}; "
                 "such a guarantee allows releasing records outright. "
                 "Choose delta much smaller than 1/n_samples.",
                 UserWarning,
-                stacklevel=3,
             )
 
     def uses_privacy_budget(self):

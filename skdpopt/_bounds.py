@@ -105,9 +105,13 @@ def private_bounds(values, draws, rng):
     sensitivity ``draws.median_sensitivity``),
     then each rank q of ``draws.quantiles``, a lower rank anchored at the
     cell's lower end and an upper rank at its upper end
-    (:func:`anchored_prior`).  Then, by post-processing: a (low, high) pair
-    is ordered and, where it fell on one candidate, widened to its
-    neighbours in the grid; every bound is raised to ``draws.floor``.
+    (:func:`anchored_prior`).  With ``draws.location_cells`` the bounds are
+    located instead (:func:`_located_ranks`): one more draw refines the
+    median cell to a location ``m``, and the ranks are drawn from the grid
+    shifted to ``m``, anchored there.  Then, by post-processing: a (low,
+    high) pair is ordered and, where it fell on one candidate, widened to
+    its neighbours among the candidates; every bound is raised to
+    ``draws.floor``.
 
     Parameters
     ----------
@@ -135,19 +139,103 @@ list of them
     sensitivity = draws.score_sensitivity
     cell = _draw(_median_cell_distance(below, n_samples), draws.median_sensitivity,
                  np.zeros((below.shape[0], len(grid) - 1)), rng)
+    if draws.location_cells:
+        location = refine_location(values, grid[cell], grid[cell + 1],
+                                   draws.location_cells,
+                                   draws.location_sensitivity, rng)
+        return np.maximum(_located_ranks(values, location, draws, rng),
+                          draws.floor)
     picks = []
     for q in draws.quantiles:  # a handful of ranks, never rows
         anchor = grid[cell] if q < 0.5 else grid[cell + 1]
         prior = anchored_prior(q, anchor, grid, draws.prior_weight)
         picks.append(_draw(np.abs(below - q * n_samples), sensitivity, prior, rng))
-    picks = np.array(picks)
-    if len(picks) == 2 and draws.quantiles[0] < 0.5 < draws.quantiles[1]:
+    picks = _order_pair(np.array(picks), draws.quantiles, len(grid))
+    return np.maximum(grid[picks], draws.floor)
+
+
+def _order_pair(picks, quantiles, n_candidates):
+    """A (low, high) pair of candidate indices ordered and, where both fell
+    on one candidate, widened to its neighbours (post-processing)."""
+    if len(picks) == 2 and quantiles[0] < 0.5 < quantiles[1]:
         low, high = np.min(picks, axis=0), np.max(picks, axis=0)
         tied = low == high
         low = np.where(tied, np.maximum(low - 1, 0), low)
-        high = np.where(tied, np.minimum(high + 1, len(grid) - 1), high)
+        high = np.where(tied, np.minimum(high + 1, n_candidates - 1), high)
         picks = np.array([low, high])
-    return np.maximum(grid[picks], draws.floor)
+    return picks
+
+
+def _column(values, j):
+    """Column ``j`` of ``values`` (a list of per-record statistics, a 1-D
+    column or a 2-D array)."""
+    if isinstance(values, list):
+        return values[j]
+    return values if values.ndim == 1 else values[:, j]
+
+
+def refine_location(values, cell_low, cell_high, n_cells, score_sensitivity, rng):
+    """A private location inside each column's released median cell.
+
+    The cell ``[a, b)`` is cut into ``n_cells`` equal cells and the one
+    holding the median is drawn with the median cell's score
+    (:func:`_median_cell_distance`, moving by at most 1 when a record is
+    replaced): one exponential-mechanism draw per column.  Returns the
+    drawn cell's midpoint, within ``(b - a) / (2 n_cells)`` of a value of
+    that cell; finite for any finite cell (computed on halves).
+
+    Parameters
+    ----------
+    values : array-like or list of them
+        As :func:`private_bounds` reads them.
+    cell_low, cell_high : ndarray of shape (n_columns,)
+        Each column's released median cell.
+    n_cells : int
+    score_sensitivity : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_columns,)
+    """
+    fractions = np.arange(n_cells + 1) / n_cells
+    n_samples = _column(values, 0).shape[0]
+    rows = np.arange(len(cell_low))
+    # a + (b - a) t on halves: no intermediate exceeds |a| + |b| <= 2^61.
+    fine = 2.0 * (cell_low[:, None] / 2 + (cell_high[:, None] / 2
+                                           - cell_low[:, None] / 2) * fractions)
+    below = np.vstack([counts_below(_column(values, j), fine[j])
+                       for j in rows])  # columns, never rows
+    drawn = _draw(_median_cell_distance(below, n_samples), score_sensitivity,
+                  np.zeros((len(rows), n_cells)), rng)
+    return fine[rows, drawn] / 2 + fine[rows, drawn + 1] / 2
+
+
+def _located_ranks(values, location, draws, rng):
+    """Each rank drawn from the grid shifted to the column's location ``m``:
+    candidates ``m + c`` for every ``c`` of the grid (rounded, then
+    deduplicated: public given ``m``), scored like the grid's own, with
+    :func:`anchored_prior` on the offsets ``c`` anchored at ``m`` (weight
+    ``draws.prior_weight``, lighter than the grid's: the offsets start at
+    0 whatever the column's magnitude).  With ``m`` near 0 these are the
+    grid's candidates; a column far
+    from 0 relative to its spread (years, prices) gets candidates 19% of
+    their distance from ``m`` apart, not of their magnitude.  Every
+    candidate is at most ``2^61`` in magnitude: nothing overflows."""
+    n_samples = _column(values, 0).shape[0]
+    out = np.empty((len(draws.quantiles), len(location)))
+    for j, m in enumerate(location):  # columns, never rows
+        candidates = np.unique(m + draws.grid)
+        offsets = candidates - m
+        below = np.atleast_2d(counts_below(_column(values, j), candidates))
+        picks = []
+        for q in draws.quantiles:
+            prior = anchored_prior(q, np.zeros(1), offsets, draws.prior_weight)
+            picks.append(_draw(np.abs(below - q * n_samples),
+                               draws.score_sensitivity, prior, rng))
+        picks = _order_pair(np.array(picks), draws.quantiles, len(candidates))
+        out[:, j] = candidates[picks[:, 0]]
+    return out
 
 
 def clip_to_unit(X, low, high):

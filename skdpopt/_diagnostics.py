@@ -11,9 +11,10 @@ releases nothing.
 """
 
 import math
-import warnings
 
-from .exceptions import UtilityWarning
+import numpy as np
+
+from .exceptions import UtilityWarning, warn_at_caller
 
 # Levers, in the words of a message.
 MORE_EPSILON = "more epsilon"
@@ -89,7 +90,7 @@ def noisy_mean_ratio(*, noise_std, n_samples, half_range):
 
 
 def warn_if_noise_dominates(estimator, ratio, *, threshold=1.0,
-                            levers=(MORE_EPSILON, MORE_ROWS), stacklevel=3):
+                            levers=(MORE_EPSILON, MORE_ROWS)):
     """Warn with :class:`UtilityWarning` when ``ratio`` exceeds ``threshold``.
 
     Parameters
@@ -101,8 +102,6 @@ def warn_if_noise_dominates(estimator, ratio, *, threshold=1.0,
     threshold : float, default=1.0
     levers : sequence of str, default=("more epsilon", "more rows")
         What the user can change, named in the message.
-    stacklevel : int, default=3
-        Passed to :func:`warnings.warn`.
 
     Returns
     -------
@@ -112,17 +111,17 @@ def warn_if_noise_dominates(estimator, ratio, *, threshold=1.0,
     if not ratio > threshold:
         return False
     name = estimator if isinstance(estimator, str) else type(estimator).__name__
-    warnings.warn(
+    warn_at_caller(
         f"{name}: the planned noise is {ratio:.3g} times the largest signal the "
         "data could contribute (computed from the number of rows, epsilon, "
         "the public bounds and the schedule, not from the data), so the fit "
         "is unlikely to move far from its starting point. Levers: "
         f"{', '.join(levers)}.",
-        UtilityWarning, stacklevel=stacklevel)
+        UtilityWarning)
     return True
 
 
-def warn_if_coarse(estimator, draws, names, *, public=None, stacklevel=4):
+def warn_if_coarse(estimator, draws, names, *, public=None):
     """Warn with :class:`UtilityWarning` when planned private bounds are
     coarse: the budget and the rows (public) are too few for the draws to
     find the data's scale (``draws.lost``), or a rank had to move inwards to
@@ -139,7 +138,6 @@ def warn_if_coarse(estimator, draws, names, *, public=None, stacklevel=4):
     public : str, default=None
         How to pass public values instead; ``"<name>=..."`` for each name
         if None.
-    stacklevel : int, default=4
 
     Returns
     -------
@@ -157,17 +155,17 @@ def warn_if_coarse(estimator, draws, names, *, public=None, stacklevel=4):
         ranks = " and ".join(f"{q:g}" for q in draws.quantiles)
         shortfall = f"can only aim at the {ranks} quantile(s)"
     public = public or ", ".join(f"{name}=..." for name in names)
-    warnings.warn(
+    warn_at_caller(
         f"{type(estimator).__name__}: with {draws.n_samples} rows and "
         f"epsilon={estimator.epsilon:g} the private {what} {shortfall}, so the fit "
         "may clip most records or add noise far above their scale. Levers: "
         f"{MORE_EPSILON}, {MORE_ROWS}, or pass public {public}.",
-        UtilityWarning, stacklevel=stacklevel)
+        UtilityWarning)
     return True
 
 
 def warn_if_signal_is_weak(estimator, ratio, *, threshold,
-                           levers=(MORE_EPSILON, MORE_ROWS), stacklevel=3):
+                           levers=(MORE_EPSILON, MORE_ROWS)):
     """Warn with :class:`UtilityWarning` when ``ratio`` (the noise of one
     release over the largest signal a release can carry, from public
     quantities) exceeds ``threshold`` though not 1: the fit moves, but the
@@ -181,18 +179,18 @@ def warn_if_signal_is_weak(estimator, ratio, *, threshold,
     """
     if not threshold < ratio <= 1.0:
         return False
-    warnings.warn(
+    warn_at_caller(
         f"{type(estimator).__name__}: the planned noise of each release is "
         f"{ratio:.2g} of the largest signal the data could contribute "
         "(computed from the number of rows, epsilon, the public bounds and "
         "the schedule, not from the data): features whose signal is weaker "
         "than that are lost in it, and the fit may do worse than a constant. "
         f"Levers: {', '.join(levers)}.",
-        UtilityWarning, stacklevel=stacklevel)
+        UtilityWarning)
     return True
 
 
-def warn_if_not_centred(estimator, draws, name, stacklevel=4):
+def warn_if_not_centred(estimator, draws, name):
     """Warn with :class:`UtilityWarning` when the plan does not centre the
     targets (public quantities only: the rows and the budget).
 
@@ -204,7 +202,6 @@ def warn_if_not_centred(estimator, draws, name, stacklevel=4):
         The plan's target releases (None: a public target bound or scale).
     name : str
         The estimator's target parameter.
-    stacklevel : int, default=4
 
     Returns
     -------
@@ -213,18 +210,17 @@ def warn_if_not_centred(estimator, draws, name, stacklevel=4):
     """
     if draws is None or draws.centre:
         return False
-    warnings.warn(
+    warn_at_caller(
         f"{type(estimator).__name__}: with {draws.n_samples} rows and "
         f"epsilon={estimator.epsilon:g} the budget is too small to find the "
         "targets' location privately, so they are not centred: targets far "
         f"from zero fit poorly. Levers: {MORE_EPSILON}, {MORE_ROWS}, or centre "
         f"and scale the targets by public constants and pass a public {name}.",
-        UtilityWarning, stacklevel=stacklevel)
+        UtilityWarning)
     return True
 
 
-def warn_if_clipped(estimator, share, check, *, noise, name="feature_bound",
-                    stacklevel=3):
+def warn_if_clipped(estimator, share, check, *, noise, name="feature_bound"):
     """Warn with :class:`UtilityWarning` when the released share of rows far
     beyond the bound is above ``check.most``; name the levers.
 
@@ -242,7 +238,6 @@ def warn_if_clipped(estimator, share, check, *, noise, name="feature_bound",
         noise dominates anyway), so it never warns then.
     name : str, default="feature_bound"
         The estimator's bound parameter.
-    stacklevel : int, default=3
 
     Returns
     -------
@@ -251,12 +246,58 @@ def warn_if_clipped(estimator, share, check, *, noise, name="feature_bound",
     """
     if not (share > check.most and noise <= 1.0 / 8.0):
         return False
-    warnings.warn(
+    warn_at_caller(
         f"{type(estimator).__name__}: most rows have a value beyond "
         f"{check.far_factor:g} times {name}={getattr(estimator, name + '_', None):g} "
         "(a private count), so clipping to it, in fit and in predict, keeps "
         "little of those columns. Levers: put a DP scaler before it in a "
         "private pipeline (make_private_pipeline(DPStandardScaler(), ...)), or "
         f"pass a public {name} of the features' scale.",
-        UtilityWarning, stacklevel=stacklevel)
+        UtilityWarning)
+    return True
+
+
+# Bounds wider than this many released standard deviations: a column
+# uniform between its bounds is sqrt(12) = 3.5 of them wide, a normal one
+# between its 1% and 99% quantiles 4.7, a 0/1 column with a share p of
+# ones 1 / sqrt(p (1 - p)) (20 at p = 0.25%).
+WIDE_BOUNDS_RATIO = 20.0
+
+
+def warn_if_bounds_wide(estimator, low, high, scale):
+    """Warn with :class:`UtilityWarning` when a column's bounds are more
+    than :data:`WIDE_BOUNDS_RATIO` times its scale wide: the values then
+    sit in a small part of the clipped range, the noise of the released
+    moments is large relative to them, and the scaled column is nearly
+    constant.
+
+    Decided from released (or public) values only, ``bounds_`` and
+    ``scale_`` (post-processing); the message names the columns, not the
+    values.
+
+    Parameters
+    ----------
+    estimator : object
+        Named in the message.
+    low, high, scale : ndarray of shape (n_columns,)
+        The bounds and the released scale (positive).
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    # Width on halves: finite for any finite bounds.
+    ratio = 2.0 * (np.asarray(high) / 2 - np.asarray(low) / 2) / np.asarray(scale)
+    wide = np.flatnonzero(ratio > WIDE_BOUNDS_RATIO)
+    if wide.size == 0:
+        return False
+    shown = ", ".join(str(j) for j in wide[:10]) + (", ..." if wide.size > 10 else "")
+    warn_at_caller(
+        f"{type(estimator).__name__}: the bounds of column(s) {shown} are more "
+        f"than {WIDE_BOUNDS_RATIO:g} times their released standard deviation "
+        "wide, so their scaled values are nearly constant and the released "
+        "moments noisy. Levers: pass public bounds=(low, high) around the "
+        f"data's range, {MORE_EPSILON}, {MORE_ROWS}.",
+        UtilityWarning)
     return True

@@ -312,3 +312,28 @@ def resolve_workload(workload, names, domain, n_bins):
     if not marginals:
         raise ValueError("workload is empty.")
     return marginals
+
+
+# Block functions of a fit on Dask records (each takes a block's columns).
+
+def check_columns(columns, names, domain):
+    """Check a block's columns as a fit in memory does (a declared column
+    is encoded, refusing values outside it; the others must be finite
+    numbers); returns the block's number of rows (public once summed)."""
+    for name, column, values in zip(names, domain, columns, strict=True):
+        if column is None:
+            finite_numeric(name, values)
+        else:
+            encode_column(column, values)
+    return len(columns[0]) if columns else 0
+
+
+def numeric_values(columns, names, positions):
+    """A block's columns at ``positions`` as float64 (rows, columns)."""
+    return np.column_stack([finite_numeric(names[i], columns[i]) for i in positions])
+
+
+def encode_columns(columns, domain):
+    """A block's integer codes, shape (rows, n_columns)."""
+    return np.column_stack([encode_column(column, values)
+                            for column, values in zip(domain, columns, strict=True)])

@@ -9,12 +9,11 @@ releases it.
 """
 
 import math
-import warnings
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-from .exceptions import PrivacyLeakWarning
+from .exceptions import PrivacyLeakWarning, warn_at_caller
 
 
 def resolve_classes(estimator, y, declared, *, parameter="classes", what="label"):
@@ -40,13 +39,12 @@ def resolve_classes(estimator, y, declared, *, parameter="classes", what="label"
         Index of each row's label in ``classes``.
     """
     if declared is None:
-        warnings.warn(
+        warn_at_caller(
             f"{type(estimator).__name__}: the {what} set is read from the "
             f"training data, so the fitted model reveals which {what}s occur "
             f"(a {what} held by one record included). Pass {parameter}=... "
             f"to declare the {what} set public.",
             PrivacyLeakWarning,
-            stacklevel=3,
         )
         classes, encoded = np.unique(y, return_inverse=True)
         return classes, encoded.ravel()
@@ -187,11 +185,11 @@ def resolve_groups(estimator, sensitive_features, n_samples, declared):
         return np.array(["all"], dtype=object), np.zeros(n_samples, dtype=np.int64)
     labels, codes = encode_groups(sensitive_features, n_samples)
     if declared is None:
-        warnings.warn(
+        warn_at_caller(
             f"{type(estimator).__name__}: the group set is read from the "
             "training data, so the fitted model reveals which groups occur. "
             "Pass groups=... to declare it public.",
-            PrivacyLeakWarning, stacklevel=3)
+            PrivacyLeakWarning)
         return labels, codes
     declared = list(declared)
     if not declared:

@@ -339,16 +339,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             ratio = noisy_sum_ratio(
                 noise_multiplier=2.0 * plan.gradient_noise_multiplier,
                 n_steps=1, expected_batch=n_samples, n_params=1)
-            # user -> fit's wrapper -> fit -> the warning: stacklevel 4.
-            warn_if_noise_dominates(self, ratio, stacklevel=4)
+            warn_if_noise_dominates(self, ratio)
             # A coordinate gradient of a tenth of B C is a correlation of
             # about 0.2 for standardised features and targets; below that,
             # noise decides which coordinates enter (fits worse than a
             # constant on the panel's design tables, from a ratio of 0.12).
             warn_if_signal_is_weak(self, ratio, threshold=WEAK_SIGNAL_RATIO,
                                    levers=(MORE_EPSILON, MORE_ROWS,
-                                           "fewer steps (max_iter)"),
-                                   stacklevel=4)
+                                           "fewer steps (max_iter)"))
         rng = self._begin_release(plan)
         self._set_bounds(X, y, plan, rng)
         X = clip_rows(X, self.feature_bound_)
@@ -393,15 +391,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.target_location_, self.target_bound_ = 0.0, self.target_bound
         if plan.target_draws is not None:
             # user -> fit's wrapper -> fit -> here -> the warning.
-            warn_if_coarse(self, plan.target_draws, ["target_bound"], stacklevel=5)
+            warn_if_coarse(self, plan.target_draws, ["target_bound"])
             if self.fit_intercept:  # without one, never centred
-                warn_if_not_centred(self, plan.target_draws, "target_bound",
-                                    stacklevel=5)
+                warn_if_not_centred(self, plan.target_draws, "target_bound")
             self.target_location_, self.target_bound_ = release_location_scale(
                 y, plan.target_draws, rng)
         self.feature_bound_ = self.feature_bound
         if plan.bounds_draws is not None:
-            warn_if_coarse(self, plan.bounds_draws, ["feature_bound"], stacklevel=5)
+            warn_if_coarse(self, plan.bounds_draws, ["feature_bound"])
             # A per-record statistic, computed block by block on Dask arrays.
             self.feature_bound_ = private_bounds(
                 [map_rows(row_abs_max, X)], plan.bounds_draws, rng)[0, 0]
@@ -416,8 +413,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             self.far_rows_share_ = far_rows_share(X, self.feature_bound_,
                                                   plan.clip_check, rng)
             warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
-                            noise=plan.clip_check.noise_multiplier / X.shape[0],
-                            stacklevel=5)
+                            noise=plan.clip_check.noise_multiplier / X.shape[0])
 
     def predict(self, X):
         """Predict with the fitted linear model.

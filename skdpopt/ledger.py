@@ -24,12 +24,16 @@ import socket
 import tempfile
 import threading
 import uuid
-import warnings
 from dataclasses import dataclass
 from numbers import Integral
 
 from .accounting import Accountant, PrivacySpent, compose
-from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
+from .exceptions import (
+    BudgetExceededError,
+    LedgerError,
+    PrivacyLeakWarning,
+    warn_at_caller,
+)
 
 try:  # POSIX; elsewhere the ledger only serialises within the process
     import fcntl
@@ -330,7 +334,7 @@ class PrivacyLedger:
         if self._warned:
             return
         self._warned = True
-        warnings.warn(
+        warn_at_caller(
             f"a {estimator} fit recorded by this PrivacyLedger has an int "
             "random_state. Fits that share a seed share their noise: two of "
             "them on overlapping data (the folds of a cross-validation, the "
@@ -338,7 +342,7 @@ class PrivacyLedger:
             "their statistics, which the ledger's composition does not "
             "account for. Fixed seeds are for tests and documentation; "
             "leave random_state=None for a release.",
-            PrivacyLeakWarning, stacklevel=4)
+            PrivacyLeakWarning)
 
     @property
     def records(self):

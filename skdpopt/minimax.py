@@ -402,7 +402,7 @@ class DPMinimaxClassifier(
         if plan.solver == "gda":
             warn_if_noise_dominates(
                 self, gda_noise_ratio(plan, stage.clip_norm),
-                levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES), stacklevel=4)
+                levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES))
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)
         self.solver_ = plan.solver
@@ -446,7 +446,7 @@ class DPMinimaxClassifier(
         draws = getattr(plan, "row_norm_draws", None)
         if draws is None:
             return None
-        warn_if_coarse(self, draws, ["clip_norm"], stacklevel=5)
+        warn_if_coarse(self, draws, ["clip_norm"])
         norms = row_norms(problem.X)
         return float(private_bounds([norms], draws, rng)[0, 0])
 

@@ -19,7 +19,7 @@ from ._base import (
 )
 from ._bounds import private_bounds, private_moments
 from ._data import refuse_dask
-from ._diagnostics import warn_if_coarse
+from ._diagnostics import warn_if_bounds_wide, warn_if_coarse
 from .plans.preprocessing import plan_scaler
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]
@@ -104,8 +104,7 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                            epsilon=self.epsilon, delta=self.delta,
                            private_bounds=public is None and needs_bounds,
                            quantiles=quantiles, moments=moments)
-        warn_if_coarse(self, plan.bounds, ["bounds"], public="bounds=(low, high)",
-                       stacklevel=5)
+        warn_if_coarse(self, plan.bounds, ["bounds"], public="bounds=(low, high)")
         rng = self._begin_release(plan)
         if public is not None:
             low, high = public
@@ -158,7 +157,12 @@ class DPStandardScaler(_DPScaler):
         feature.  Values are clipped to them before the statistics are
         computed.  Give them when they are known without looking at the
         data (a sensor's range, an age range): it saves the bounds' share
-        of the budget.  ``None``: drawn privately.
+        of the budget.  ``None``: drawn privately and located: a private
+        location of each column (its median, to 2e-5 of its magnitude)
+        anchors the candidates, so a column far from 0 relative to its
+        spread (years, prices) gets bounds about its range.  A
+        :class:`~skdpopt.exceptions.UtilityWarning` says when released
+        bounds are more than 20 released standard deviations wide.
     quantiles : (float, float), default=(0.01, 0.99)
         Ranks the private bounds aim at.  When the rows and the budget are
         too few for the draws to find them, they are moved inwards (at most
@@ -264,6 +268,7 @@ class DPStandardScaler(_DPScaler):
             var = half**2 * var_unit
             scale = half * np.sqrt(np.maximum(var_unit, floor))
             scale = np.where(scale > 0, scale, 1.0)
+            warn_if_bounds_wide(self, low, high, scale)
         self.mean_ = mean if self.with_mean or self.with_std else None
         self.var_ = var
         self.scale_ = scale

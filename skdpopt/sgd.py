@@ -90,7 +90,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
             expected_batch=plan.sampling_rate * n_samples,
             n_params=X.shape[1] + int(self.fit_intercept)),
-            levers=(MORE_EPSILON, MORE_ROWS, "fewer features"), stacklevel=5)
+            levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
         rng = self._begin_release(plan)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
@@ -129,7 +129,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         if plan.clip_draws is None:
             self.clip_norm_ = float(self.clip_norm)
             return self.clip_norm_
-        warn_if_coarse(self, plan.clip_draws, ["clip_norm"], stacklevel=6)
+        warn_if_coarse(self, plan.clip_draws, ["clip_norm"])
         norms = example_norms(X, float(self.fit_intercept))
         slopes = np.abs(loss.derivative(np.zeros(X.shape[0]), target))
         with np.errstate(invalid="ignore", over="ignore"):
@@ -401,10 +401,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
                                   else float(self.target_scale))
         else:
             # user -> fit's wrapper -> fit -> _fit_problems -> here.
-            warn_if_coarse(self, plan.target_draws, ["target_scale"], stacklevel=6)
+            warn_if_coarse(self, plan.target_draws, ["target_scale"])
             if self.fit_intercept:  # without one, never centred
-                warn_if_not_centred(self, plan.target_draws, "target_scale",
-                                    stacklevel=6)
+                warn_if_not_centred(self, plan.target_draws, "target_scale")
             self.target_location_, self.target_scale_ = release_location_scale(
                 targets[0], plan.target_draws, rng)
         return ([(target - self.target_location_) / self.target_scale_

@@ -1,5 +1,6 @@
 """DPSyntheticData: a private synthetic dataset for a workload of marginals."""
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,7 +17,7 @@ from ._base import (
     withhold_values,
 )
 from ._bounds import private_bounds
-from ._data import refuse_dask
+from ._data import dask_records, is_dask_collection
 from ._diagnostics import warn_if_coarse
 from .plans.synthetic import plan_synthetic
 from .solvers.problems import MarginalProblem
@@ -218,29 +219,42 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             The fitted generator.
         """
         self._validate_params()
-        # Not yet on Dask: refused rather than gathered into memory.
-        refuse_dask(self, X, reason="(it reads every column's values in memory)")
         frame = _is_dataframe(X)
-        columns = self._column_values(X)
+        # Dask records are read block by block, where they are: checked,
+        # counted in the cells of the workload's marginals, and the
+        # unbounded numeric columns' bounds drawn from their grid counts.
+        records = dask_records(X) if is_dask_collection(X) else None
+        if records is None:
+            columns = self._column_values(X)
+            names = list(X.columns) if frame else list(range(len(columns)))
+        else:
+            names = records.names
         # Names and number of columns only: the columns keep their types.
         validate_data(self, X, reset=True, skip_check_array=True)
-        n_samples = len(columns[0]) if columns else 0
-        if len(columns) < 2:
+        if records is not None and all(isinstance(n, str) for n in names):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        if len(names) < 2:
             raise ValueError(
-                f"DPSyntheticData needs at least 2 columns; got {len(columns)} "
+                f"DPSyntheticData needs at least 2 columns; got {len(names)} "
                 "feature(s). Marginals of one column are a histogram: release "
                 "it with Laplace or Gaussian noise instead."
             )
+        # Public quantities first (domain, workload, size limit), then the
+        # plan, then the releases: bounds, measurements, selections.
+        domain = _domain.declared_domain(names, self.domain, self.bounds, self.n_bins)
+        if records is not None:
+            # Every input check, before anything is charged (as in memory,
+            # below); the blocks' row counts sum to the public n.
+            lengths = records.map(_domain.check_columns, names, domain)
+            n_samples = int(sum(lengths))
+        else:
+            n_samples = len(columns[0])
         if n_samples < 2:
             raise ValueError(
                 f"DPSyntheticData needs at least 2 samples; got {n_samples} "
                 "sample(s)."
             )
         self._warn_if_delta_too_large(n_samples)
-        names = list(X.columns) if frame else list(range(len(columns)))
-        # Public quantities first (domain, workload, size limit), then the
-        # plan, then the releases: bounds, measurements, selections.
-        domain = _domain.declared_domain(names, self.domain, self.bounds, self.n_bins)
         unbounded = [i for i, col in enumerate(domain) if col is None]
         workload = _domain.resolve_workload(self.workload, names, domain, self.n_bins)
         whole = isinstance(workload, np.ndarray)
@@ -251,31 +265,42 @@ class DPSyntheticData(DPEstimatorMixin, BaseEstimator):
             self.max_model_size, whole=whole)
         queries = workload_queries(workload, shape)
         if unbounded:
-            values = np.column_stack([_domain.finite_numeric(names[i], columns[i])
-                                      for i in unbounded])
+            values = (records.rows(_domain.numeric_values, lengths, len(unbounded),
+                                   names, unbounded) if records is not None
+                      else np.column_stack([_domain.finite_numeric(names[i], columns[i])
+                                            for i in unbounded]))
         plan = plan_synthetic(
             n_samples=n_samples, n_columns=len(shape), n_queries=len(queries),
             n_one_way=0 if whole else len(shape), n_bounded=len(unbounded),
             l2_sensitivity_times_n=queries.l2_sensitivity_times_n,
             epsilon=self.epsilon, delta=self.delta, max_iter=self.max_iter,
             preprocessor_epsilon=self.preprocessor_epsilon)
-        warn_if_coarse(self, plan.bounds, ["bounds"], stacklevel=4,
+        warn_if_coarse(self, plan.bounds, ["bounds"],
                        public="bounds={column: (low, high)} for the numeric columns")
         # Every input check before anything is charged: the columns with a
         # public domain are encoded (a value outside it is refused), and
         # those awaiting private bounds were read as finite numbers above.
-        codes = [None if col is None else _domain.encode_column(col, values)
-                 for col, values in zip(domain, columns, strict=True)]
+        codes = (None if records is not None else
+                 [None if col is None else _domain.encode_column(col, values)
+                  for col, values in zip(domain, columns, strict=True)])
         rng = self._begin_release(plan)
         if unbounded:
             low, high = private_bounds(values, plan.bounds, rng)
             for k, i in enumerate(unbounded):
                 domain[i] = _domain.numeric_column(names[i], low[k], high[k],
                                                    self.n_bins)
-                codes[i] = _domain.encode_column(domain[i], values[:, k])
-        result = fit_synthetic(
-            MarginalProblem(np.column_stack(codes), queries, self.max_model_size),
-            plan, rng, verbose=self.verbose)
+                if codes is not None:
+                    codes[i] = _domain.encode_column(domain[i], values[:, k])
+        if records is None:
+            problem = MarginalProblem(np.column_stack(codes), queries,
+                                      self.max_model_size)
+        else:
+            problem = MarginalProblem(
+                None, queries, self.max_model_size, n_samples=n_samples,
+                counts=records.cell_counts(partial(_domain.encode_columns,
+                                                   domain=domain),
+                                           shape, queries.count_cliques))
+        result = fit_synthetic(problem, plan, rng, verbose=self.verbose)
         self.model_ = result.model
         self.workload_ = workload
         self.selected_ = result.selected

@@ -2,6 +2,7 @@
 same utility as in memory, on a small LocalCluster."""
 
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -25,7 +26,8 @@ from skdpopt import (  # noqa: E402
     DPSGDRegressor,
     PrivacyLedger,
 )
-from skdpopt._data import dask_backend, linear_rows, marginal_counts  # noqa: E402
+from skdpopt._data import dask_backend, dask_held, linear_rows, marginal_counts  # noqa: E402
+from skdpopt._data.inmemory import merge_by_step  # noqa: E402
 from skdpopt.losses import SquaredError  # noqa: E402
 
 
@@ -134,7 +136,7 @@ def test_merge_groups_rows_by_step_in_block_order():
         expected.append((steps, ids))
     steps = np.concatenate([e[0] for e in expected])
     ids = np.concatenate([e[1] for e in expected])[np.argsort(steps, kind="stable")]
-    X_rows, y_rows, limits, offsets = dask_backend._merge_by_step(pieces)
+    X_rows, y_rows, limits, offsets = merge_by_step(pieces)
     np.testing.assert_array_equal(X_rows, np.c_[ids, -ids])
     np.testing.assert_array_equal(y_rows, ids + 0.5)
     np.testing.assert_array_equal(limits, ids + 0.25)
@@ -147,13 +149,30 @@ def batches(sampler, n_steps):
             (sampler.batch(t) for t in range(n_steps))]
 
 
+def record_batches(state, batches):
+    """A segment's function: the first column of each batch's rows."""
+    for source, rows in batches:
+        state.append(source.X[rows, 0].copy())
+    return state
+
+
+def segment_batches(sampler):
+    """The batches of every segment, in step order, run where the sampler
+    runs them."""
+    state = []
+    for segment in sampler.segments():
+        state = segment.run(record_batches, state)
+    return sampler.result(state)
+
+
 @pytest.mark.parametrize("persisted", [False, True])
 def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
                                                        persisted):
     # Chunks of 3 steps.  Lazy blocks: windows of 4 chunks (1 / q = 10
-    # steps), each drawn in one pass; persisted blocks: a pass per chunk,
-    # two ahead.  Both fetch ahead; the local scheduler draws chunk by
-    # chunk.  Same generator, same batches.
+    # steps), each drawn in one pass, fetched ahead by the client;
+    # persisted blocks: drawn a chunk at a time on the workers, two chunks
+    # ahead, and stepped on one of them; the local scheduler draws chunk
+    # by chunk.  Same generator, same batches.
     monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
                         3 * RATE * N_ROWS * 3)
     X = da.from_array(np.arange(N_ROWS, dtype=float)[:, None], chunks=(70, 1))
@@ -163,10 +182,14 @@ def test_prefetched_batches_equal_the_synchronous_ones(client, monkeypatch,
     n_steps = 100
     fetched = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
     assert fetched.client is client
-    window = 1 if persisted else 4
-    assert (fetched.chunk_steps, fetched.window_chunks) == (3, window)
-    got = batches(fetched, n_steps)
-    assert fetched.windows == set(range(-(-34 // window)))
+    assert fetched.chunk_steps == 3
+    if persisted:
+        assert isinstance(fetched, dask_held.HeldPoissonSampler)
+        got = segment_batches(fetched)
+    else:
+        assert fetched.window_chunks == 4
+        got = batches(fetched, n_steps)
+        assert fetched.windows == set(range(-(-34 // 4)))
     with dask.config.set(scheduler="sync"):
         data = linear_rows(X, y, SquaredError(), clip_norm=1.0)
         local = data.poisson_sampler(np.random.default_rng(5), RATE, n_steps, 256)
@@ -208,7 +231,7 @@ def test_staged_rows_come_back_whole_and_their_files_go(client, monkeypatch,
     staged = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
         np.random.default_rng(7), RATE, 100, 256)
     got = served(staged)
-    assert staged.homes is None and staged.window_chunks > 1
+    assert staged.window_chunks > 1
     assert staged_files(client) == []
     with dask.config.set(scheduler="sync"):
         want = served(linear_rows(X, y, SquaredError(), clip_norm=1.0)
@@ -582,6 +605,8 @@ def test_a_fit_that_fails_before_drawing_anything_is_not_charged(
 
 # What each estimator that does not fit on Dask says instead of gathering.
 REFUSED = "does not fit on Dask collections"
+# Estimators whose every default fit runs on the blocks (never refused).
+FIT_ON_DASK = {"DPSyntheticData"}
 
 
 def _estimators():
@@ -626,6 +651,128 @@ def test_no_estimator_gathers_dask_data_into_memory(client, monkeypatch,
             model.fit(Xd, yd)
         except TypeError as exc:
             assert REFUSED in str(exc)
+            assert type(model).__name__ not in FIT_ON_DASK
         except ValueError as exc:
             # The private "auto" bounds that need rows in memory: refused too.
             assert "on Dask collections needs public bounds" in str(exc)
+
+
+# ----------------------------------------------------------------------
+# DPSyntheticData on Dask records.
+
+def census(n=3_000, seed=0):
+    """A small mixed table: two categorical columns (one with missing
+    values declared), one numeric column with declared bounds, one without."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    colour = rng.choice(["red", "green", "blue"], size=n)
+    group = rng.integers(0, 4, size=n).astype(float)
+    group[rng.random(n) < 0.05] = np.nan
+    age = rng.normal(40, 12, size=n) + 5 * (colour == "red")
+    income = np.exp(rng.normal(10, 0.5, size=n))
+    frame = pd.DataFrame({"colour": colour, "group": group, "age": age,
+                          "income": income})
+    params = dict(domain={"colour": ["red", "green", "blue"],
+                          "group": [0.0, 1.0, 2.0, 3.0, np.nan]},
+                  bounds={"age": (0, 100)}, n_bins=6, random_state=3)
+    return frame, params
+
+
+@pytest.mark.parametrize("workload", [2, [("colour", "age"), ("group", "income")]])
+def test_synthetic_fits_on_dask_as_in_memory(client, workload):
+    """Same seed, same fit: the same plan and events, the same private
+    bounds (the same grid counts), the same selections and model (the
+    marginals are the same integer counts over the same n)."""
+    from skdpopt import DPSyntheticData
+
+    frame, params = census()
+    in_memory = DPSyntheticData(workload=workload, **params).fit(frame)
+    on_dask = DPSyntheticData(workload=workload, **params).fit(
+        dd.from_pandas(frame, npartitions=7))
+    assert on_dask.privacy_plan_ == in_memory.privacy_plan_
+    assert on_dask.privacy_spent_ == in_memory.privacy_spent_
+    assert on_dask.selected_ == in_memory.selected_
+    for a, b in zip(on_dask.domain_[2:], in_memory.domain_[2:], strict=True):
+        np.testing.assert_array_equal(a.edges, b.edges)  # "income": private
+    for columns in (["colour", "age"], ["group", "income"], ["age"]):
+        np.testing.assert_allclose(on_dask.marginal(columns),
+                                   in_memory.marginal(columns), rtol=1e-12)
+    assert list(on_dask.feature_names_in_) == list(frame.columns)
+    assert list(on_dask.sample(5, random_state=0).columns) == list(frame.columns)
+
+
+def test_synthetic_on_a_dask_array_with_a_query_matrix(client):
+    """Integer-coded columns of a Dask array and explicit linear queries:
+    the answers come from the counts of the whole (small) domain."""
+    from skdpopt import DPSyntheticData
+
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.integers(0, 3, 2_000), rng.integers(0, 2, 2_000)])
+    queries = np.random.default_rng(2).uniform(-1, 1, size=(4, 6))
+    params = dict(domain=[3, 2], workload=queries, random_state=0, max_iter=3)
+    in_memory = DPSyntheticData(**params).fit(X)
+    on_dask = DPSyntheticData(**params).fit(da.from_array(X, chunks=(300, 1)))
+    assert on_dask.privacy_spent_ == in_memory.privacy_spent_
+    assert on_dask.selected_ == in_memory.selected_
+    # The answers agree to rounding (a mean of n terms against a product
+    # with n times the counts), the model with them.
+    np.testing.assert_allclose(on_dask.histogram_, in_memory.histogram_,
+                               rtol=1e-9)
+
+
+def test_synthetic_on_dask_checks_every_block_before_charging(client):
+    """A category outside the declared domain, or a NaN in a numeric
+    column, in the last block: refused as in memory, nothing charged."""
+    from skdpopt import DPSyntheticData
+
+    frame, params = census(n=600)
+    outside = frame.copy()
+    outside.loc[599, "colour"] = "mauve"
+    nan = frame.copy()
+    nan.loc[599, "income"] = np.nan
+    with PrivacyLedger() as ledger:
+        with pytest.raises(ValueError, match="not among its declared categories"):
+            DPSyntheticData(**params).fit(dd.from_pandas(outside, npartitions=3))
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            DPSyntheticData(**params).fit(dd.from_pandas(nan, npartitions=3))
+    assert len(ledger) == 0
+
+
+def test_cell_counts_are_sparse_and_added_over_blocks(client):
+    """Each block sends the cells its records fall in (not the marginal's
+    table); the tree of additions gives the in-memory counts."""
+    from skdpopt._data import dask_records
+    from skdpopt._domain import declared_categories, encode_columns
+
+    rng = np.random.default_rng(0)
+    shape = (3, 4, 50)
+    codes = np.column_stack([rng.integers(0, c, size=5_000) for c in shape])
+    records = dask_records.DaskRecords(da.from_array(codes, chunks=(300, 3)))
+    domain = [declared_categories(i, c) for i, c in enumerate(shape)]
+    cliques = [(0,), (1, 2), (0, 1, 2)]
+    got = records.cell_counts(partial(encode_columns, domain=domain), shape, cliques)
+    expected = marginal_counts(codes, shape, cliques)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(g, e.ravel())
+    block = dask_records._cell_counts(partial(encode_columns, domain=domain),
+                                      codes[:10], shape, cliques)
+    assert len(block[2][0]) <= 10  # cells present, not 600 cells
+
+
+def test_workers_heap_serves_the_temporaries(monkeypatch):
+    """On a worker with Dask's MALLOC_TRIM_THRESHOLD_ and no mmap threshold
+    of its own, the threshold is raised once; a user's own setting, or no
+    trim threshold, is left alone."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc's mallopt")
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    assert not dask_held.heap_for_temporaries()  # a plain process
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1000000")
+    assert not dask_held.heap_for_temporaries()  # the user's setting
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    assert dask_held.heap_for_temporaries()  # Dask's default worker
+    assert not dask_held.heap_for_temporaries()  # once

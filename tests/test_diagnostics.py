@@ -59,3 +59,33 @@ def test_warning_names_the_levers_and_only_public_numbers():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         assert not warn_if_noise_dominates("DPSGDRegressor", 0.5)
+
+
+def test_warnings_point_at_the_users_line_once_per_search():
+    """A UtilityWarning raised in the clones of a GridSearchCV points at
+    the line that called the search (not at scikit-learn's), so Python's
+    default filter shows it once for the whole search, not once per clone;
+    a direct fit points at its own line."""
+    from sklearn.model_selection import GridSearchCV
+
+    from skdpopt import DPSGDRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0]
+    tiny = DPSGDRegressor(epsilon=1e-4, random_state=0)
+    search = GridSearchCV(tiny, {"eta0": [0.1, 0.5]}, cv=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        search.fit(X, y); line = __import__("inspect").currentframe().f_lineno  # noqa: E702
+    utility = [str(w.message) for w in caught if w.category is UtilityWarning]
+    # The six fold fits (200 rows each) warn alike, the refit (300 rows)
+    # with its own numbers: each message is shown once.
+    assert utility and len(utility) == len(set(utility))
+    assert {(w.filename, w.lineno) for w in caught
+            if w.category is UtilityWarning} == {(__file__, line)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tiny.fit(X, y); line = __import__("inspect").currentframe().f_lineno  # noqa: E702
+    assert {(w.filename, w.lineno) for w in caught
+            if w.category is UtilityWarning} == {(__file__, line)}

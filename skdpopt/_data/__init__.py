@@ -32,6 +32,7 @@ __all__ = [
     "clip_values",
     "clipped_total",
     "counts_below",
+    "dask_records",
     "is_dask_collection",
     "least_squares_problem",
     "linear_rows",
@@ -172,6 +173,15 @@ def map_rows(function, X, n_columns=None, dtype=np.float64):
     return _dask_backend().map_rows(function, X, n_columns, dtype)
 
 
+def dask_records(X):
+    """A Dask array or DataFrame's records, read block by block
+    (:class:`~.dask_records.DaskRecords`): for the fits that read records
+    column by column."""
+    from .dask_records import DaskRecords
+
+    return DaskRecords(X)
+
+
 def counts_below(values, grid):
     """``#{i : values[i, j] < c}`` for each column j and each candidate c of a
     public grid (NaN counted as infinite): all that a private bound of a
@@ -179,8 +189,8 @@ def counts_below(values, grid):
 
     Parameters
     ----------
-    values : ndarray of shape (n_samples,) or (n_samples, n_columns), or \
-dask.array.Array of shape (n_samples,)
+    values : ndarray or dask.array.Array of shape (n_samples,) or \
+(n_samples, n_columns)
     grid : ndarray of shape (n_candidates,), sorted
 
     Returns
@@ -226,7 +236,7 @@ def marginal_counts(codes, cardinalities, attributes):
 # What fits on Dask collections, for the error of those that do not.
 DASK_SUPPORTED = (
     "DPSGDRegressor and DPSGDClassifier (sampling='full' or 'poisson'), "
-    "DPLasso, and DPLogisticSimplex(solver='frank_wolfe')"
+    "DPLasso, DPLogisticSimplex(solver='frank_wolfe') and DPSyntheticData"
 )
 
 

@@ -26,12 +26,20 @@ from .._clipping import clip_scalars, example_norms
 from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from .._validation import resolve_classes
 from ..mechanisms import poisson_batches
+from .dask_held import (
+    HeldBlocks,
+    HeldLeastSquares,
+    HeldLinearRows,
+    HeldPoissonSampler,
+)
 from .dask_staging import read_staged, remove_staged, stage_block, unpack
 from .inmemory import (
     INTERCEPT,
     InMemoryLinearRows,
+    Segment,
     grid_counts,
     marginal_counts_inmemory,
+    merge_by_step,
 )
 
 # The client holds the sampled rows of a chunk of steps (and fetches the
@@ -114,12 +122,6 @@ def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
     return pieces
 
 
-def _as_records(a):
-    """A C-contiguous 2-d array as a 1-d array of its rows (one void each),
-    so that moving rows costs a memcpy each (twice as fast as 2-d indexing)."""
-    return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
-
-
 def _block_sample_one(*args):
     """:func:`_block_sample` of a single chunk: its piece, no list."""
     return _block_sample(*args)[0]
@@ -134,43 +136,6 @@ def _block_stage(X_block, y_block, seed, block_index, chunks, sampling_rate,
     return stage_block(sample, directory, block_index)
 
 
-def _merge_by_step(pieces, buffers=None):
-    """One chunk's pieces (one per block, in block order), grouped by step.
-
-    Step s's rows are block 0's rows of step s, then block 1's, and so on.
-    Each piece is scattered once into its final place: no sort, one copy.
-    ``buffers``, a dict, keeps the output arrays for the next call with the
-    same dict (fresh memory costs page faults), grown when too small.
-
-    Returns ``(X_rows, y_rows, limits, offsets)``; step s of the chunk is
-    ``offsets[s]:offsets[s + 1]``.
-    """
-    counts = np.array([p[3] for p in pieces], dtype=np.int64)  # (blocks, steps)
-    offsets = np.zeros(counts.shape[1] + 1, dtype=np.int64)
-    np.cumsum(counts.sum(axis=0), out=offsets[1:])
-    # Where block k's rows of step s start in the merged arrays.
-    starts = offsets[:-1] + np.cumsum(counts, axis=0) - counts
-    first, m = pieces[0], int(offsets[-1])
-    shapes = {"X": first[0].shape[1:], "y": (), "limits": ()}
-    dtypes = {"X": first[0].dtype, "y": first[1].dtype, "limits": np.float64}
-    buffers = {} if buffers is None else buffers
-    for name, shape in shapes.items():
-        held = buffers.get(name)
-        if held is None or len(held) < m or held.dtype != dtypes[name]:
-            buffers[name] = np.empty((m + m // 16,) + shape, dtype=dtypes[name])
-    X_rows, y_rows, limits = (buffers[name][:m] for name in shapes)
-    for k, (X_k, y_k, limits_k, counts_k) in enumerate(pieces):
-        local = np.cumsum(counts_k) - counts_k  # where its steps start in the piece
-        where = np.repeat(starts[k] - local, counts_k) + np.arange(len(y_k))
-        if X_k.flags.c_contiguous:
-            np.put(_as_records(X_rows), where, _as_records(X_k))
-        else:
-            X_rows[where] = X_k
-        np.put(y_rows, where, y_k)
-        np.put(limits, where, limits_k)
-    return X_rows, y_rows, limits, offsets
-
-
 def _as_keys(X):
     """The keys of X's row blocks (its columns are one chunk)."""
     return [keys[0] for keys in X.__dask_keys__()]
@@ -183,6 +148,15 @@ def _persisted(X):
     from distributed import futures_of
 
     return len(futures_of(X)) >= X.numblocks[0]
+
+
+def _held_blocks(X, y):
+    """X's and y's blocks grouped by worker thread (:class:`HeldBlocks`)
+    when X's blocks are in a distributed cluster's memory; else None."""
+    client = _distributed_client()
+    if client is None or not _persisted(X):
+        return None
+    return HeldBlocks(client, X, y)
 
 
 def _distributed_client():
@@ -208,18 +182,26 @@ class DaskLinearRows:
 
     def __init__(self, X, y, loss, *, clip_norm=None, limit=None,
                  fit_intercept=True):
-        # Persisted blocks, as they are (their keys locate them).
-        self.X_held = X if _persisted(X) else None
-        self.X, self.y = _optimize(X, y)
         self.loss = loss
         self.n_samples, self.n_features = X.shape
         self.clip_norm, self.limit = clip_norm, limit
         self.offset = float(fit_intercept)
+        self.dtype = X.dtype
+        # Data in a distributed cluster's memory: a task per worker thread
+        # per pass (see dask_held); otherwise a task per block.
+        self.blocks = _held_blocks(X, y)
+        if self.blocks is not None:
+            self.held = HeldLinearRows(self.blocks, loss, clip_norm, limit,
+                                       self.offset)
+        else:
+            self.X, self.y = _optimize(X, y)
 
     def gradient_sum(self, coef, intercept, rows=None):
         if rows is not None:
             raise ValueError("a Dask array's rows are summed in full or sampled "
                              "by poisson_sampler")
+        if self.blocks is not None:
+            return self.held.gradient_sum(coef, intercept)
         X_blocks, y_blocks = _blocks(self.X, self.y)
         task = dask.delayed(_block_gradient, pure=True)
         parts = dask.compute(*[
@@ -231,36 +213,47 @@ class DaskLinearRows:
         return grad, math.fsum(s for _, s in parts)
 
     def poisson_sampler(self, rng, sampling_rate, n_steps, block):
+        if self.blocks is not None:
+            return HeldPoissonSampler(self, rng, sampling_rate, n_steps,
+                                      chunk_steps(sampling_rate, self.n_samples,
+                                                  self.n_features))
         return _DaskPoissonSampler(self, rng, sampling_rate, n_steps)
 
 
+def chunk_steps(sampling_rate, n_samples, n_features):
+    """Steps per chunk: as many as keep a chunk's sampled rows under
+    ``SAMPLED_VALUES_PER_CHUNK`` values in expectation."""
+    per_step = sampling_rate * n_samples * (n_features + 2)
+    cap = dask.config.get("skdpopt.sampled-values-per-chunk",
+                          SAMPLED_VALUES_PER_CHUNK)
+    return int(max(1, cap // max(per_step, 1.0)))
+
+
 class _DaskPoissonSampler:
-    """Batches of a Dask array's rows, served to the client chunk by chunk.
+    """Batches of a Dask array's rows read (or computed) at every pass,
+    served to the client chunk by chunk.
 
     The steps are cut into chunks of ``chunk_steps`` steps, whose sampled
     rows stay under ``SAMPLED_VALUES_PER_CHUNK`` values in expectation.
     Each block draws its rows of a chunk from its own generator, already
     grouped by step (see :func:`_block_sample`); the client places each
-    block's rows in one scatter (:func:`_merge_by_step`), so that a step's
-    batch is a slice.
+    block's rows in one scatter (:func:`~.inmemory.merge_by_step`), so
+    that a step's batch is a slice, and runs the chunk's steps (a
+    :class:`~.inmemory.Segment` each).
 
-    With a distributed client the rows are drawn ahead of the client's
-    steps, which fetches them chunk by chunk, in order, the next chunk in a
-    background thread while it runs the steps of the current one:
-
-    * X persisted in the cluster's memory: a pass per chunk, each block's
-      draw on the worker holding it, two chunks ahead;
-    * otherwise (blocks read or computed at every pass): one pass draws a
-      window of chunks covering about one epoch (``1 / q`` steps) and
-      stages the rows on the workers' local disks (see
-      :mod:`.dask_staging`), from which each chunk is read back with one
-      task per worker; the next window's pass is submitted when the client
-      reaches its window's last chunk.  An epoch costs one pass, whatever
-      ``n_samples``.
+    With a distributed client one pass draws a window of chunks covering
+    about one epoch (``1 / q`` steps) and stages the rows on the workers'
+    local disks (see :mod:`.dask_staging`), from which each chunk is read
+    back with one task per worker, the next chunk in a background thread
+    while the client runs the steps of the current one; the next window's
+    pass is submitted when the client reaches its window's last chunk.  An
+    epoch costs one pass, whatever ``n_samples``.  (Data held in the
+    cluster's memory are sampled, and their steps run, on the workers:
+    :class:`~.dask_held.HeldPoissonSampler`.)
 
     Without a distributed client (Dask's local schedulers), each chunk is
-    its own pass, computed when its first step is reached.  All ways draw
-    the same batches from the same generator.
+    its own pass, computed when its first step is reached.  Both ways draw
+    the same batches from the same generator, as the held sampler does.
     """
 
     check_workers_every = 10.0  # seconds a read may wait before a look
@@ -270,47 +263,39 @@ class _DaskPoissonSampler:
         # Drawn now, so that the batches do not depend on when chunks are
         # drawn or fetched.
         self.seed = rng.integers(0, 2**63, size=2).tolist()
-        per_step = sampling_rate * data.n_samples * (data.n_features + 2)
-        cap = dask.config.get("skdpopt.sampled-values-per-chunk",
-                              SAMPLED_VALUES_PER_CHUNK)
-        self.chunk_steps = int(max(1, cap // max(per_step, 1.0)))
+        self.chunk_steps = chunk_steps(sampling_rate, data.n_samples,
+                                       data.n_features)
         self.n_chunks = -(-n_steps // self.chunk_steps)
         self.client = _distributed_client()
-        # Blocks in the cluster's memory cost little to read again: a pass
-        # per chunk, two chunks ahead, keeps the workers' memory small and
-        # lets the first steps start after one chunk's pass.
-        held = self.client is not None and data.X_held is not None
-        self.window_chunks = (1 if held else
-                              max(1, math.ceil(1.0 / sampling_rate / self.chunk_steps)))
-        self.lookahead = 2 if held else 1
-        self.homes = None
-        if held:
-            # Each block's draws run where the block is held (not where a
-            # work-stealing scheduler would copy 100 MB blocks to), and y's
-            # blocks, often derived (scaled), are computed once.
-            from distributed import futures_of
-
-            self.X_blocks = data.X_held.to_delayed(optimize_graph=False).ravel()
-            self.y_held = self.client.persist(data.y)  # held for the fit
-            self.y_blocks = self.y_held.to_delayed(optimize_graph=False).ravel()
-            where = self.client.who_has(futures_of(data.X_held))
-            self.homes = [tuple(where.get(b.key, ())) for b in self.X_blocks]
-        else:
-            self.X_blocks, self.y_blocks = _blocks(data.X, data.y)
+        self.window_chunks = max(1, math.ceil(1.0 / sampling_rate / self.chunk_steps))
+        self.X_blocks, self.y_blocks = _blocks(data.X, data.y)
         if self.client is not None:
             self.executor = ThreadPoolExecutor(max_workers=1)
-        # Persisted: each chunk's pieces; staged: each window's files, then
-        # each chunk's reads.
-        self.futures, self.windows, self.fetching = {}, set(), None
+        # Each window's files, then each chunk's reads.
+        self.windows, self.fetching = set(), None
         self.staged, self.reads = {}, {}
         self.name = "skdpopt-poisson-" + uuid.uuid4().hex  # the files' too
-        if self.client is not None and not held:
+        if self.client is not None:
             # Files of a fit stopped midway go when the sampler does.
             self.staged_directories = []
             weakref.finalize(self, _remove_directories, self.client,
                              self.staged_directories)
         self.buffers = [{}, {}]  # the current chunk's and the next one's
         self.chunk, self.end = -1, 0
+
+    def segments(self):
+        """A :class:`~.inmemory.Segment` per chunk, run by the client."""
+        for chunk in range(self.n_chunks):
+            start = chunk * self.chunk_steps
+            yield Segment(start, start + self._steps(chunk), self._run)
+
+    def _run(self, segment, function, state, *args):
+        return function(state, (self.batch(t) for t in range(segment.start,
+                                                             segment.stop)), *args)
+
+    @staticmethod
+    def result(state):
+        return state
 
     def batch(self, t):
         """``(source, rows)``: step t's rows, for ``source.gradient_sum``.
@@ -350,16 +335,7 @@ class _DaskPoissonSampler:
             return
         self.windows.add(window)
         # Earlier windows first: they are needed first.
-        if self.homes is None:
-            self.staged[window] = self._stage(window, chunks, -window)
-            return
-        # A future per piece: a list's future would gather its pieces on
-        # one worker before they reach the client.
-        n_blocks = len(self.X_blocks)
-        pieces = [p for c in self._graph(chunks) for p in c]
-        pieces = self._compute_at_homes(pieces, n_blocks, -window)
-        for i, chunk in enumerate(chunks):
-            self.futures[chunk] = pieces[i * n_blocks:(i + 1) * n_blocks]
+        self.staged[window] = self._stage(window, chunks, -window)
 
     def _stage(self, window, chunks, priority):
         """Futures of a window's staged blocks (where each wrote its rows).
@@ -383,21 +359,6 @@ class _DaskPoissonSampler:
         graph = HighLevelGraph.from_collections(directory, layer,
                                                 dependencies=[data.X, data.y])
         return self.client.get(graph, list(layer), sync=False, priority=priority)
-
-    def _compute_at_homes(self, pieces, n_blocks, priority):
-        """Futures of the pieces, each computed where its block is held."""
-        futures = [None] * len(pieces)
-        by_home = {}
-        for i in range(len(pieces)):
-            by_home.setdefault(self.homes[i % n_blocks], []).append(i)
-        for home, indices in by_home.items():
-            computed = self.client.compute([pieces[i] for i in indices],
-                                           workers=list(home) or None,
-                                           allow_other_workers=True,
-                                           priority=priority)
-            for i, future in zip(indices, computed, strict=True):
-                futures[i] = future
-        return futures
 
     def _submit_reads(self, chunk):
         """Read a staged chunk's spans back: a task per worker, strictly on
@@ -439,9 +400,6 @@ class _DaskPoissonSampler:
 
     def _fetch(self, chunk):
         """A chunk's rows, grouped by step (see :func:`_merge_by_step`)."""
-        if self.homes is not None:
-            return _merge_by_step(self.client.gather(self.futures.pop(chunk)),
-                                  self.buffers[chunk % 2])
         window = chunk // self.window_chunks
         self._submit_reads(chunk)
         if chunk + 1 in self._chunks(window):
@@ -455,16 +413,16 @@ class _DaskPoissonSampler:
             directory = f"{self.name}-{window}"
             self.client.run(remove_staged, directory)
             self.staged_directories.remove(directory)
-        return _merge_by_step(pieces, self.buffers[chunk % 2])
+        return merge_by_step(pieces, self.buffers[chunk % 2])
 
     def _next_chunk(self):
         chunk = self.chunk = self.chunk + 1
         if self.client is None:
-            merged = _merge_by_step(dask.compute(*self._graph([chunk])[0]),
+            merged = merge_by_step(dask.compute(*self._graph([chunk])[0]),
                                     self.buffers[0])
         else:
             # The passes of the next chunks run meanwhile.
-            for ahead in range(chunk, min(chunk + self.lookahead + 1, self.n_chunks)):
+            for ahead in range(chunk, min(chunk + 2, self.n_chunks)):
                 self._submit_window(ahead // self.window_chunks)
             merged = (self._fetch(chunk) if self.fetching is None
                       else self.fetching.result())
@@ -475,11 +433,8 @@ class _DaskPoissonSampler:
             if not following:
                 self.executor.shutdown(wait=False)
         X_rows, y_rows, limits, self.offsets = merged
-        source = InMemoryLinearRows.__new__(InMemoryLinearRows)
-        source.X, source.y, source.loss, source.limits = (
-            X_rows, y_rows, self.data.loss, limits)
-        source.n_samples, source.n_features = X_rows.shape
-        self.source = source
+        self.source = InMemoryLinearRows.of_rows(X_rows, y_rows, limits,
+                                                  self.data.loss)
         self.start = chunk * self.chunk_steps
         self.end = self.start + self._steps(chunk)
 
@@ -513,25 +468,42 @@ class DaskClippedLeastSquares:
     """
 
     def __init__(self, X, y, feature_bound, residual_bound):
-        self.X, self.y = _optimize(X, y)
         self.n_samples, self.n_features = X.shape
         self.feature_bound = float(feature_bound)
         self.residual_bound = float(residual_bound)
         self.coef = np.zeros(self.n_features)
         self.intercept = 0.0
         self._column_squares = None
+        # Held blocks keep the residual beside them (see dask_held).
+        blocks = _held_blocks(X, y)
+        self.held = None
+        if blocks is not None:
+            self.held = HeldLeastSquares(blocks, feature_bound, residual_bound)
+            self.held.reset(self.coef, self.intercept)
+        else:
+            self.X, self.y = _optimize(X, y)
 
     def reset(self, coef, intercept):
         self.coef = np.array(coef, dtype=float)
         self.intercept = float(intercept)
+        if self.held is not None:
+            self.held.reset(self.coef, self.intercept)
 
     def move(self, j, delta):
         if j == INTERCEPT:
             self.intercept += delta
         else:
             self.coef[j] += delta
+        if self.held is not None:
+            self.held.move(j, delta, intercept=j == INTERCEPT)
 
     def _sum(self, what):
+        if self.held is not None:
+            self.held.residual_bound = self.residual_bound
+            if what == "square":
+                return np.array([self.held.square_sum()])
+            grad, intercept = self.held.gradient_sums()
+            return np.append(grad, intercept)
         X_blocks, y_blocks = _blocks(self.X, self.y)
         task = dask.delayed(_block_least_squares, pure=True)
         parts = dask.compute(*[
@@ -547,6 +519,8 @@ class DaskClippedLeastSquares:
         return total[:-1], self.feature_bound * float(total[-1])
 
     def curvature(self, j):
+        if self._column_squares is None and self.held is not None:
+            self._column_squares = self.held.column_squares() / self.n_samples
         if self._column_squares is None:
             task = dask.delayed(column_squares, pure=True)
             parts = dask.compute(*[task(xb) for xb in _blocks(self.X)])
@@ -585,8 +559,9 @@ def map_rows(function, X, n_columns, dtype):
 
 def counts_below(values, grid):
     task = dask.delayed(grid_counts, pure=True)
-    return np.sum(dask.compute(*[task(block, grid)
-                                 for block in values.to_delayed()]), axis=0)
+    blocks = (values.to_delayed() if values.ndim == 1
+              else _blocks(values.rechunk({1: -1})))
+    return np.sum(dask.compute(*[task(block, grid) for block in blocks]), axis=0)
 
 
 def clipped_total(values, low, high):

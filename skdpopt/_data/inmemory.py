@@ -39,6 +39,14 @@ class InMemoryLinearRows:
             np.minimum(limits, np.finfo(np.float64).max, out=limits)
             self.limits = limits
 
+    @classmethod
+    def of_rows(cls, X, y, limits, loss):
+        """Rows gathered with their per-row bounds (a sample's), as they are."""
+        rows = cls.__new__(cls)
+        rows.X, rows.y, rows.limits, rows.loss = X, y, limits, loss
+        rows.n_samples, rows.n_features = X.shape
+        return rows
+
     def gradient_sum(self, coef, intercept, rows=None):
         """``sum_i r_i x_i`` and ``sum_i r_i`` over ``rows`` (None: all),
         with each ``r_i`` clipped (NaN -> 0)."""
@@ -68,10 +76,46 @@ class InMemoryLinearRows:
         return _InMemoryPoissonSampler(self, rng, sampling_rate, n_steps, block)
 
 
+class Segment:
+    """Steps ``start .. stop - 1`` of a Poisson sampler.
+
+    ``run(function, state, *args)`` calls ``function(state, batches,
+    *args)`` where the segment's batches are, ``batches`` giving each
+    step's ``(source, rows)`` in order (for ``source.gradient_sum``; a
+    batch is valid until the next one is asked for), and returns its
+    result, or a handle to it that the next segment's ``run`` takes as its
+    state and the sampler's ``result`` turns into the value.
+    """
+
+    def __init__(self, start, stop, run):
+        self.start, self.stop, self._run = start, stop, run
+
+    def run(self, function, state, *args):
+        return self._run(self, function, state, *args)
+
+
 class _InMemoryPoissonSampler:
     def __init__(self, data, rng, sampling_rate, n_steps, block):
         self.data, self.rng = data, rng
         self.sampling_rate, self.n_steps, self.block = sampling_rate, n_steps, block
+
+    def segments(self):
+        """Segments of ``block`` steps; each draws its batches from the
+        generator when it runs."""
+        for start in range(0, self.n_steps, self.block):
+            yield Segment(start, min(start + self.block, self.n_steps), self._run)
+
+    def _run(self, segment, function, state, *args):
+        rows, offsets = poisson_batches(self.rng, self.data.n_samples,
+                                        self.sampling_rate,
+                                        segment.stop - segment.start)
+        batches = ((self.data, rows[offsets[i]:offsets[i + 1]])
+                   for i in range(len(offsets) - 1))
+        return function(state, batches, *args)
+
+    @staticmethod
+    def result(state):
+        return state
 
     def batch(self, t):
         """``(source, rows)``: step t's rows, for ``source.gradient_sum``."""
@@ -81,6 +125,49 @@ class _InMemoryPoissonSampler:
                 self.rng, self.data.n_samples, self.sampling_rate,
                 min(self.block, self.n_steps - t))
         return self.data, self.rows[self.offsets[i]:self.offsets[i + 1]]
+
+
+def _as_records(a):
+    """A C-contiguous 2-d array as a 1-d array of its rows (one void each),
+    so that moving rows costs a memcpy each (twice as fast as 2-d indexing)."""
+    return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+
+
+def merge_by_step(pieces, buffers=None):
+    """One chunk's pieces (one per block, in block order), grouped by step.
+
+    Step s's rows are block 0's rows of step s, then block 1's, and so on.
+    Each piece is scattered once into its final place: no sort, one copy.
+    ``buffers``, a dict, keeps the output arrays for the next call with the
+    same dict (fresh memory costs page faults), grown when too small.
+
+    Returns ``(X_rows, y_rows, limits, offsets)``; step s of the chunk is
+    ``offsets[s]:offsets[s + 1]``.
+    """
+    counts = np.array([p[3] for p in pieces], dtype=np.int64)  # (blocks, steps)
+    offsets = np.zeros(counts.shape[1] + 1, dtype=np.int64)
+    np.cumsum(counts.sum(axis=0), out=offsets[1:])
+    # Where block k's rows of step s start in the merged arrays.
+    starts = offsets[:-1] + np.cumsum(counts, axis=0) - counts
+    first, m = pieces[0], int(offsets[-1])
+    shapes = {"X": first[0].shape[1:], "y": (), "limits": ()}
+    dtypes = {"X": first[0].dtype, "y": first[1].dtype, "limits": np.float64}
+    buffers = {} if buffers is None else buffers
+    for name, shape in shapes.items():
+        held = buffers.get(name)
+        if held is None or len(held) < m or held.dtype != dtypes[name]:
+            buffers[name] = np.empty((m + m // 16,) + shape, dtype=dtypes[name])
+    X_rows, y_rows, limits = (buffers[name][:m] for name in shapes)
+    for k, (X_k, y_k, limits_k, counts_k) in enumerate(pieces):
+        local = np.cumsum(counts_k) - counts_k  # where its steps start in the piece
+        where = np.repeat(starts[k] - local, counts_k) + np.arange(len(y_k))
+        if X_k.flags.c_contiguous:
+            np.put(_as_records(X_rows), where, _as_records(X_k))
+        else:
+            X_rows[where] = X_k
+        np.put(y_rows, where, y_k)
+        np.put(limits, where, limits_k)
+    return X_rows, y_rows, limits, offsets
 
 
 def grid_counts(values, grid):

@@ -1,6 +1,5 @@
 """Private hyperparameter search: DPGridSearchCV and DPRandomizedSearchCV."""
 
-import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -23,6 +22,7 @@ from .._base import (
 )
 from .._data import refuse_dask
 from ..accounting import PrivacySpent, rdp
+from ..exceptions import warn_at_caller
 from ..plans.search import STOPPING_RULES, plan_search
 from . import _candidates
 from ._scoring import SCORES, resolve_score
@@ -256,10 +256,10 @@ class BaseDPSearchCV(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         self.candidate_delta_ = plan.candidate_delta
         self.n_splits_ = 1
         if not len(runs):
-            warnings.warn(
+            warn_at_caller(
                 f"{type(self).__name__}: the Poisson number of runs was 0 "
                 f"(probability exp(-{plan.mean_repetitions:g})); nothing was "
-                "chosen.", UserWarning, stacklevel=3)
+                "chosen.", UserWarning)
             self.best_index_, self.best_params_, self.best_score_ = None, None, np.nan
             self.cv_results_ = {"params": [], "mean_test_score": np.array([]),
                                 "rank_test_score": np.array([], dtype=np.int32)}
@@ -412,7 +412,7 @@ def _warn_once(caught):
     for category, message in caught:
         if (category, message) not in seen:
             seen.add((category, message))
-            warnings.warn(message, category, stacklevel=3)
+            warn_at_caller(message, category)
 
 
 class DPGridSearchCV(BaseDPSearchCV):

@@ -47,6 +47,23 @@ PRIOR_WEIGHT = 4.0
 TIE_MARGIN = 3.0
 # Target ranks are never moved further inwards than this.
 MAX_TAIL = 0.25
+# Located bounds (see ``QuantileDraws.location_cells``): the released median
+# cell of the grid is cut into this many equal cells and the one holding
+# the median is drawn: the location is then known to 1/(2 * 4096) of the
+# grid cell's width (0.19 / 8192 of its magnitude: +-2.3e-5 of it, 0.05
+# for a year, 23 at 1e6).
+LOCATION_CELLS = 4096
+# Cost of that draw in units of one rank draw's (zCDP: its score
+# sensitivity is sqrt(LOCATION_WEIGHT) times theirs).
+LOCATION_WEIGHT = 1.0
+# Weight of the located ranks' prior per doubling of the offset from the
+# location (see ``QuantileDraws.location_cells``): lighter than
+# PRIOR_WEIGHT, because the offsets start at 0 whatever the column's
+# magnitude, so reaching a bound 2^k from the location costs k times this
+# (a quarter of what PRIOR_WEIGHT would charge), while the candidates
+# beyond the data still weigh at most ``tied_weight(1.0)`` = 6.3 times the
+# nearest together.
+LOCATED_PRIOR_WEIGHT = 1.0
 
 # "auto" bounds: their share of a fit's budget (zCDP units), all of them
 # together (small: a bound within a factor 2 of the right one costs far
@@ -90,7 +107,8 @@ def tied_weight(weight=PRIOR_WEIGHT, per_doubling=GRID_PER_DOUBLING):
     return 1.0 / -math.expm1(-weight / per_doubling * math.log(2.0))
 
 
-def effective_quantiles(quantiles, n_samples, score_sensitivity):
+def effective_quantiles(quantiles, n_samples, score_sensitivity,
+                        prior_weight=PRIOR_WEIGHT):
     """Target ranks moved inwards until the draw can find them.
 
     A candidate beyond every value scores ``score_sensitivity * t * n``
@@ -109,6 +127,8 @@ def effective_quantiles(quantiles, n_samples, score_sensitivity):
     n_samples : int
     score_sensitivity : float
         Of each draw; ``inf`` (no privacy) keeps the ranks.
+    prior_weight : float, default=PRIOR_WEIGHT
+        Of the draws' prior (see :func:`tied_weight`).
 
     Returns
     -------
@@ -116,7 +136,7 @@ def effective_quantiles(quantiles, n_samples, score_sensitivity):
     """
     if not np.isfinite(score_sensitivity):
         return tuple(float(q) for q in quantiles)
-    margin = math.log(tied_weight()) + TIE_MARGIN
+    margin = math.log(tied_weight(prior_weight)) + TIE_MARGIN
     tail = min(margin / (score_sensitivity * max(n_samples, 1)), MAX_TAIL)
     out = []
     for q in quantiles:
@@ -152,6 +172,18 @@ def quantile_event(score_sensitivity, n_draws):
     return repeat(ExponentialMechanism(score_sensitivity), n_draws)
 
 
+def draws_per_column(n_quantiles, location_cells=0):
+    """Draws of one column: the median cell, the location (when
+    ``location_cells``) and one per rank."""
+    return 1 + (1 if location_cells else 0) + n_quantiles
+
+
+def draw_costs_per_column(n_quantiles, location_cells=0):
+    """Cost of one column's draws in units of one rank draw's: the
+    location draw costs :data:`LOCATION_WEIGHT`."""
+    return 1 + (LOCATION_WEIGHT if location_cells else 0) + n_quantiles
+
+
 @dataclass(frozen=True)
 class QuantileDraws:
     """The draws of private bounds of ``n_columns`` per-record columns.
@@ -174,6 +206,17 @@ class QuantileDraws:
         ``SMALLEST_POSITIVE`` for the bound of a non-negative statistic,
         which must be positive; ``-inf`` otherwise.
     prior_weight : float
+    location_cells : int
+        0: the ranks are drawn from the grid itself, anchored at the median
+        cell.  Otherwise the bounds are *located*: one more draw per column
+        (score sensitivity :attr:`location_sensitivity`) picks which of
+        ``location_cells`` equal cells of the median cell holds the median
+        (its midpoint is the location ``m``), and the ranks are drawn from
+        the grid shifted to ``m`` (candidates ``m + c``), anchored at ``m``
+        with the grid's prior on the offsets ``c``: a column far from 0
+        relative to its spread (years, prices) gets bounds at the
+        resolution of its spread, not of its magnitude, and a column whose
+        median is near 0 the grid's own candidates.
     anchor_sensitivity : float or None
         Of the median-cell draws, where they are sharper than the others
         (they anchor everything after them); None: ``score_sensitivity``.
@@ -186,6 +229,7 @@ class QuantileDraws:
     requested: tuple
     floor: float = -np.inf
     prior_weight: float = PRIOR_WEIGHT
+    location_cells: int = 0
     anchor_sensitivity: float = None
 
     @property
@@ -201,18 +245,29 @@ class QuantileDraws:
 
     @property
     def draws_per_column(self):
-        """The median cell and one draw per rank."""
-        return 1 + len(self.quantiles)
+        """The median cell, the location cell when located, one draw per
+        rank."""
+        return draws_per_column(len(self.quantiles), self.location_cells)
+
+    @property
+    def location_sensitivity(self):
+        """Score sensitivity of the location draw (when located):
+        ``sqrt(LOCATION_WEIGHT)`` times the others'."""
+        return math.sqrt(LOCATION_WEIGHT) * self.score_sensitivity
 
     @property
     def event(self):
         """The draws' event (``EpsilonDeltaEvent(inf, 0)`` without privacy)."""
-        if self.anchor_sensitivity is None:
+        if not np.isfinite(self.score_sensitivity) or (
+                self.anchor_sensitivity is None and not self.location_cells):
             return quantile_event(self.score_sensitivity,
                                   self.n_columns * self.draws_per_column)
-        return compose(quantile_event(self.anchor_sensitivity, self.n_columns),
-                       quantile_event(self.score_sensitivity,
-                                      self.n_columns * len(self.quantiles)))
+        parts = [quantile_event(self.median_sensitivity, self.n_columns),
+                 quantile_event(self.score_sensitivity,
+                                self.n_columns * len(self.quantiles))]
+        if self.location_cells:
+            parts.append(quantile_event(self.location_sensitivity, self.n_columns))
+        return compose(*parts)
 
     @property
     def lost(self):
@@ -231,7 +286,8 @@ class QuantileDraws:
 
 
 def quantile_draws(*, n_samples, n_columns, score_sensitivity,
-                   quantiles=(0.01, 0.99), floor=-np.inf, anchor_sensitivity=None):
+                   quantiles=(0.01, 0.99), floor=-np.inf, location_cells=0,
+                   anchor_sensitivity=None):
     """Draws of the given score sensitivity, their ranks moved inwards where
     the draws could not find them (public quantities only).
 
@@ -239,22 +295,27 @@ def quantile_draws(*, n_samples, n_columns, score_sensitivity,
     -------
     QuantileDraws
     """
-    effective = effective_quantiles(quantiles, n_samples, score_sensitivity)
+    weight = LOCATED_PRIOR_WEIGHT if location_cells else PRIOR_WEIGHT
+    effective = effective_quantiles(quantiles, n_samples, score_sensitivity,
+                                    weight)
     return QuantileDraws(n_samples, n_columns, effective, float(score_sensitivity),
                          tuple(float(q) for q in quantiles), floor,
+                         prior_weight=weight, location_cells=int(location_cells),
                          anchor_sensitivity=anchor_sensitivity)
 
 
 def quantile_draws_for_rho(rho, *, n_samples, n_columns, quantiles=(0.01, 0.99),
-                           floor=-np.inf):
+                           floor=-np.inf, location_cells=0):
     """Draws that together cost ``rho`` in zCDP units (each draw is
     bounded-range, ``D^2 / 2``-zCDP): for a plan that splits its budget in
-    rho and calibrates the whole."""
-    per_column = 1 + len(quantiles)
+    rho and calibrates the whole.  All draws get the same share, but for
+    the location draw (with ``location_cells``), which gets
+    :data:`LOCATION_WEIGHT` shares."""
+    per_column = draw_costs_per_column(len(quantiles), location_cells)
     sensitivity = zcdp.exponential_score_sensitivity(rho / (n_columns * per_column))
     return quantile_draws(n_samples=n_samples, n_columns=n_columns,
                           score_sensitivity=sensitivity, quantiles=quantiles,
-                          floor=floor)
+                          floor=floor, location_cells=location_cells)
 
 
 def quantile_draws_for_epsilon(epsilon, delta, *, n_samples, n_columns,

@@ -1,5 +1,6 @@
 """Plans of the private scalers: bounds draws and noisy clipped moments."""
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -7,6 +8,8 @@ import numpy as np
 from ..accounting import EpsilonDeltaEvent, RhoBracket, calibrate, compose, zcdp
 from .base import PrivacyPlan
 from .bounds import (
+    LOCATION_CELLS,
+    LOCATION_WEIGHT,
     QuantileDraws,
     moments_event,
     quantile_draws,
@@ -51,14 +54,16 @@ def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
         if mechanism == "gaussian":
             bounds = quantile_draws_for_rho(
                 bounds_share * budget, n_samples=n_samples, n_columns=n_features,
-                quantiles=quantiles)
+                quantiles=quantiles, location_cells=LOCATION_CELLS)
         else:
-            # Pure DP: each draw is 2 D-DP and the draws add.
+            # Pure DP: each draw is 2 D-DP and the draws add (the location
+            # draw's D is sqrt(LOCATION_WEIGHT) times the others').
+            per_column = 1 + len(quantiles) + math.sqrt(LOCATION_WEIGHT)
             bounds = quantile_draws(
                 n_samples=n_samples, n_columns=n_features,
                 score_sensitivity=bounds_share * budget
-                / (2.0 * (1 + len(quantiles)) * n_features),
-                quantiles=quantiles)
+                / (2.0 * per_column * n_features),
+                quantiles=quantiles, location_cells=LOCATION_CELLS)
     noise = []
     for wanted in moments:
         if not wanted:
@@ -102,7 +107,8 @@ def plan_scaler(*, n_samples, n_features, epsilon, delta, private_bounds,
         bounds = None
         if private_bounds:
             bounds = quantile_draws(n_samples=n_samples, n_columns=n_features,
-                                    score_sensitivity=np.inf, quantiles=quantiles)
+                                    score_sensitivity=np.inf, quantiles=quantiles,
+                                    location_cells=LOCATION_CELLS)
         noise = tuple(0.0 if m else None for m in moments)
         released = private_bounds or any(moments)
         event = EpsilonDeltaEvent(np.inf, 0.0) if released else compose()

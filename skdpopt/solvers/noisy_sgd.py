@@ -22,6 +22,7 @@ row), contribute the zero vector (docs/privacy/dpsgd.md).
 """
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,8 +38,115 @@ _BLOCK_STEPS = 256
 _NOISE_BLOCK_VALUES = 2**22
 
 
+@dataclass
+class Walk:
+    """The iterate, its running average, and the epochs it completed since
+    they were last reported (``(epoch, norm, bias, step)``)."""
+
+    coef: np.ndarray
+    intercept: float = 0.0
+    coef_sum: np.ndarray = None
+    intercept_sum: float = 0.0
+    n_averaged: int = 0
+    epochs: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StepRule:
+    """The public constants of a step: everything but the gradient's sum,
+    its noise and the step size."""
+
+    n_features: int
+    fit_intercept: bool
+    denominator: float
+    alpha: float
+    radius: float
+    average_start: int
+    n_steps: int
+    n_epochs: int
+
+
 # An extreme row can overflow a prediction (clipping then handles it); the
 # floating-point warning would say so, outside the privacy guarantee.
+@np.errstate(over="ignore", invalid="ignore")
+def take_step(walk, rule, grad_coef, grad_intercept, noise, eta, t):
+    """Step t from the clipped gradients' sum and its noise (in place)."""
+    n_features = rule.n_features
+    coef = walk.coef
+    # The step on the coefficients: eta / (q n) times the noisy sum.
+    grad_coef += noise[:n_features]
+    grad_coef *= eta / rule.denominator
+    if rule.alpha:
+        grad_coef += (eta * rule.alpha) * coef
+    coef -= grad_coef
+    if rule.fit_intercept:
+        walk.intercept -= eta * (grad_intercept + noise[n_features]) / rule.denominator
+    if rule.radius is not None:
+        norm = np.linalg.norm(coef)
+        if norm > rule.radius:
+            coef *= rule.radius / norm
+    if rule.average_start is not None and t >= rule.average_start:
+        walk.coef_sum += coef
+        walk.intercept_sum += walk.intercept
+        walk.n_averaged += 1
+    epoch = (t + 1) * rule.n_epochs // rule.n_steps
+    if epoch > t * rule.n_epochs // rule.n_steps:
+        walk.epochs.append((epoch, float(np.linalg.norm(coef)), walk.intercept, t + 1))
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def sampled_steps(walk, batches, rule, noise, etas, start):
+    """Steps ``start .. start + len(etas) - 1`` on sampled batches.
+
+    ``batches`` gives each step's ``(source, rows)``, in order.  Run
+    wherever the batches are: the fit's process, or the Dask worker that
+    gathers them (then ``walk`` travels, a few numbers).
+    """
+    for i, (source, rows) in enumerate(batches):
+        # The clipped gradients' sum: r_i (x_i, 1) clipped to norm C by
+        # clipping r_i (NaN -> 0).
+        grad_coef, grad_intercept = source.gradient_sum(walk.coef, walk.intercept,
+                                                        rows)
+        take_step(walk, rule, grad_coef, grad_intercept, noise[i], etas[i],
+                  start + i)
+    return walk
+
+
+class _Noise:
+    """The steps' noise, drawn ``block`` steps at a time, in step order."""
+
+    def __init__(self, rng, std, n_steps, block, dim):
+        self.rng, self.std, self.n_steps = rng, std, n_steps
+        self.block, self.dim = block, dim
+        self.drawn, self.rows = 0, np.empty((0, dim))
+
+    def draw_block(self):
+        t = self.drawn
+        self.rows = gaussian_noise(self.rng, self.std,
+                                   (min(self.block, self.n_steps - t), self.dim))
+        self.first, self.drawn = t, t + len(self.rows)
+
+    def steps(self, start, stop):
+        """Noise rows of steps ``start .. stop - 1`` (asked for in order)."""
+        parts = []
+        while start < stop:
+            if start >= self.drawn:
+                self.draw_block()
+            end = min(stop, self.drawn)
+            parts.append(self.rows[start - self.first:end - self.first])
+            start = end
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _report(walk, start):
+    """Print the epochs the walk completed since the last report."""
+    for epoch, norm, bias, t in walk.epochs:
+        print(f"-- Epoch {epoch}\n"
+              f"Norm: {norm:.2f}, Bias: {bias:.6f}, "
+              f"T: {t}, Elapsed: {time.perf_counter() - start:.2f} s")
+    walk.epochs.clear()
+
+
 @np.errstate(over="ignore", invalid="ignore")
 def noisy_sgd(problem, plan, rng, *, verbose=0):
     """Run DP-SGD on a linear model.
@@ -68,26 +176,19 @@ def noisy_sgd(problem, plan, rng, *, verbose=0):
     LinearResult
     """
     sampling_rate, n_steps = plan.sampling_rate, plan.n_steps
-    clip_norm, alpha = problem.clip_norm, problem.alpha
-    fit_intercept, radius = problem.fit_intercept, problem.radius
-    single_pass, average_start = plan.single_pass, plan.average_start
+    clip_norm, fit_intercept = problem.clip_norm, problem.fit_intercept
     data = linear_rows(problem.X, problem.y, problem.loss, clip_norm=clip_norm,
                        fit_intercept=fit_intercept)
-    if single_pass and not data.in_memory:
+    if plan.single_pass and not data.in_memory:
         raise ValueError("single_pass sampling needs the rows in memory (it "
                          "tracks which rows were seen); use 'poisson' or 'full'")
     n_samples, n_features = data.n_samples, data.n_features
     full_batch = sampling_rate >= 1.0
-    denominator = sampling_rate * n_samples
-    noise_std = plan.noise_multiplier * clip_norm
     dim = n_features + int(fit_intercept)
-
-    coef = np.zeros(n_features)
-    intercept = 0.0
-    coef_sum = np.zeros(n_features)
-    intercept_sum = 0.0
-    n_averaged = 0
-    seen = np.zeros(n_samples, dtype=bool) if single_pass else None
+    rule = StepRule(n_features, fit_intercept, sampling_rate * n_samples,
+                    problem.alpha, problem.radius, plan.average_start, n_steps,
+                    plan.n_epochs)
+    walk = Walk(np.zeros(n_features), coef_sum=np.zeros(n_features))
     start = time.perf_counter()
 
     # Noise and batches are drawn a block of steps at a time (see
@@ -95,53 +196,60 @@ def noisy_sgd(problem, plan, rng, *, verbose=0):
     rows_per_step = 0 if full_batch else sampling_rate * n_samples
     block = max(1, min(_BLOCK_STEPS, _NOISE_BLOCK_VALUES // dim,
                        int(_NOISE_BLOCK_VALUES // max(rows_per_step, 1.0))))
-    sampler = (None if full_batch
-               else data.poisson_sampler(rng, sampling_rate, n_steps, block))
+    if full_batch or plan.single_pass:
+        _one_step_at_a_time(data, plan, rule, walk, rng, block,
+                            plan.noise_multiplier * clip_norm,
+                            start if verbose else None)
+    else:
+        # Poisson batches, a segment of steps at a time, run where the
+        # sampler holds them (a segment's noise is drawn before its
+        # batches, as the in-memory sampler always drew them).
+        sampler = data.poisson_sampler(rng, sampling_rate, n_steps, block)
+        noise = _Noise(rng, plan.noise_multiplier * clip_norm, n_steps, block, dim)
+        for segment in sampler.segments():
+            steps = range(segment.start, segment.stop)
+            walk = segment.run(sampled_steps, walk, rule,
+                               noise.steps(segment.start, segment.stop),
+                               [plan.step_size(t) for t in steps], segment.start)
+            if verbose:
+                walk = sampler.result(walk)
+                _report(walk, start)
+        walk = sampler.result(walk)
+
+    if walk.n_averaged:
+        return LinearResult(coef=walk.coef_sum / walk.n_averaged,
+                            intercept=float(walk.intercept_sum / walk.n_averaged))
+    return LinearResult(coef=walk.coef, intercept=float(walk.intercept))
+
+
+def _one_step_at_a_time(data, plan, rule, walk, rng, block, noise_std,
+                        verbose_start):
+    """Full batches (a pass per step), or single-pass sampling (in memory:
+    each row's gradient at most once)."""
+    n_steps, n_samples = plan.n_steps, data.n_samples
+    dim = rule.n_features + int(rule.fit_intercept)
+    full_batch = plan.sampling_rate >= 1.0
+    seen = np.zeros(n_samples, dtype=bool) if plan.single_pass else None
+    sampler = (None if full_batch else
+               data.poisson_sampler(rng, plan.sampling_rate, n_steps, block))
     for t in range(n_steps):
         i = t % block
         if i == 0 and not full_batch:
             noise = gaussian_noise(rng, noise_std, (min(block, n_steps - t), dim))
         source, rows = (data, None) if full_batch else sampler.batch(t)
-        if single_pass:
+        if seen is not None:
             rows = np.arange(n_samples) if rows is None else rows
             rows = rows[~seen[rows]]
             seen[rows] = True
-        # The clipped gradients' sum: r_i (x_i, 1) clipped to norm C by
-        # clipping r_i (NaN -> 0).
-        grad_coef, grad_intercept = source.gradient_sum(coef, intercept, rows)
+        grad_coef, grad_intercept = source.gradient_sum(walk.coef, walk.intercept,
+                                                        rows)
         if i == 0 and full_batch:
             # Full batches draw nothing but noise: drawn once the first sum
             # is in, so that a fit whose first pass over the data fails has
             # drawn nothing, and is withdrawn from the ledgers (the stream
             # of draws is the same).
             noise = gaussian_noise(rng, noise_std, (min(block, n_steps - t), dim))
-        step_noise = noise[i]
-        eta = plan.step_size(t)
-        # The step on the coefficients: eta / (q n) times the noisy sum.
-        grad_coef += step_noise[:n_features]
-        grad_coef *= eta / denominator
-        if alpha:
-            grad_coef += (eta * alpha) * coef
-        coef -= grad_coef
-        if fit_intercept:
-            intercept -= eta * (grad_intercept + step_noise[n_features]) / denominator
-        if radius is not None:
-            norm = np.linalg.norm(coef)
-            if norm > radius:
-                coef *= radius / norm
-        if average_start is not None and t >= average_start:
-            coef_sum += coef
-            intercept_sum += intercept
-            n_averaged += 1
-        if verbose:
-            epoch = (t + 1) * plan.n_epochs // n_steps
-            if epoch > t * plan.n_epochs // n_steps:
-                print(
-                    f"-- Epoch {epoch}\n"
-                    f"Norm: {np.linalg.norm(coef):.2f}, Bias: {intercept:.6f}, "
-                    f"T: {t + 1}, Elapsed: {time.perf_counter() - start:.2f} s"
-                )
-
-    if n_averaged:
-        coef, intercept = coef_sum / n_averaged, intercept_sum / n_averaged
-    return LinearResult(coef=coef, intercept=float(intercept))
+        take_step(walk, rule, grad_coef, grad_intercept, noise[i],
+                  plan.step_size(t), t)
+        if verbose_start is not None:
+            _report(walk, verbose_start)

@@ -92,17 +92,35 @@ class MarginalProblem:
 
     Attributes
     ----------
-    codes : ndarray of int of shape (n_samples, n_columns)
-        Each record's code per column.
+    codes : ndarray of int of shape (n_samples, n_columns) or None
+        Each record's code per column; None where the records are not in
+        memory (a Dask collection), and ``counts`` holds what the solver
+        reads of them.
     workload : MarginalWorkload or MatrixWorkload
         The queries (:mod:`skdpopt.solvers.query_release`).
     max_model_cells : float
         Public limit on the cells of the model's junction tree.
+    counts : list of ndarray or None
+        With ``codes`` None: the records' counts in the cells of each of
+        ``workload.count_cliques`` (flattened, C order), counted where the
+        records are.
+    n_samples : int or None
+        With ``codes`` None: the number of records (public).
     """
 
     codes: np.ndarray
     workload: object
     max_model_cells: float = np.inf
+    counts: list = None
+    n_samples: int = None
+
+    def answers(self):
+        """Each query's normalised answer on the records, and their number:
+        all the solver reads of the data."""
+        if self.codes is None:
+            return self.workload.answers_of(self.counts, self.n_samples), self.n_samples
+        return ([self.workload.answer_records(self.codes, j)
+                 for j in range(len(self.workload))], self.codes.shape[0])
 
 
 @dataclass

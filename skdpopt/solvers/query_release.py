@@ -110,6 +110,16 @@ class MarginalWorkload:
         flat = np.ravel_multi_index(codes[:, keep].T, [self.shape[a] for a in keep])
         return np.bincount(flat, minlength=self.sizes[j]) / codes.shape[0]
 
+    @property
+    def count_cliques(self):
+        """The column sets whose cell counts give every answer."""
+        return self.marginals
+
+    def answers_of(self, counts, n_samples):
+        """Every marginal, normalised, from the counts of
+        :attr:`count_cliques` (as :meth:`answer_records` would give)."""
+        return [np.asarray(c, dtype=np.float64) / n_samples for c in counts]
+
     def errors(self, model, real, which=None):
         """L1 error of the marginals ``which`` (default all) of the model
         against ``real``; NaN for the others."""
@@ -167,6 +177,17 @@ class MatrixWorkload:
     def answer_records(self, codes, j):
         flat = np.ravel_multi_index(codes.T, self.shape)
         return np.array([self.matrix[j][flat].mean()])
+
+    @property
+    def count_cliques(self):
+        """The column sets whose cell counts give every answer: the whole
+        domain (at most the model's size, checked by the estimator)."""
+        return [tuple(range(len(self.shape)))]
+
+    def answers_of(self, counts, n_samples):
+        """Every query's answer from the counts of the whole domain."""
+        answers = self.matrix @ (np.asarray(counts[0], dtype=np.float64) / n_samples)
+        return [answers[j:j + 1] for j in range(len(self.matrix))]
 
     def errors(self, model, real, which=None):
         answers = self.matrix @ model.dense().ravel()
@@ -356,7 +377,8 @@ def fit_synthetic(problem, plan, rng, *, verbose=0):
     Parameters
     ----------
     problem : skdpopt.solvers.problems.MarginalProblem
-        The records' integer codes, the workload (for marginals, every
+        The records (their integer codes, or their counts in the cells
+        the workload reads), the workload (for marginals, every
         1-way marginal is among them and is measured first) and the public
         limit on the model's cells.
     plan : SyntheticPlan
@@ -369,9 +391,8 @@ def fit_synthetic(problem, plan, rng, *, verbose=0):
     -------
     SyntheticResult
     """
-    codes, workload = problem.codes, problem.workload
-    n_samples = codes.shape[0]
-    real = [workload.answer_records(codes, j) for j in range(len(workload))]
+    workload = problem.workload
+    real, n_samples = problem.answers()
     shape = workload.shape
     if isinstance(workload, MatrixWorkload):
         model = GraphicalModel(shape, [tuple(range(len(shape)))])

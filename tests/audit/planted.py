@@ -66,9 +66,9 @@ PLANTED = {
     "DPSyntheticData (private bounds)": Planted(  # claim 1.000
         threshold=1.0, direction=-1,
         rates=(0.9766, 0.9024), runs=9344),
-    "DPMinMaxScaler (private bounds)": Planted(  # claim 0.667
-        threshold=1.189207115002721, direction=-1,
-        rates=(0.9064, 0.4701), runs=234),
+    "DPMinMaxScaler (private bounds)": Planted(  # claim 0.750
+        threshold=1.1767997918682926, direction=-1,
+        rates=(0.9786, 0.9161), runs=4928),
     "DPStandardScaler (clipped moments)": Planted(  # claim 0.684
         threshold=-0.036092141983400335, direction=1,
         rates=(0.9491, 0.8495), runs=5344),

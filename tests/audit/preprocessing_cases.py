@@ -24,11 +24,10 @@ N_ROWS = 100
 # -- the private bounds (DPMinMaxScaler) --------------------------------------
 
 def _bounds_pair():
-    # Every row at 1, the canary just above the median cell [1, 2^(1/4)) of
-    # the grid (in) or inside it (out): the upper draw's candidate 2^(1/4)
-    # then has one value fewer below it in D than in D', and no other
-    # candidate differs.  That candidate is also the prior's mode, so the
-    # draw lands on it about half the time.
+    # Every row at 1, the canary at 1.2 (in) or at 1 (out): the located
+    # upper draw's candidates m + c between 1 and 1.2 (m just above 1) have
+    # one value fewer below them in D than in D', and the prior's mode is
+    # the nearest of them.
     data_out = np.ones((N_ROWS, 1))
     data_in = data_out.copy()
     data_in[0, 0] = 1.2
@@ -56,9 +55,12 @@ BOUNDS = AuditCase(
     fit=_fit_minmax,
     datasets=_bounds_pair,
     statistic=lambda est: est.data_max_[0],
-    # The statistic is a function of two of the three draws (the median
-    # cell and the upper bound), each 2D-DP: the claim is their sum.
-    claimed=lambda est: 2 * 2 * est.privacy_plan_.bounds.score_sensitivity,
+    # The statistic is a function of three of the four draws (the median
+    # cell, the location in it and the upper bound), each 2D-DP (the
+    # location's D is sqrt(LOCATION_WEIGHT) times the others'): the claim
+    # is their sum.
+    claimed=lambda est: 2 * (2 * est.privacy_plan_.bounds.score_sensitivity
+                             + est.privacy_plan_.bounds.location_sensitivity),
     plant=_plant_free_bounds,
     bug="score sensitivity understated 16-fold (bounds nearly free)",
     fast_runs=3_000,

@@ -788,7 +788,26 @@ def _scaler_moments_observe(delta):
     return observe
 
 
+def _location_observe(side, rng):
+    """The located bounds' location draw (``refine_location``): each of
+    its cells of a released median cell ``[a, b)`` (here a public probe
+    cell per column) is scored by how far it is from holding the median,
+    ``max(B_k - n/2, n/2 - B_(k+1), 0)``: one record moves each count by
+    at most 1, so each distance moves by at most 1."""
+    d = side.X.shape[1]
+    low = rng.uniform(-2.0, 1.0, d)
+    high = low + rng.uniform(0.1, 3.0, d)
+    X = side.X.toarray() if hasattr(side.X, "toarray") else np.asarray(side.X)
+    with observing() as patch:
+        distances = spy(patch, skdpopt._bounds, "_median_cell_distance")
+        skdpopt._bounds.refine_location(X, low, high, 64, np.inf, rng)
+    return {"location cell distances": Statistic(distances.first.result, 1.0,
+                                                 "linf")}
+
+
 SCALER_CASES = [
+    Case("DPStandardScaler: location draw (median-cell distances)",
+         _location_observe, features(dtypes=FLOATS)),
     Case("DPStandardScaler: private bounds (counts)",
          _scaler_bounds_observe(lambda: DPStandardScaler(random_state=0)),
          features(dtypes=FLOATS)),

@@ -226,6 +226,20 @@ def test_catches_planted_unclipped_moments(monkeypatch):
     assert check(case, pair)
 
 
+def test_catches_planted_two_sided_location_distance(monkeypatch):
+    """The location draw's distance read from both ends of a cell at once,
+    ``|B_k - n/2| + |B_(k+1) - n/2|``: a record moved across the cell moves
+    both counts, and the distance by 2."""
+    case = _case(SCALER_CASES, "DPStandardScaler: location draw")
+    pair = _outside_pair()
+    assert not check(case, pair)
+    monkeypatch.setattr(
+        skdpopt._bounds, "_median_cell_distance",
+        lambda below, n: (np.abs(below[:, :-1] - n / 2.0)
+                          + np.abs(below[:, 1:] - n / 2.0)))
+    assert check(case, pair)
+
+
 def test_catches_planted_understated_marginal_sensitivity(monkeypatch):
     """A marginal's l2 sensitivity written as 1/n instead of sqrt(2)/n."""
     case = _case(SYNTHETIC_CASES, "DPSyntheticData: marginal")
