@@ -143,8 +143,9 @@ MUTANTS = [
         "DPLasso clips features to max(bound, max |X|), a bound taken from the "
         "data",
         (Patch("skdpopt/lasso.py",
-               "X = clip_rows(X, self.feature_bound_)",
-               "X = clip_rows(X, max(self.feature_bound_, float(abs(X).max())))"),),
+               "X = clip_rows(X, self.feature_bound_)\n        y = clip_values(",
+               "X = clip_rows(X, max(self.feature_bound_, float(abs(X).max())))"
+               "\n        y = clip_values("),),
         (f"{AUDITS}::test_audit_within_claim[DPLasso]",
          "tests/privacy/test_sensitivity.py", "tests/test_lasso.py"),
     ),

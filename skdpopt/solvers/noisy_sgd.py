@@ -196,16 +196,16 @@ def noisy_sgd(problem, plan, rng, *, verbose=0):
     rows_per_step = 0 if full_batch else sampling_rate * n_samples
     block = max(1, min(_BLOCK_STEPS, _NOISE_BLOCK_VALUES // dim,
                        int(_NOISE_BLOCK_VALUES // max(rows_per_step, 1.0))))
+    noise_std = plan.noise_multiplier * clip_norm
     if full_batch or plan.single_pass:
-        _one_step_at_a_time(data, plan, rule, walk, rng, block,
-                            plan.noise_multiplier * clip_norm,
+        _one_step_at_a_time(data, plan, rule, walk, rng, block, noise_std,
                             start if verbose else None)
     else:
         # Poisson batches, a segment of steps at a time, run where the
         # sampler holds them (a segment's noise is drawn before its
         # batches, as the in-memory sampler always drew them).
         sampler = data.poisson_sampler(rng, sampling_rate, n_steps, block)
-        noise = _Noise(rng, plan.noise_multiplier * clip_norm, n_steps, block, dim)
+        noise = _Noise(rng, noise_std, n_steps, block, dim)
         for segment in sampler.segments():
             steps = range(segment.start, segment.stop)
             walk = segment.run(sampled_steps, walk, rule,
