@@ -16,6 +16,16 @@ fit, ``/proc/self/clear_refs``), next to their resident size before it;
 R^2 on 100,000 held-out rows; ``privacy_spent_`` (identical for numpy and
 Dask, by construction of the plan: checked).
 
+Without ``--sizes`` the script runs the documented plan (``PLAN``): every
+fit at 1e6 and 1e7 rows (lazy, persisted where it is the use case, and in
+memory), the lazy fits at 1e8 rows, dask-ml at 1e6 and 1e7, each
+``--repeats`` times (3; once at 1e8), interleaved so that the fits a ratio
+compares ran close together; it writes the table, the log-log slopes and
+the targets to ``docs/benchmarks/_generated/bench_dask.md`` (see
+``report.py``).  ``--quick`` runs the lazy and in-memory fits at 1e5 rows
+once (``bench_dask.quick.md``).  With ``--sizes`` it prints the JSON lines
+of the fits asked for.
+
 With ``--workers 1 2 ...`` it prints two tables instead, on data of
 ``--size`` rows persisted in the workers' memory, medians of
 ``--repeats`` fits: per-core efficiency (one worker with one thread
@@ -25,8 +35,8 @@ core), with the processor seconds of all the processes of each fit.
 
 Usage::
 
-    python benchmarks/bench_dask.py --sizes 1e6 1e7
-    python benchmarks/bench_dask.py --sizes 1e8 --estimators sgd_full
+    python benchmarks/bench_dask.py --daskml-python /path/to/env/bin/python
+    python benchmarks/bench_dask.py --quick
     python benchmarks/bench_dask.py --sizes 1e7 3e7 --estimators sgd_poisson \
         --lazy sgd_poisson --in-memory-max 0 --memory-limit 2GB
     python benchmarks/bench_dask.py --workers 1 2 --size 2e6 --repeats 3
@@ -34,7 +44,8 @@ Usage::
 
 ``--memory-limit`` is each worker's ``memory_limit`` (beyond it a worker
 spills task results to its local disk): lazy Poisson fits keep an epoch's
-sampled rows on the workers until the client fetches them.
+sampled rows on the workers until the client fetches them; the plan gives
+them 2 GB per worker.
 """
 
 import argparse
@@ -47,6 +58,7 @@ import time
 import warnings
 
 import numpy as np
+from report import Report
 
 distributed = None  # imported by main(), where a cluster is started
 D = 50
@@ -217,6 +229,143 @@ def subprocess_json(args, python=sys.executable, timeout=1800, threads=None):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+# The documented run: (memory limit per worker, n, estimator, backends).
+# Persisted data is the use case of data that fits the cluster's memory;
+# lazily generated data stands for data read from storage at every pass.
+PLAN = [
+    ("auto", 1e6, "sgd_full", ("dask", "dask-persisted", "numpy")),
+    ("auto", 1e6, "lasso", ("dask", "dask-persisted", "numpy")),
+    ("auto", 1e6, "sgd_poisson", ("dask-persisted", "numpy")),
+    ("auto", 1e7, "sgd_full", ("dask", "dask-persisted", "numpy")),
+    ("auto", 1e7, "lasso", ("dask", "dask-persisted", "numpy")),
+    ("auto", 1e7, "sgd_poisson", ("dask-persisted", "numpy")),
+    ("2GB", 1e6, "sgd_poisson", ("dask",)),
+    ("2GB", 1e7, "sgd_poisson", ("dask",)),
+    ("auto", 1e8, "sgd_full", ("dask",)),
+    ("auto", 1e8, "lasso", ("dask",)),
+    ("2GB", 1e8, "sgd_poisson", ("dask",)),
+]
+DASKML_SIZES = (1e6, 1e7)
+QUICK_PLAN = [("auto", 1e5, name, ("dask", "numpy")) for name in ESTIMATORS]
+
+
+def run_plan(plan, repeats, daskml_python):
+    """Every fit of ``plan`` (and dask-ml), ``repeats`` times (once from
+    1e8 rows), in rounds; returns the records, each with its round."""
+    global distributed
+    import distributed
+    from distributed import Client, LocalCluster
+
+    records = []
+    for round_ in range(repeats):
+        for limit in dict.fromkeys(step[0] for step in plan):
+            steps = [s for s in plan if s[0] == limit and (round_ == 0 or s[1] < 1e8)]
+            if not steps:
+                continue
+            with LocalCluster(n_workers=2, threads_per_worker=1,
+                              dashboard_address=None, silence_logs=40,
+                              memory_limit=limit) as cluster, Client(cluster) as client:
+                client.run(_import_package)
+                for _, n, name, backends in steps:
+                    n = int(n)
+                    for backend in backends:
+                        if backend == "numpy":
+                            record = subprocess_json(["--in-memory", str(n), name])
+                        else:
+                            record = run_dask(client, n, name,
+                                              persist=backend == "dask-persisted")
+                        record.update(round=round_, memory_limit=limit)
+                        records.append(record)
+                        print(json.dumps(record), flush=True)
+        if daskml_python:
+            for n in DASKML_SIZES:
+                record = subprocess_json(["--daskml", str(n)], python=daskml_python)
+                record.update(round=round_)
+                records.append(record)
+                print(json.dumps(record), flush=True)
+    return records
+
+
+def report_plan(report, records, quick):
+    """The table of medians, the slopes and the targets."""
+    groups = {}
+    for r in records:
+        if "error" in r:
+            raise RuntimeError(f"a fit failed: {r}")
+        key = (r["n"], r["estimator"], r["backend"], r.get("memory_limit", "auto"))
+        groups.setdefault(key, []).append(r)
+
+    def seconds_by_round(n, name, backend):
+        return {r["round"]: r["seconds"] for key, runs in groups.items()
+                if key[:3] == (n, name, backend) for r in runs}
+
+    labels = {"dask": "dask (lazy)", "dask-persisted": "dask (persisted)",
+              "numpy": "numpy", "dask-ml": "dask (lazy), dask-ml"}
+    rows, spent = [], {}
+    for (n, name, backend, limit), runs in groups.items():
+        times = [r["seconds"] for r in runs]
+        ratio = ""
+        peer = "numpy" if backend.startswith("dask") and backend != "dask-ml" else None
+        if peer:
+            mine, theirs = seconds_by_round(n, name, backend), seconds_by_round(
+                n, name, peer)
+            both = [mine[k] / theirs[k] for k in mine if k in theirs]
+            ratio = f"{np.median(both):.2f}" if both else ""
+        if backend == "numpy":
+            workers = f"{runs[0]['peak_mb']} (one process)"
+            before = str(runs[0]["rss_with_data_mb"])
+            client = ""
+        else:
+            peaks = [max(r["worker_peak_mb"]) for r in runs]
+            workers = f"{min(peaks)} to {max(peaks)}" if len(runs) > 1 else \
+                ", ".join(map(str, runs[0]["worker_peak_mb"]))
+            before = ", ".join(map(str, runs[0].get("worker_rss_before_mb", [])))
+            client = str(max(r["client_peak_mb"] for r in runs))
+        epsilon = runs[0].get("epsilon")
+        if epsilon is not None:
+            spent.setdefault((n, name), set()).add(f"{epsilon:.8f}")
+        label = labels[backend] + (f", {limit} per worker" if limit != "auto"
+                                   and backend != "numpy" else "")
+        versus_daskml = ""
+        if backend == "dask" and name == "sgd_full":
+            mine = seconds_by_round(n, name, backend)
+            theirs = {r["round"]: r["seconds"] for key, runs_ in groups.items()
+                      if key[0] == n and key[2] == "dask-ml" for r in runs_}
+            both = [mine[k] / theirs[k] for k in mine if k in theirs]
+            versus_daskml = f"{np.median(both):.2f}" if both else ""
+        rows.append([f"{n:.0e}", name, label, str(len(runs)),
+                     f"{np.median(times):.1f}", ratio, versus_daskml, workers,
+                     before, client,
+                     f"{runs[0]['r2']:.4f}",
+                     "(none)" if epsilon is None else f"{epsilon:.8f}"])
+    machine = ["time (s), median", "time / numpy", "time / dask-ml",
+               "worker peak (MB)", "worker before (MB)", "client peak (MB)"]
+    report.table("fits", "Fits on Dask arrays and in memory (epsilon = 1, "
+                 "delta = 1e-9; times: medians over the runs, ratios: medians "
+                 "over runs of the fits of the same round)",
+                 ["n", "fit", "backend", "runs", *machine, "R^2",
+                  "privacy_spent_ epsilon"], rows,
+                 timing=machine)
+    same = all(len(values) == 1 for values in spent.values())
+    report.value("same_privacy_spent", "yes" if same else "no")
+    if quick:
+        return
+    slopes = []
+    for name in ESTIMATORS:
+        low = [r["seconds"] for r in groups.get((10**7, name, "dask", "2GB" if
+               name == "sgd_poisson" else "auto"), [])]
+        high = [r["seconds"] for r in groups.get((10**8, name, "dask", "2GB" if
+                name == "sgd_poisson" else "auto"), [])]
+        if low and high:
+            slope = np.log10(np.median(high) / np.median(low))
+            slopes.append([name, f"{np.median(low):.1f}", f"{np.median(high):.1f}",
+                           f"{slope:.2f}", "yes" if slope <= 1.1 else "no"])
+    report.table("slopes", "Lazy fits, log-log slope of the median time from "
+                 "1e7 to 1e8 rows (target: at most 1.1)",
+                 ["fit", "1e7 (s)", "1e8 (s)", "slope", "met"], slopes,
+                 timing=["1e7 (s)", "1e8 (s)", "slope", "met"])
+
+
 SYNTHETIC_ROWS = 500_000  # rows per partition of the synthetic table
 SYNTHETIC_DOMAIN = {
     "workclass": ["private", "self-employed", "government", "unpaid"],
@@ -377,7 +526,7 @@ def workers_tables(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", nargs="+", type=float, default=[1e6, 1e7])
+    parser.add_argument("--sizes", nargs="+", type=float, default=None)
     parser.add_argument("--estimators", nargs="+", default=list(ESTIMATORS))
     parser.add_argument("--in-memory-max", type=float, default=1e7,
                         help="largest n also fitted in memory")
@@ -392,6 +541,8 @@ def main():
                         "memory_limit; beyond it workers spill to disk)")
     parser.add_argument("--daskml-python", default=None,
                         help="python of an environment with dask-ml installed")
+    parser.add_argument("--quick", action="store_true",
+                        help="the lazy and in-memory fits at 1e5 rows, once")
     parser.add_argument("--workers", nargs="+", type=int, default=None,
                         help="worker counts (one thread each): print the "
                         "per-core efficiency and strong-scaling tables on "
@@ -399,21 +550,38 @@ def main():
     parser.add_argument("--size", type=float, default=2e6,
                         help="rows of the --workers tables")
     parser.add_argument("--repeats", type=int, default=None,
-                        help="fits per cell of the --workers tables, medians "
-                        "(default 3)")
+                        help="runs of each fit of the plan and fits per cell "
+                        "of the --workers tables, medians (default 3; once "
+                        "from 1e8 rows, and with --sizes)")
     parser.add_argument("--synthetic", type=float, default=None,
                         help="fit DPSyntheticData on a lazily generated "
                         "Adult-like table of this many rows instead")
     parser.add_argument("--in-memory", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--daskml", type=float, help=argparse.SUPPRESS)
+    Report.add_arguments(parser)
     args = parser.parse_args()
-    args.repeats = args.repeats or (3 if args.workers else 1)
+    # One fit per --sizes cell (and per --in-memory call not told more);
+    # three for the plan and the --workers tables.
+    args.repeats = args.repeats or (1 if args.sizes or args.in_memory else 3)
     if args.in_memory:
         print(json.dumps(run_in_memory(int(float(args.in_memory[0])),
                                        args.in_memory[1], args.repeats)))
         return
     if args.daskml:
         print(json.dumps(run_daskml(int(args.daskml))))
+        return
+    if args.sizes is None and not (args.workers or args.synthetic):
+        report = Report("bench_dask", args, packages=("dask", "distributed"))
+        if args.daskml_python:
+            report.note("dask-ml peer: " + subprocess.run(
+                [args.daskml_python, "-c", "import importlib.metadata as m; "
+                 "print('dask-ml', m.version('dask-ml'), 'dask', m.version('dask'))"],
+                capture_output=True, text=True).stdout.strip())
+        records = run_plan(QUICK_PLAN if args.quick else PLAN,
+                           1 if args.quick else args.repeats,
+                           None if args.quick else args.daskml_python)
+        report_plan(report, records, args.quick)
+        report.write()
         return
 
     global distributed

@@ -30,7 +30,13 @@ Lasso objective against scikit-learn's solution, and support recall.
 "gain" is ``(defaults - trivial) / (oracle - trivial)``.  "warned" counts
 the seeds whose defaults fit raised a UtilityWarning.
 
-Datasets (raw units; sizes trimmed to fit about 20 minutes on 2 shared
+Every private fit is seeded (the pipeline's ``random_state`` seeds the
+steps that have none), so the tables come out the same from the same
+command; they go to ``docs/benchmarks/_generated/bench_defaults.md`` (see
+``report.py``), with a last table that reads the page's targets from the
+run.
+
+Datasets (raw units; sizes trimmed to fit a few minutes on 2 shared
 cores):
 
 * ``diabetes``: scikit-learn's bundled diabetes data, unscaled (age in
@@ -50,7 +56,7 @@ cores):
 
 Usage::
 
-    python benchmarks/bench_defaults.py           # about 5 minutes
+    python benchmarks/bench_defaults.py
     python benchmarks/bench_defaults.py --quick   # 2 seeds, epsilon 1
 """
 
@@ -59,6 +65,7 @@ import time
 import warnings
 
 import numpy as np
+from report import Report
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import Lasso, LinearRegression, LogisticRegression
 from sklearn.metrics import accuracy_score, r2_score
@@ -146,8 +153,8 @@ def sgd_runs(data, epsilon, seed, classifier=False):
     score = accuracy_score if classifier else r2_score
 
     defaults, warned = _fit_recording(lambda: make_private_pipeline(
-        DPStandardScaler(), Model(random_state=seed, **extra),
-        epsilon=epsilon, delta=delta), X_train, y_train)
+        DPStandardScaler(), Model(**extra), epsilon=epsilon, delta=delta,
+        random_state=seed), X_train, y_train)
 
     # The oracle: the same pipeline with the best public bounds, which no
     # real user has: the scaler's bounds the exact 1% and 99% quantiles of
@@ -160,9 +167,8 @@ def sgd_runs(data, epsilon, seed, classifier=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         oracle = make_private_pipeline(
-            DPStandardScaler(bounds=(low, high)),
-            Model(random_state=seed, **extra),
-            epsilon=epsilon, delta=delta).fit(X_train, y_train)
+            DPStandardScaler(bounds=(low, high)), Model(**extra),
+            epsilon=epsilon, delta=delta, random_state=seed).fit(X_train, y_train)
         # Further still from a real user: exact moments, no scaler budget.
         scaler = StandardScaler().fit(X_train)
         exact = make_pipeline(scaler, Model(
@@ -241,40 +247,76 @@ def median_row(runs, reference):
     return out
 
 
-def print_sgd_table(name, estimator, rows, metric):
-    print(f"\n### {name}: {estimator} ({metric}, medians over the seeds)\n")
-    print("| epsilon | defaults | oracle bounds | exact moments | sklearn | "
-          "trivial | gain | warned |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+def sgd_table(report, key, name, estimator, rows, metric):
+    table = []
     for epsilon, row in rows.items():
-        gain = ((row["defaults"] - row["trivial"])
-                / (row["oracle"] - row["trivial"]))
-        print(f"| {epsilon:g} | {row['defaults']:.3g} | {row['oracle']:.3f} | "
-              f"{row['exact']:.3f} | {row['sklearn']:.3f} | {row['trivial']:.3f} | "
-              f"{gain:.3g} | {row['warned']}/{row['n']} |")
+        row["gain"] = ((row["defaults"] - row["trivial"])
+                       / (row["oracle"] - row["trivial"]))
+        table.append([f"{epsilon:g}", f"{row['defaults']:.3g}", f"{row['oracle']:.3f}",
+                      f"{row['exact']:.3f}", f"{row['sklearn']:.3f}",
+                      f"{row['trivial']:.3f}", f"{row['gain']:.3g}",
+                      f"{row['warned']}/{row['n']}"])
+    report.table(key, f"{name}: {estimator} ({metric}, medians over "
+                 f"{rows_seeds(rows)} seeds)",
+                 ["epsilon", "defaults", "oracle bounds", "exact moments",
+                  "sklearn", "trivial", "gain", "warned"], table)
 
 
-def print_lasso_table(rows):
-    print("\n### sparse: DPLasso (relative suboptimality, lower is better; "
-          "support recall; medians over the seeds)\n")
-    print("| epsilon | defaults | oracle bounds (6, 1) | bounds (1, 1) | "
-          "recall (defaults) | recall (oracle) | warned |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for epsilon, row in rows.items():
-        print(f"| {epsilon:g} | {row['defaults']:.3f} | {row['oracle']:.3f} | "
-              f"{row['former']:.3f} | {row['recall']:.2f} | "
-              f"{row['oracle recall']:.2f} | {row['warned']}/{row['n']} |")
+def rows_seeds(rows):
+    return next(iter(rows.values()))["n"]
+
+
+def lasso_table(report, rows):
+    report.table("sparse", "sparse: DPLasso (relative suboptimality, lower is "
+                 f"better; support recall; medians over {rows_seeds(rows)} seeds)",
+                 ["epsilon", "defaults", "oracle bounds (6, 1)", "bounds (1, 1)",
+                  "recall (defaults)", "recall (oracle)", "warned"],
+                 [[f"{epsilon:g}", f"{row['defaults']:.3f}", f"{row['oracle']:.3f}",
+                   f"{row['former']:.3f}", f"{row['recall']:.2f}",
+                   f"{row['oracle recall']:.2f}", f"{row['warned']}/{row['n']}"]
+                  for epsilon, row in rows.items()])
+
+
+def targets(report, sgd_rows, lasso_rows, epsilon=1.0):
+    """The page's targets, read from this run's figures."""
+    rows = []
+    for name, by_epsilon in sgd_rows.items():
+        row = by_epsilon[epsilon]
+        rows.append([f"{name}, epsilon = {epsilon:g}: at least 90% of the oracle's "
+                     "gain", f"gain {row['gain']:.3g} ({row['defaults']:.3g} "
+                     f"against the oracle's {row['oracle']:.3f})",
+                     "yes" if row["gain"] >= 0.9 else "no"])
+    row = lasso_rows[epsilon]
+    rows.append([f"sparse, epsilon = {epsilon:g}: relative suboptimality at most "
+                 "0.10 and support recall at least 0.85 with defaults",
+                 f"{row['defaults']:.3f} and {row['recall']:.2f}",
+                 "yes" if row["defaults"] <= 0.10 and row["recall"] >= 0.85
+                 else "no"])
+    silent = []
+    for name, by_epsilon in sgd_rows.items():
+        for eps, row in by_epsilon.items():
+            if row["defaults"] < row["trivial"] and row["warned"] < row["n"]:
+                silent.append(f"{name} at epsilon {eps:g}")
+    rows.append(["no dataset where the defaults are worse than the trivial model "
+                 "without a UtilityWarning on every seed",
+                 "; ".join(silent) if silent else "none",
+                 "no" if silent else "yes"])
+    report.table("targets", "Targets, read from this run",
+                 ["target", "measured", "met"], rows)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    Report.add_arguments(parser)
     args = parser.parse_args()
+    report = Report("bench_defaults", args)
     seeds = SEEDS[:2] if args.quick else SEEDS
     epsilons = (1.0,) if args.quick else EPSILONS
     start = time.perf_counter()
     tasks = [("diabetes", diabetes, False), ("diamonds", diamonds, False),
              ("wages", wages, False), ("cancer", cancer, True)]
+    sgd_rows = {}
     for name, load, classifier in tasks:
         data = {seed: load(seed) for seed in seeds}
         reference = [sgd_reference(data[seed], classifier) for seed in seeds]
@@ -283,17 +325,21 @@ def main():
             runs = [sgd_runs(data[seed], epsilon, seed, classifier)
                     for seed in seeds]
             rows[epsilon] = {**median_row(runs, reference), "n": len(seeds)}
-        print_sgd_table(name, "DPSGDClassifier" if classifier else "DPSGDRegressor",
-                        rows, "accuracy" if classifier else "R^2")
+        sgd_table(report, name, name,
+                  "DPSGDClassifier" if classifier else "DPSGDRegressor", rows,
+                  "accuracy" if classifier else "R^2")
+        sgd_rows[name] = rows
         print(f"\n({time.perf_counter() - start:.0f} s so far)", flush=True)
     rows = {epsilon: [] for epsilon in epsilons}
     for seed in seeds:
         reference = LassoReference(*sparse(seed))
         for epsilon in epsilons:
             rows[epsilon].append(lasso_runs(reference, epsilon, seed))
-    print_lasso_table({epsilon: {**median_row(runs, [{}]), "n": len(seeds)}
-                       for epsilon, runs in rows.items()})
-    print(f"\n({time.perf_counter() - start:.0f} s in all)")
+    lasso_rows = {epsilon: {**median_row(runs, [{}]), "n": len(seeds)}
+                  for epsilon, runs in rows.items()}
+    lasso_table(report, lasso_rows)
+    targets(report, sgd_rows, lasso_rows)
+    report.write()
 
 
 if __name__ == "__main__":

@@ -43,11 +43,18 @@ scaling
     (+-1) with probability 0.05 whatever p, 10 informative columns with
     coefficients +-U(0.3, 0.6), noise 0.1; CSR input.
 
+Time ratios: each private fit is timed once per seed against the faster
+of two Lasso fits on the same data in the same run; the tables show the
+medians over seeds.  A last table reads the page's targets from the same
+run.  The tables go to ``docs/benchmarks/_generated/bench_lasso.md`` (see
+``report.py``).
+
 Usage::
 
     pip install ".[bench]"
     python benchmarks/bench_lasso.py            # full run (about 25 minutes on 2 cores)
-    python benchmarks/bench_lasso.py --quick    # 2 seeds, fewer tables
+    python benchmarks/bench_lasso.py --quick    # one seed, epsilon 1 and inf,
+                                                # the main tables only
 """
 
 import argparse
@@ -58,6 +65,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from report import Report
 from sklearn.datasets import make_regression
 from sklearn.linear_model import Lasso
 
@@ -179,14 +187,6 @@ def methods(reference, n_samples):
     }
 
 
-def print_table(title, rows, columns):
-    print(f"\n### {title}\n")
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
-
-
 def format_row(name, eps, stats):
     subopt, precision, recall, ratio = stats
     return [name, "inf" if np.isinf(eps) else f"{eps:g}", f"{subopt:.3f}",
@@ -197,10 +197,11 @@ COLUMNS = ["method", "epsilon", "rel. subopt.", "precision", "recall",
            "time / Lasso"]
 
 
-def compare(datasets, seeds, title):
+def compare(report, key, datasets, seeds, epsilons, title):
     """Main table: every method at every epsilon, medians over seeds.
 
     ``datasets(seed)`` returns a Reference (the data may depend on the seed).
+    Returns {(method, epsilon): (subopt, precision, recall, ratio)}.
     """
     results = {}
     lasso_stats = []
@@ -208,23 +209,26 @@ def compare(datasets, seeds, title):
         reference = datasets(seed)
         lasso_stats.append(reference.measure(reference.model, reference.seconds))
         for name, make in methods(reference, reference.X.shape[0]).items():
-            for eps in EPSILONS:
+            for eps in epsilons:
                 model, seconds = timed(
                     lambda make=make, eps=eps, seed=seed, reference=reference:
                     make(eps, seed).fit(reference.X, reference.y))
                 results.setdefault((name, eps), []).append(
                     reference.measure(model, seconds))
-    rows = []
+    rows, medians = [], {}
     for name in ("DPLasso", "DPLasso FW", "DPSGDRegressor"):
-        for eps in EPSILONS:
-            rows.append(format_row(name, eps, np.median(results[(name, eps)], axis=0)))
+        for eps in epsilons:
+            medians[(name, eps)] = np.median(results[(name, eps)], axis=0)
+            rows.append(format_row(name, eps, medians[(name, eps)]))
+    medians[("Lasso", np.inf)] = np.median(lasso_stats, axis=0)
     rows.append(format_row("Lasso (non-private)", np.inf,
-                           np.median(lasso_stats, axis=0)))
-    print_table(title, rows, COLUMNS)
+                           medians[("Lasso", np.inf)]))
+    report.table(key, title, COLUMNS, rows, timing=["time / Lasso"])
+    return medians
 
 
 def clamped_scores(grad, coef, alpha, feature_bound):
-    """The earlier selection score: ``max(|g| - alpha, 0)`` at zero."""
+    """The clamped selection score: ``max(|g| - alpha, 0)`` at zero."""
     at_zero = np.maximum(np.abs(grad) - alpha, 0.0)
     off_zero = np.abs(grad + alpha * np.sign(coef))
     return np.where(coef == 0, at_zero, off_zero) / feature_bound
@@ -247,7 +251,7 @@ def patched(plan=None, scores=None):
         greedy_cd.selection_scores = selection_scores
 
 
-def sweep(reference_of, seeds, variants, epsilons, title):
+def sweep(report, key, reference_of, seeds, variants, epsilons, title):
     """DPLasso variants: rows of (label, params[, patches]) at each epsilon,
     ``patches`` the keyword arguments of :func:`patched`."""
     rows = []
@@ -267,14 +271,81 @@ def sweep(reference_of, seeds, variants, epsilons, title):
                                 reference.X, reference.y))
                 stats.append(reference.measure(model, seconds))
             rows.append(format_row(label, eps, np.median(stats, axis=0)))
-    print_table(title, rows, COLUMNS)
+    report.table(key, title, COLUMNS, rows, timing=["time / Lasso"])
+
+
+def scaling_with_p(report, seeds, sizes):
+    """DPLasso's error at fixed n and sparsity for growing p; returns
+    {(p, epsilon): relative suboptimality}."""
+    rows, errors = [], {}
+    for n_features in sizes:
+        X, y, truth = sparse_design(0, n_features)
+        reference = Reference(X, y, ALPHA, truth)
+        for eps in [1.0, 3.0, 10.0]:
+            stats = []
+            for seed in seeds:
+                model, seconds = timed(
+                    lambda eps=eps, seed=seed, X=X, y=y: DPLasso(
+                        alpha=ALPHA, epsilon=eps, delta=1.0 / X.shape[0]**2,
+                        random_state=seed, **PUBLIC_TARGETS).fit(X, y))
+                stats.append(reference.measure(model, seconds))
+            median = np.median(stats, axis=0)
+            errors[(n_features, eps)] = median[0]
+            rows.append([f"{n_features:.0e}"] + format_row("DPLasso", eps, median))
+        rows.append([f"{n_features:.0e}"] + format_row(
+            "Lasso (non-private)", np.inf,
+            reference.measure(reference.model, reference.seconds)))
+    report.table("scaling_p", "scaling with p: n=20000, density 0.05, 10 "
+                 "informative, CSR (precision/recall vs the true support), "
+                 f"medians over {len(seeds)} seeds", ["p"] + COLUMNS, rows,
+                 timing=["time / Lasso"])
+    return errors
+
+
+def targets(report, synthetic, tweets, errors, sizes):
+    """The page's targets, read from this run's figures."""
+    def met(ok):
+        return "yes" if ok else "no"
+
+    sub, precision, recall, _ = synthetic[("DPLasso", 1.0)]
+    rows = [["synthetic, epsilon = 1: relative suboptimality at most 0.1, "
+             "precision and recall at least 0.9",
+             f"{sub:.3f}, {precision:.2f}, {recall:.2f}",
+             met(sub <= 0.1 and precision >= 0.9 and recall >= 0.9)]]
+    for name, results in (("synthetic", synthetic), ("tweets", tweets)):
+        epsilons = [e for e in EPSILONS if e <= 3 and ("DPLasso", e) in results]
+        ours = [results[("DPLasso", e)][0] for e in epsilons]
+        fw = [results[("DPLasso FW", e)][0] for e in epsilons]
+        sgd = [results[("DPSGDRegressor", e)][0] for e in epsilons]
+        rows.append([
+            f"{name}: below private Frank-Wolfe and DP-SGD at every epsilon "
+            f"<= 3 ({', '.join(f'{e:g}' for e in epsilons)})",
+            " / ".join(f"{v:.3f}" for v in ours) + " against "
+            + " / ".join(f"{v:.3f}" for v in fw) + " (Frank-Wolfe) and "
+            + " / ".join(f"{v:.3f}" for v in sgd) + " (DP-SGD)",
+            met(all(o < min(f, g) for o, f, g in zip(ours, fw, sgd, strict=True)))])
+    if errors:
+        growth = np.log(max(sizes)) / np.log(min(sizes))
+        for eps in (1.0, 3.0, 10.0):
+            values = [errors[(p, eps)] for p in sizes]
+            ratio = values[-1] / max(values[0], 1e-12)
+            rows.append([
+                f"error at most logarithmic in p at epsilon = {eps:g} (p = "
+                f"{min(sizes):.0e} to {max(sizes):.0e}: ratio at most "
+                f"{growth:.2f})", " / ".join(f"{v:.3f}" for v in values)
+                + f" (ratio {ratio:.2f})", met(ratio <= growth)])
+    report.table("targets", "Targets, read from this run (fit time: see the "
+                 "time / Lasso columns)", ["target", "measured", "met"], rows)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    Report.add_arguments(parser)
     args = parser.parse_args()
-    seeds = range(2) if args.quick else range(5)
+    report = Report("bench_lasso", args)
+    seeds = range(1) if args.quick else range(5)
+    epsilons = [1.0, np.inf] if args.quick else EPSILONS
     warnings.filterwarnings("ignore", category=UserWarning)
 
     synthetic_cache = {}
@@ -288,14 +359,22 @@ def main():
 
     X_tweets, y_tweets = tweets()
     tweets_reference = Reference(X_tweets, y_tweets, ALPHA)
-    print(f"alpha = {ALPHA}; medians over {len(seeds)} seeds; delta = 1/n^2")
+    report.note(f"alpha = {ALPHA}; medians over {len(seeds)} seeds; "
+                "delta = 1/n^2; time / Lasso: medians over seeds of one private "
+                "fit against the faster of two Lasso fits on the same data")
 
-    compare(synthetic_reference, seeds,
-            "synthetic: make_regression n=20000 p=2000, 10 informative "
-            "(precision/recall vs the true support)")
-    compare(lambda seed: tweets_reference, seeds,
-            f"tweets: n={X_tweets.shape[0]} p={X_tweets.shape[1]} sparse "
-            "(precision/recall vs the Lasso solution's support)")
+    synthetic_results = compare(
+        report, "synthetic", synthetic_reference, seeds, epsilons,
+        "synthetic: make_regression n=20000 p=2000, 10 informative "
+        "(precision/recall vs the true support)")
+    tweets_results = compare(
+        report, "tweets", lambda seed: tweets_reference, seeds, epsilons,
+        f"tweets: n={X_tweets.shape[0]} p={X_tweets.shape[1]} sparse "
+        "(precision/recall vs the Lasso solution's support)")
+    if args.quick:
+        targets(report, synthetic_results, tweets_results, {}, [])
+        report.write()
+        return
 
     variant_epsilons = [0.5, 1.0, 3.0]
     fixed = {"residual_bound": 1.0}
@@ -306,7 +385,7 @@ def main():
         ("fixed residual bound 1", fixed),
         ("no activation margin", {}, no_margin),
         ("clamped score max(abs(g) - alpha, 0)", {}, clamped),
-        ("fixed bound 1, clamped score, no margin (previous default)", fixed,
+        ("fixed bound 1, clamped score, no margin", fixed,
          {**no_margin, **clamped}),
         ("public curvature bound", {"curvature": "bound"}),
         ("Laplace gradient noise", {"gradient_noise": "laplace"}),
@@ -315,35 +394,18 @@ def main():
          {"selection": "laplace", "gradient_noise": "laplace",
           "curvature": "bound", **fixed}, {**no_margin, **clamped}),
     ]
-    sweep(synthetic_reference, seeds, variants, variant_epsilons,
-          "variants, synthetic (each row changes the default as named; "
-          "RNM: report-noisy-max)")
+    sweep(report, "variants", synthetic_reference, seeds, variants,
+          variant_epsilons, "variants, synthetic (each row changes the default "
+          "as named; RNM: report-noisy-max)")
     steps = [(f"max_iter={t}", {"max_iter": t}) for t in (10, 20, 40, 80)]
-    sweep(synthetic_reference, seeds, steps, [0.5, 1.0, 3.0, 10.0],
-          "number of steps, synthetic")
-    sweep(lambda seed: tweets_reference, seeds, steps, [0.5, 1.0, 3.0, 10.0],
-          "number of steps, tweets")
-
-    # Scaling with p: same n, same density, same 10 informative columns.
-    rows = []
-    for n_features in ([1000, 10_000] if args.quick else [1000, 10_000, 100_000]):
-        X, y, truth = sparse_design(0, n_features)
-        reference = Reference(X, y, ALPHA, truth)
-        for eps in [1.0, 3.0, 10.0]:
-            stats = []
-            for seed in seeds:
-                model, seconds = timed(
-                    lambda eps=eps, seed=seed, X=X, y=y: DPLasso(
-                        alpha=ALPHA, epsilon=eps, delta=1.0 / X.shape[0]**2,
-                        random_state=seed, **PUBLIC_TARGETS).fit(X, y))
-                stats.append(reference.measure(model, seconds))
-            rows.append([f"{n_features:.0e}"] + format_row("DPLasso", eps,
-                                                           np.median(stats, axis=0)))
-        rows.append([f"{n_features:.0e}"] + format_row(
-            "Lasso (non-private)", np.inf,
-            reference.measure(reference.model, reference.seconds)))
-    print_table("scaling with p: n=20000, density 0.05, 10 informative, CSR "
-                "(precision/recall vs the true support)", rows, ["p"] + COLUMNS)
+    sweep(report, "steps_synthetic", synthetic_reference, seeds, steps,
+          [0.5, 1.0, 3.0, 10.0], "number of steps, synthetic")
+    sweep(report, "steps_tweets", lambda seed: tweets_reference, seeds, steps,
+          [0.5, 1.0, 3.0, 10.0], "number of steps, tweets")
+    sizes = [1000, 10_000, 100_000]
+    errors = scaling_with_p(report, seeds, sizes)
+    targets(report, synthetic_results, tweets_results, errors, sizes)
+    report.write()
 
 
 if __name__ == "__main__":

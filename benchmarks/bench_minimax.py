@@ -95,11 +95,21 @@ CPS1988 and the high-dimensional design.
 solver="auto"'s rule.  solver="gda"'s own defaults are chosen in
 ``benchmarks/design_minimax.py``.
 
+The main run, ``--timing`` and ``--screen`` write their tables to
+``docs/benchmarks/_generated/`` (``bench_minimax.md``,
+``bench_minimax.timing.md``, ``bench_minimax.screen.md``; see
+``report.py``); the main run ends with a table that reads the page's
+targets from its figures.  A run limited by ``--only`` prints its
+tables without writing them; ``--no-fairlearn`` writes them without
+fairlearn's rows; the tuning runs print only.
+
 Usage: ``python benchmarks/bench_minimax.py [--quick | --tuning | --screen |
 --sizes | --timing | --tuning-auto]
 [--only synthetic,adult,high-dimensional,cps1988,fertility,sizes]
 [--no-fairlearn]``
-(``--quick``: two seeds, epsilon in {1, inf}).
+(``--quick``: the synthetic design and CPS1988, seed 0, epsilon in {1,
+inf}, without fairlearn and the clip-norm sweep; with ``--timing`` or
+``--screen``: one seed and one fairlearn fit).
 """
 
 import argparse
@@ -122,6 +132,7 @@ from skdpopt.plans.minimax import choose_solver
 sys.path.insert(0, str(Path(__file__).parent))
 import datasets  # noqa: E402
 from datasets import cps1988_groups, fertility_groups  # noqa: E402
+from report import Report  # noqa: E402
 
 RADIUS = 5.0
 
@@ -429,8 +440,9 @@ def evaluate(name, fit, data, seed):
 CLIP_NORMS = (0.1, 0.3, 1.0, 3.0)
 
 
-def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
-        exact=None, fixed_split=False, fairlearn_seeds=None, fairlearn=True):
+def run(report, key, dataset_name, load, epsilons, seeds, priors=None,
+        clip_sweep=True, exact=None, fixed_split=False, fairlearn_seeds=None,
+        fairlearn=True):
     print(f"\n### {dataset_name}\n", flush=True)
     data_by_seed = {}
     results = []
@@ -518,54 +530,45 @@ def run(dataset_name, load, epsilons, seeds, priors=None, clip_sweep=True,
         )
     # Without the fairlearn row (--no-fairlearn) the ratios are nan.
     unit = next((r[2][3] for r in results if r[0] == "fairlearn EG"), np.nan)
-    print(
-        f"n_train = {n_train}, d = {n_features}, {n_groups} groups, delta = "
-        f"1/n_train^2 = {delta:.2g}; medians over {len(seeds)} seeds\n"
-    )
-    print(
-        "| model | epsilon | accuracy | worst-group accuracy "
-        "| worst-group log loss | train worst-group log loss "
-        "| fit time (s) | time / fairlearn |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for name, epsilon, med, _ in results:
-        print(
-            f"| {name} | {epsilon:g} | {med[0]:.3f} | {med[1]:.3f} | "
-            f"{med[2]:.3f} | {med[4]:.3f} | {med[3]:.3f} | {med[3] / unit:.3f} |"
-        )
-    # Seed noise of the worst-group log loss (for the targets), as a
-    # Markdown list after a blank line (so that it ends the table).
-    print()
-    for name, epsilon, _, rows in results:
-        if epsilon in (1, 10, np.inf):
-            print(
-                f"* {name} eps={epsilon:g} worst-group log loss per seed: "
-                f"{np.round(rows[:, 2], 3).tolist()}"
-            )
+    title = (f"{dataset_name}: n_train = {n_train}, d = {n_features}, "
+             f"{n_groups} groups, delta = 1/n_train^2 = {delta:.2g}; "
+             + (f"medians over {len(seeds)} seeds" if len(seeds) > 1
+                else f"seed {seeds[0]}"))
+    columns = ["model", "epsilon", "accuracy", "worst-group accuracy",
+               "worst-group log loss", "train worst-group log loss",
+               "fit time (s)", "time / fairlearn"]
+    report.table(key, title, columns, [
+        [name, f"{epsilon:g}", f"{med[0]:.3f}", f"{med[1]:.3f}", f"{med[2]:.3f}",
+         f"{med[4]:.3f}", f"{med[3]:.3f}", f"{med[3] / unit:.3f}"]
+        for name, epsilon, med, _ in results],
+        timing=["fit time (s)", "time / fairlearn"])
+    # Seed noise of the worst-group log loss (for the targets).
+    report.table(f"{key}.per_seed", f"{dataset_name}: worst-group test log loss "
+                 "per seed", ["model", "epsilon", "per seed"],
+                 [[name, f"{epsilon:g}", str(np.round(rows[:, 2], 3).tolist())]
+                  for name, epsilon, _, rows in results])
     sys.stdout.flush()
     return results
 
 
-def timing(seeds=range(5)):
+def timing(report, seeds=range(5), fairlearn_runs=3):
     """Fit times of DPMinimaxClassifier against fairlearn's in one process:
     synthetic, CPS1988 and the high-dimensional design, epsilon in {1, 10,
     inf}, solver="gda" and the solver "auto" picks (medians over seeds;
-    fairlearn once per dataset)."""
-    print("\n### Fit time of DPMinimaxClassifier against fairlearn (same "
-          "process)\n")
-    print("| dataset | epsilon | T (gda) | gda fit time (s), median "
-          "| auto picks | auto fit time (s), median | fairlearn (s) "
-          "| gda ratio | auto ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    fairlearn's median over ``fairlearn_runs`` fits per dataset)."""
+    rows = []
     synthetic = synthetic_groups(1000)
     cps = cps1988_groups()
     sparse = sparse_signal_groups(1000)
     for name, (X, y, g) in (("synthetic", synthetic),
                             ("CPS1988", (cps[0], cps[2], cps[4])),
                             ("high-dimensional", sparse)):
-        start = time.perf_counter()
-        fairlearn_model(X, y, g, 0)
-        unit = time.perf_counter() - start
+        fairlearn_times = []
+        for _ in range(fairlearn_runs):
+            start = time.perf_counter()
+            fairlearn_model(X, y, g, 0)
+            fairlearn_times.append(time.perf_counter() - start)
+        unit = float(np.median(fairlearn_times))
         for epsilon in (1.0, 10.0, np.inf):
             times = {}
             for solver in ("gda", "auto"):
@@ -581,19 +584,25 @@ def timing(seeds=range(5)):
                         steps = model.n_iter_
                 picked = model.solver_
             gda, auto = np.median(times["gda"]), np.median(times["auto"])
-            print(f"| {name} | {epsilon:g} | {steps} | {gda:.3f} | {picked} "
-                  f"| {auto:.3f} | {unit:.1f} | {gda / unit:.3f} "
-                  f"| {auto / unit:.3f} |", flush=True)
+            rows.append([name, f"{epsilon:g}", str(steps), f"{gda:.3f}", picked,
+                         f"{auto:.3f}", f"{unit:.1f}", f"{gda / unit:.3f}",
+                         f"{auto / unit:.3f}"])
+            print(rows[-1], flush=True)
+    timed = ["gda fit time (s), median", "auto fit time (s), median",
+             "fairlearn (s), median", "gda ratio", "auto ratio"]
+    report.table("timing", "Fit time of DPMinimaxClassifier against fairlearn "
+                 f"(same process; medians over {len(list(seeds))} seeds, "
+                 f"fairlearn's over {fairlearn_runs} fits)",
+                 ["dataset", "epsilon", "T (gda)", timed[0], "auto picks",
+                  timed[1], timed[2], timed[3], timed[4]], rows, timing=timed)
 
 
-def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
+def sample_sizes(report, multiples=(1, 10, 30), epsilons=(1.0, 3.0),
+                 seeds=range(5)):
     """Worst-group test accuracy of the private models on
     ``synthetic_groups`` with every group size multiplied (same seeds as the
     main table; delta = 1 / n_train^2)."""
-    print("\n### Sample size, synthetic groups\n")
-    print("| sizes | n_train | epsilon | model | worst-group accuracy per seed "
-          "| median |")
-    print("|---|---|---|---|---|---|")
+    rows = []
     for multiple in multiples:
         sizes = tuple(multiple * size for size in (5000, 2000, 750, 250))
         data = [(synthetic_groups(1000 + s, sizes), synthetic_groups(2000 + s, sizes))
@@ -618,9 +627,13 @@ def sample_sizes(multiples=(1, 10, 30), epsilons=(1.0, 3.0), seeds=range(5)):
                         ).fit(X, y)
                     accuracy.append(worst_group_accuracy(
                         yt, model.predict(Xt), sensitive_features=gt))
-                print(f"| x{multiple} | {n_train} | {epsilon:g} | {name} "
-                      f"| {np.round(accuracy, 3).tolist()} "
-                      f"| {np.median(accuracy):.3f} |", flush=True)
+                rows.append([f"x{multiple}", str(n_train), f"{epsilon:g}", name,
+                             str(np.round(accuracy, 3).tolist()),
+                             f"{np.median(accuracy):.3f}"])
+                print(rows[-1], flush=True)
+    report.table("sizes", "Sample size, synthetic groups (every group's size "
+                 "multiplied)", ["sizes", "n_train", "epsilon", "model",
+                                 "worst-group accuracy per seed", "median"], rows)
 
 
 def tuning_auto(seeds=range(3), epsilons=(1.0, 3.0, 10.0, np.inf)):
@@ -779,16 +792,12 @@ SCREENED = [
 ]
 
 
-def screen(seeds=range(5)):
+def screen(report, seeds=range(5)):
     """Screen real tables without privacy: LogisticRegression against the
     exact minimax, worst-group test accuracy on 5 random 75/25 splits."""
     from sklearn.model_selection import train_test_split
 
-    print("\n### Screening real tables (no privacy)\n")
-    print("| table | groups | rows | groups (smallest train) | one row per person "
-          "| LogisticRegression worst-group acc. per split | exact minimax per split "
-          "| median gain | seed noise (sd LR) | qualifies |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for table, grouping, loader, per_person in SCREENED:
         X, y, groups = getattr(datasets, loader)()
         _, codes = encode_groups(groups, len(y))
@@ -810,15 +819,86 @@ def screen(seeds=range(5)):
         noise = np.std(lr_acc)
         ok = (per_person and len(y) >= 20000 and np.all(gain > 0)
               and np.median(gain) > noise)
-        print(f"| {table} | {grouping} | {len(y)} | {codes.max() + 1} "
-              f"({min(smallest)}) | {'yes' if per_person else 'no'} "
-              f"| {np.round(lr_acc, 3).tolist()} | {np.round(exact_acc, 3).tolist()} "
-              f"| {np.median(gain):.3f} | {noise:.3f} | {'yes' if ok else 'no'} |",
-              flush=True)
+        rows.append([table, grouping, str(len(y)),
+                     f"{codes.max() + 1} ({min(smallest)})",
+                     "yes" if per_person else "no", str(np.round(lr_acc, 3).tolist()),
+                     str(np.round(exact_acc, 3).tolist()), f"{np.median(gain):.3f}",
+                     f"{noise:.3f}", "yes" if ok else "no"])
+        print(rows[-1], flush=True)
+    report.table("screen", "Screening real tables (no privacy)",
+                 ["table", "groups", "rows", "groups (smallest train)",
+                  "one row per person",
+                  "LogisticRegression worst-group acc. per split",
+                  "exact minimax per split", "median gain", "seed noise (sd LR)",
+                  "qualifies"], rows)
 
 
 TABLES = ("synthetic", "adult", "high-dimensional", "cps1988", "fertility",
           "sizes")
+
+
+def targets(report, runs):
+    """The page's targets, read from this run's figures: ``runs`` maps a
+    dataset's name to the results of :func:`run`."""
+    def row_of(results, name, epsilon):
+        for label, eps, med, rows in results:
+            if label == name and eps == epsilon:
+                return med, rows
+        return None
+
+    def paired(better, worse):
+        """Mean and twice the standard error of ``worse - better`` by seed."""
+        gain = np.asarray(worse) - np.asarray(better)
+        if len(gain) < 2:
+            return gain.mean(), 0.0
+        return gain.mean(), 2 * gain.std(ddof=1) / np.sqrt(len(gain))
+
+    table = []
+    for dataset, results in runs.items():
+        exact = row_of(results, "exact minimax", np.inf)
+        lr = row_of(results, "LogisticRegression", np.inf)
+        binds = exact is not None and exact[0][2] < lr[0][2]
+        scope = "" if binds else (" (does not bind: the exact minimax is not "
+                                  "below LogisticRegression)")
+        if exact is not None:
+            table.append([dataset, "the exact minimax below LogisticRegression "
+                          "(worst-group test log loss)",
+                          f"{exact[0][2]:.3f} against {lr[0][2]:.3f}",
+                          "yes" if binds else "no"])
+        gda = row_of(results, "DPMinimax (gda)", 1.0)
+        erm = [r for r in results if r[1] == 1.0 and r[0].startswith("DPSGDClassifier")]
+        if gda and erm:
+            name, _, med, rows = min(erm, key=lambda r: r[2][2])
+            mean, noise = paired(gda[1][:, 2], rows[:, 2])
+            table.append([dataset, "epsilon = 1: worst-group log loss below DP "
+                          "ERM's (the better DPSGDClassifier row) by more than "
+                          "seed noise" + scope,
+                          f"{gda[0][2]:.3f} against {med[2]:.3f} ({name}); "
+                          f"paired gain {mean:.3f}, twice its standard error "
+                          f"{noise:.3f}", "yes" if mean > noise else "no"])
+        for epsilon, margin in ((10.0, 0.02), (np.inf, 0.01)):
+            gda = row_of(results, "DPMinimax (gda)", epsilon)
+            if gda and exact:
+                gap = gda[0][2] - exact[0][2]
+                table.append([dataset, f"epsilon = {epsilon:g}: within {margin} "
+                              "of the exact minimax" + scope,
+                              f"{gda[0][2]:.3f} against {exact[0][2]:.3f}",
+                              "yes" if gap <= margin else "no"])
+        worse = []
+        for epsilon in sorted({r[1] for r in results if "DPMinimax" in r[0]}):
+            gda = row_of(results, "DPMinimax (gda)", epsilon)
+            sgd = row_of(results, "DPSGDClassifier", epsilon)
+            if gda and sgd:
+                mean, noise = paired(sgd[1][:, 2], gda[1][:, 2])
+                if mean > noise:
+                    worse.append(f"{epsilon:g}")
+        table.append([dataset, "never worse than DPSGDClassifier by more than "
+                      "seed noise (worst-group log loss, every epsilon)" + scope,
+                      "worse at epsilon " + ", ".join(worse) if worse
+                      else "not worse at any epsilon", "no" if worse else "yes"])
+    report.table("targets", "Targets, read from this run (seed noise: twice "
+                 "the standard error of the paired difference over seeds)",
+                 ["dataset", "target", "measured", "met"], table)
 
 
 def main():
@@ -835,20 +915,38 @@ def main():
     parser.add_argument(
         "--only", default=None,
         help="comma-separated tables of the main run: " + ",".join(TABLES))
+    Report.add_arguments(parser)
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     # The side runs: one function each, instead of the main tables.
-    modes = {"tuning_auto": tuning_auto, "timing": timing,
-             "sizes": sample_sizes, "screen": screen, "tuning": tuning}
-    for flag, run in modes.items():
+    modes = {"tuning_auto": tuning_auto, "tuning": tuning}
+    for flag, side_run in modes.items():
         if getattr(args, flag):
-            run()
+            side_run()
             return
-    seeds = [0, 1] if args.quick else [0, 1, 2, 3, 4]
+    for flag in ("timing", "screen", "sizes"):
+        if getattr(args, flag):
+            # --sizes alone is a part of the main run: printed, not written.
+            report = Report(f"bench_minimax.{flag}", args, packages=("fairlearn",),
+                            write=flag != "sizes")
+            seeds = range(1) if args.quick else range(5)
+            if flag == "timing":
+                timing(report, seeds, fairlearn_runs=1 if args.quick else 3)
+            elif flag == "screen":
+                screen(report, seeds)
+            else:
+                sample_sizes(report)
+            report.write()
+            return
+    seeds = [0] if args.quick else [0, 1, 2, 3, 4]
     epsilons = [1.0, np.inf] if args.quick else [0.5, 1.0, 3.0, 10.0, np.inf]
-
-    tables = set(args.only.split(",")) if args.only else set(TABLES)
-    fl = not args.no_fairlearn
+    tables = ({"synthetic", "cps1988"} if args.quick else
+              set(args.only.split(",")) if args.only else set(TABLES))
+    fl = not (args.no_fairlearn or args.quick)
+    sweep = not args.quick
+    report = Report("bench_minimax", args, packages=("fairlearn",),
+                    write=args.quick or not args.only)
+    runs = {}
 
     def synthetic(seed):
         X, y, g = synthetic_groups(1000 + seed)
@@ -856,12 +954,14 @@ def main():
         return X, Xt, y, yt, g, gt
 
     if "synthetic" in tables:
-        run("synthetic, 4 groups (5000/2000/750/250)", synthetic, epsilons, seeds,
-            fairlearn=fl)
+        runs["synthetic"] = run(
+            report, "synthetic", "synthetic, 4 groups (5000/2000/750/250)",
+            synthetic, epsilons, seeds, fairlearn=fl, clip_sweep=sweep)
     if "adult" in tables:
         adult = adult_race()
-        run("Adult, race", lambda seed: adult, epsilons, seeds, fixed_split=True,
-            fairlearn=fl)
+        runs["Adult"] = run(report, "adult", "Adult, race", lambda seed: adult,
+                            epsilons, seeds, fixed_split=True, fairlearn=fl,
+                            clip_sweep=sweep)
 
     def sparse(seed):
         X, y, g = sparse_signal_groups(1000 + seed)
@@ -870,15 +970,17 @@ def main():
 
     # SLSQP cannot take 4,000 variables: no exact minimax row here (the
     # gda row at epsilon = inf is the non-private reference), fairlearn on
-    # one seed, and 3 seeds: on the shared machine 5 seeds did not fit.
+    # one seed, and 3 seeds, for time.
     if "high-dimensional" in tables:
-        run("high-dimensional sparse signal, d = 2000, 4 groups "
-            "(5000/2000/750/250)", sparse, epsilons, seeds[:3], exact=False,
-            fairlearn_seeds=[0], fairlearn=fl)
+        runs["high-dimensional"] = run(
+            report, "high_dimensional", "high-dimensional sparse signal, d = "
+            "2000, 4 groups (5000/2000/750/250)", sparse, epsilons, seeds[:3],
+            exact=False, fairlearn_seeds=[0], fairlearn=fl, clip_sweep=sweep)
     # The census publishes group shares: treated as public here (noisy
     # counts of CPS1988's 155-row group would fail the floor at epsilon = 0.5).
-    for key, title, load, sweep in (
-        ("cps1988", "CPS1988, ethnicity x region", cps1988_groups, True),
+    # No clip-norm sweep on Fertility (190,990 rows), for time.
+    for key, title, load, clip_sweep in (
+        ("cps1988", "CPS1988, ethnicity x region", cps1988_groups, sweep),
         ("fertility", "Fertility, afam x hispanic x other", fertility_groups,
          False),
     ):
@@ -889,11 +991,14 @@ def main():
         _, counts = np.unique(
             encode_groups(groups, len(groups))[1], return_counts=True
         )
-        run(title, lambda seed, d=data: d, epsilons, seeds,
-            priors=counts / counts.sum(), clip_sweep=sweep, fixed_split=True,
+        runs[title.split(",")[0]] = run(
+            report, key, title, lambda seed, d=data: d, epsilons, seeds,
+            priors=counts / counts.sum(), clip_sweep=clip_sweep, fixed_split=True,
             fairlearn=fl)
     if not args.quick and "sizes" in tables:
-        sample_sizes()
+        sample_sizes(report)
+    targets(report, runs)
+    report.write()
 
 
 if __name__ == "__main__":

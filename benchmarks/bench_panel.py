@@ -38,22 +38,22 @@ and the 75/25 split (stratified by class for classification) with
 
 Usage::
 
-    nice -n 10 python benchmarks/bench_panel.py --write     # both halves
-    nice -n 10 python benchmarks/bench_panel.py --outside --write
-    python benchmarks/bench_panel.py --quick                # about 2 min
+    nice -n 10 python benchmarks/bench_panel.py              # both halves
+    nice -n 10 python benchmarks/bench_panel.py --outside
+    python benchmarks/bench_panel.py --quick                 # CI's subset
     python benchmarks/bench_panel.py --half design --epsilon 1 \\
         --tables txhousing,taxi --estimators DPSGDRegressor,DPSGDClassifier
 
-``--write`` writes ``docs/benchmarks/_generated/panel.md`` (or
-``panel_outside.md``) with a header naming the commit, the command, the
-machine and the date, and every fit's record beside it as CSV.
+A whole run writes ``docs/benchmarks/_generated/panel.md`` (or
+``panel_outside.md``, ``panel.quick.md``; ``report.py``) with a header
+naming the commit, the command, the machine and the date, every fit's
+record beside it as CSV (``panel_fits.csv``), and the list of tables
+(``panel_tables.md``, from the specs); a run restricted by ``--half``,
+``--tables``, ``--epsilon``, ``--estimators``, ``--seeds`` or
+``--max-rows`` only prints its tables.
 """
 
 import argparse
-import datetime
-import os
-import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -80,6 +80,7 @@ from panel_data import (  # noqa: E402
     load_table,
     public_preprocessor,
 )
+from report import Report  # noqa: E402
 
 import skdpopt  # noqa: E402
 
@@ -89,9 +90,8 @@ TEST_SIZE = 0.25
 # Tables above this many rows are subsampled per seed (military: 1.4e6,
 # Birthdays: 3.7e5), to fit the run on a shared 2-core machine.
 MAX_ROWS = 200_000
-GENERATED = ROOT / "docs" / "benchmarks" / "_generated"
-QUICK_TABLES = ("concrete", "txhousing", "titanic", "lending_club",
-                "contraception", "beps")
+# --quick: the smallest table of each stratum (CI repeats it).
+QUICK_TABLES = ("concrete", "titanic", "contraception", "fishing")
 
 ESTIMATORS = {
     "regression": ("DPSGDRegressor", "DPLasso"),
@@ -145,12 +145,19 @@ def _probabilities(model, X):
 
 
 def scores(model, X, y, groups, spec):
-    """{metric: score} of a fitted model on the test rows."""
+    """{metric: score} of a fitted model on the test rows.
+
+    Binary tasks also record the test log-loss, the mean predicted
+    probability of the positive class and the share of rows predicted
+    positive (for the calibration and imbalance diagnostics)."""
     if spec.task == "regression":
         return {"r2": r2_score(y, model.predict(X))}
     proba = _probabilities(model, X)
     if spec.task == "binary":
-        out = {"auc": roc_auc_score(y, proba[:, 1])}
+        out = {"auc": roc_auc_score(y, proba[:, 1]),
+               "logloss": log_loss(y, proba, labels=[0, 1]),
+               "mean_proba": float(proba[:, 1].mean()),
+               "predicted_positive": float(np.mean(model.predict(X) == 1))}
     else:
         out = {"auc": roc_auc_score(y, proba, multi_class="ovr",
                                     average="macro",
@@ -188,7 +195,22 @@ def _set_seed(pipeline, seed):
     pipeline.set_params(**dict.fromkeys(names, seed))
 
 
-def run_task(spec, seed, estimators, epsilons, max_rows):
+def private_model(spec, name, eps, delta, scaler):
+    """The private path: the documented pipeline (``scaler="private"``), or
+    the oracle that scales with scikit-learn's exact StandardScaler and
+    gives the estimator the share of the budget it gets in the pipeline
+    (``scaler="exact"``: separates the scaler's effect from the model's)."""
+    if scaler == "private":
+        return skdpopt.make_private_pipeline(
+            default_preprocessor(spec), make_estimator(name, spec),
+            epsilon=eps, delta=delta)
+    share = 1.0 - skdpopt.pipeline.PREPROCESSING_SHARE
+    estimator = make_estimator(name, spec).set_params(
+        epsilon=share * eps, delta=share * delta)
+    return make_pipeline(public_preprocessor(spec), estimator)
+
+
+def run_task(spec, seed, estimators, epsilons, max_rows, scaler="private"):
     """Every fit of one table and one seed: a list of records."""
     X, y, groups = load_table(spec.name, max_rows=max_rows, random_state=seed)
     stratify = None if spec.task == "regression" else y
@@ -218,13 +240,11 @@ def run_task(spec, seed, estimators, epsilons, max_rows):
         if spec.group is not None:
             other = "auc" if metric == "wg_logloss" else "wg_logloss"
         for eps in epsilons:
-            pipeline = skdpopt.make_private_pipeline(
-                default_preprocessor(spec), make_estimator(name, spec),
-                epsilon=eps, delta=delta)
+            pipeline = private_model(spec, name, eps, delta, scaler)
             _set_seed(pipeline, seed)
             fit_params = {}
             if name == "DPMinimaxClassifier":
-                fit_params["dpminimaxclassifier__sensitive_features"] = g_tr
+                fit_params[f"{pipeline.steps[-1][0]}__sensitive_features"] = g_tr
             error = ""
             start = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
@@ -245,6 +265,16 @@ def run_task(spec, seed, estimators, epsilons, max_rows):
                 warnings=";".join(f"{k}:{v}" for k, v in sorted(counts.items())),
                 utility_warning=counts["UtilityWarning"] > 0,
                 error=error, fit_seconds=elapsed)
+            if spec.task == "binary":
+                record.update(
+                    base_rate=float(np.mean(y_tr)),
+                    **{f"{key}_private": private.get(key, np.nan)
+                       for key in ("logloss", "mean_proba",
+                                   "predicted_positive")},
+                    **{f"{key}_{ref}": values[key] for ref, values in (
+                        ("nonprivate", nonprivate), ("trivial", trivial))
+                       for key in ("logloss", "mean_proba",
+                                   "predicted_positive")})
             record["fraction"] = fraction(record["private"],
                                           record["nonprivate"],
                                           record["trivial"])
@@ -402,39 +432,34 @@ def _errors(frame):
     return header, rows
 
 
-def report(frame, epsilons, scope=""):
-    """The printed (and written) tables, as markdown; ``scope`` prefixes
-    the headings."""
-    parts = [
-        f"### {scope}Fraction of the non-private gain, by table\n\n"
-        "Median over the seeds of `(private - trivial) / (non-private - "
-        "trivial)`; `bN`: N seeds below the trivial model, `wN`: N seeds "
-        "whose fit raised a UtilityWarning, `xN`: N fits that failed with an "
-        "error.  `non-private` and `trivial`: median scores.\n",
-        _markdown_table(*per_table(frame, epsilons)),
-        f"\n### {scope}Median fraction per estimator and half\n\n"
-        "Median over the tables of each table's median over seeds.\n",
-        _markdown_table(*_medians(frame, epsilons)),
-        "\nTables with at least 2,000 published rows only:\n",
-        _markdown_table(*_medians(frame, epsilons, min_rows=2000)),
-        f"\n### {scope}Fits below the trivial model\n",
-        _markdown_table(*_below(frame, epsilons)),
-    ]
+def report_tables(report, frame, epsilons):
+    """Add the run's tables to ``report`` (a ``report.Report``)."""
+    report.table(
+        "by_table", "Fraction of the non-private gain, by table",
+        *per_table(frame, epsilons),
+        note="Median over the seeds of `(private - trivial) / (non-private - "
+             "trivial)`; `bN`: N seeds below the trivial model, `wN`: N seeds "
+             "whose fit raised a UtilityWarning, `xN`: N fits that failed with "
+             "an error.  `non-private` and `trivial`: median scores.")
+    report.table("medians", "Median fraction per estimator and half (median "
+                 "over the tables of each table's median over seeds)",
+                 *_medians(frame, epsilons))
+    report.table("medians_2000", "Median fraction per estimator and half, "
+                 "tables with at least 2,000 published rows only",
+                 *_medians(frame, epsilons, min_rows=2000))
+    report.table("below", "Fits below the trivial model", *_below(frame, epsilons))
     below = _below_list(frame)
     if below[1]:
-        n_seeds = frame.seed.nunique()
-        parts += [f"\nBy table, estimator and ε (seeds of {n_seeds}):\n",
-                  _markdown_table(*below)]
-    parts += [f"\n### {scope}Warnings\n", _markdown_table(*_warning_counts(frame))]
+        report.table("below_by_table", "Fits below the trivial model by table, "
+                     f"estimator and ε (seeds of {frame.seed.nunique()})", *below)
+    report.table("warnings", "Warnings", *_warning_counts(frame))
     grouped = _grouped(frame, epsilons)
     if grouped is not None:
-        parts += [f"\n### {scope}Worst-group log-loss on the grouped tables\n\n"
-                  "Median over the seeds (lower is better).\n",
-                  _markdown_table(*grouped)]
+        report.table("grouped", "Worst-group log-loss on the grouped tables "
+                     "(median over the seeds; lower is better)", *grouped)
     errors = _errors(frame)
     if errors is not None:
-        parts += [f"\n### {scope}Failed fits\n", _markdown_table(*errors)]
-    return "\n".join(parts) + "\n"
+        report.table("errors", "Failed fits", *errors)
 
 
 def tables_markdown():
@@ -453,51 +478,6 @@ def tables_markdown():
     return ("<!-- Generated by benchmarks/bench_panel.py from "
             "benchmarks/panel_data.py; do not edit by hand. -->\n\n"
             + _markdown_table(header, rows) + "\n")
-
-
-def _git(*args):
-    try:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-
-
-def header(argv, wall_seconds, load_at_start):
-    """Commit, command, machine and date of a generated table."""
-    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
-    if _git("status", "--porcelain", "--untracked-files=no"):
-        commit += " (with uncommitted changes)"
-    niceness = os.nice(0)
-    command = " ".join(["python", "benchmarks/bench_panel.py", *argv])
-    if niceness:
-        command = f"nice -n {niceness} {command}"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            models = [line.split(":", 1)[1].strip() for line in f
-                      if line.startswith("model name")]
-        cpu = models[0] if models else cpu
-    except OSError:
-        pass
-    machine = (f"{platform.system()} {platform.machine()}, {os.cpu_count()} "
-               f"CPUs ({cpu}); load average {load_at_start:.1f} at the start "
-               "(shared with other jobs)")
-    date = datetime.datetime.now(datetime.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M UTC")
-    lines = [
-        "<!-- Generated by benchmarks/bench_panel.py; do not edit by hand. -->",
-        "",
-        f"- commit: `{commit}`",
-        f"- command: `{command}`",
-        f"- machine: {machine}",
-        f"- date: {date}",
-        f"- wall time: {wall_seconds / 60:.1f} min; skdpopt "
-        f"{skdpopt.__version__}, scikit-learn "
-        f"{__import__('sklearn').__version__}, numpy {np.__version__}",
-        "",
-    ]
-    return "\n".join(lines)
 
 
 def parse_args(argv):
@@ -519,9 +499,14 @@ def parse_args(argv):
                         help=f"tables {', '.join(QUICK_TABLES)}, epsilon 1, "
                              "2 seeds")
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--write", action="store_true",
-                        help="write the tables and the fits' records to "
-                             "docs/benchmarks/_generated/")
+    parser.add_argument("--scaler", choices=("private", "exact"),
+                        default="private",
+                        help="exact: scale with scikit-learn's StandardScaler "
+                             "(an oracle, not a private path) and give the "
+                             "estimator its pipeline share of the budget")
+    parser.add_argument("--csv", default=None,
+                        help="also write every fit's record to this CSV")
+    Report.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -559,11 +544,18 @@ def main(argv=None):
     n_fits = sum(len(t[2]) for t in tasks) * len(epsilons)
     print(f"{len(tasks)} table/seed tasks, {n_fits} "
           f"private fits, epsilons {epsilons}, {args.n_jobs} jobs", flush=True)
-    load = os.getloadavg()[0]
+    # A run restricted by an option is a trial: printed, not written.
+    whole = not (args.tables or args.epsilon or args.estimators or args.seeds
+                 or args.half != "all" or args.max_rows != MAX_ROWS)
+    report = Report("panel_outside" if args.outside else "panel", args,
+                    write=whole)
+    report.note(f"{len(tasks)} table/seed tasks, {n_fits} private fits, "
+                f"{args.n_jobs} jobs")
     start = time.perf_counter()
     records = []
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(run_task)(spec, seed, names, epsilons, args.max_rows)
+        delayed(run_task)(spec, seed, names, epsilons, args.max_rows,
+                          args.scaler)
         for spec, seed, names in tasks)
     for k, result in enumerate(results, 1):
         records += result
@@ -576,20 +568,19 @@ def main(argv=None):
         if column not in frame:
             frame[column] = np.nan
     frame["error"] = frame["error"].fillna("")
-    text = report(frame, epsilons,
-                  scope="Outside the panel: " if args.outside else "")
     print()
-    print(text)
+    report_tables(report, frame, epsilons)
     print(f"wall time {wall:.0f} s")
-    if args.write:
-        GENERATED.mkdir(parents=True, exist_ok=True)
-        stem = "panel_outside" if args.outside else "panel"
-        (GENERATED / f"{stem}.md").write_text(header(argv, wall, load) + "\n"
-                                              + text)
-        (GENERATED / "panel_tables.md").write_text(tables_markdown())
-        frame.sort_values(["table", "estimator", "epsilon", "seed"]).to_csv(
-            GENERATED / f"{stem}_fits.csv", index=False, float_format="%.6g")
-        print(f"wrote {GENERATED / stem}.md and {stem}_fits.csv")
+    if args.csv:
+        frame.to_csv(args.csv, index=False, float_format="%.6g")
+    # The generated tables record the documented private path only.
+    if args.scaler == "private" and report.write() is not None:
+        (report.out / "panel_tables.md").write_text(tables_markdown())
+        if not args.quick:
+            fits = report.out / f"{report.name}_fits.csv"
+            frame.sort_values(["table", "estimator", "epsilon", "seed"]).to_csv(
+                fits, index=False, float_format="%.6g")
+            print(f"wrote {fits}")
     return frame
 
 

@@ -17,10 +17,17 @@ data and the fit take together in units of the input (1.0 would be a fit
 that allocates nothing).  ``ru_maxrss`` (the peak over the whole process,
 generation included) is printed in the JSON lines too.
 
+Each fit runs ``--repeats`` times (3; each a fresh subprocess): the table
+shows the medians, and the fit time as a ratio of medians to the
+non-private peer's.  The sum of the absolute coefficients (seeded, the
+same on every run) shows the fits are the same fits.  The table goes to
+``docs/benchmarks/_generated/bench_scale.md`` (see ``report.py``).
+
 Usage::
 
-    python benchmarks/bench_scale.py                 # full sizes
-    python benchmarks/bench_scale.py --rows-scale 0.01   # a quick check
+    python benchmarks/bench_scale.py            # full sizes
+    python benchmarks/bench_scale.py --quick    # the dense input only, 1% of
+                                                # its rows, one run each
 """
 
 import argparse
@@ -33,6 +40,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from report import Report
 from sklearn.exceptions import ConvergenceWarning
 
 N_DENSE, D_DENSE = 10_000_000, 20
@@ -162,14 +170,22 @@ def child(name, kind, n):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows-scale", type=float, default=1.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true",
+                        help="the dense input, --rows-scale 0.01 --repeats 1")
     parser.add_argument("--child", nargs=3, metavar=("ESTIMATOR", "KIND", "ROWS"))
     parser.add_argument("--only", default=None)
+    Report.add_arguments(parser)
     args = parser.parse_args()
     if args.child:
         name, kind, n = args.child
         child(name, kind, int(n))
         return
-    rows = []
+    if args.quick:
+        args.rows_scale, args.repeats = 0.01, 1
+    canonical = args.quick or (args.rows_scale == 1.0 and not args.only)
+    report = Report("bench_scale", args, write=canonical)
+    runs = []
     peers = {"DPSGDRegressor": "SGDRegressor", "DPLogisticSimplex": "SGDClassifier"}
     for name in (
         "DPSGDRegressor",
@@ -180,32 +196,44 @@ def main():
         if args.only and args.only != name:
             continue
         for kind, n in (("dense", N_DENSE), ("sparse", N_SPARSE)):
+            if args.quick and kind == "sparse":
+                continue
             n = max(int(n * args.rows_scale), 1000)
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", name, kind, str(n)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-            print(json.dumps(rows[-1]), flush=True)
-    print()
-    print(
-        "| estimator | input | input MB | RSS before data MB | RSS with data MB "
-        "| fit peak MB | (fit peak - before) / input | fit s | fit time / peer's |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    seconds = {(r["estimator"], r["kind"]): r["fit_seconds"] for r in rows}
-    for r in rows:
+            repeats = []
+            for _ in range(args.repeats):
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", name, kind, str(n)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                repeats.append(json.loads(out.stdout.strip().splitlines()[-1]))
+                print(json.dumps(repeats[-1]), flush=True)
+            median = {key: float(np.median([r[key] for r in repeats]))
+                      for key, value in repeats[0].items()
+                      if isinstance(value, float)}
+            runs.append({**repeats[0], **median})
+    seconds = {(r["estimator"], r["kind"]): r["fit_seconds"] for r in runs}
+    rows = []
+    for r in runs:
         peer = peers.get(r["estimator"], r["estimator"])
         relative = r["fit_seconds"] / seconds.get((peer, r["kind"]), np.nan)
         shape = "x".join(f"{s:.0e}" if s >= 1000 else str(s) for s in r["shape"])
-        print(
-            f"| {r['estimator']} | {r['kind']} {shape} | {r['input_mb']:.0f} "
-            f"| {r['rss_before_data_mb']:.0f} | {r['rss_with_data_mb']:.0f} "
-            f"| {r['fit_peak_mb']:.0f} | {r['ratio']:.2f} "
-            f"| {r['fit_seconds']:.1f} | {relative:.2f} |"
-        )
+        rows.append([r["estimator"], f"{r['kind']} {shape}", f"{r['input_mb']:.0f}",
+                     f"{r['rss_before_data_mb']:.0f}", f"{r['rss_with_data_mb']:.0f}",
+                     f"{r['fit_peak_mb']:.0f}", f"{r['ratio']:.2f}",
+                     f"{r['fit_seconds']:.1f}", f"{relative:.2f}",
+                     f"{r['coef_checksum']:.4g}"])
+    machine = ["RSS before data MB", "RSS with data MB", "fit peak MB",
+               "(fit peak - before) / input", "fit s", "fit time / peer's"]
+    report.table(
+        "scale", "Peak memory and fit time on large inputs (each fit in a fresh "
+        "process, " + (f"medians over {args.repeats} runs" if args.repeats > 1
+                       else "one run each")
+        + "; fit time as a ratio to the non-private peer's)",
+        ["estimator", "input", "input MB", *machine, "sum of abs(coef)"], rows,
+        timing=machine)
+    report.write()
 
 
 if __name__ == "__main__":

@@ -36,16 +36,12 @@ reported.
 Usage::
 
     nice -n 10 python benchmarks/bench_selection.py --write   # report half
-    python benchmarks/bench_selection.py --quick              # 2 tables, 2 seeds
+    python benchmarks/bench_selection.py --quick              # 2 tables, 1 seed
     python benchmarks/bench_selection.py --half design \\
         --variant stopping_shape=0.5 --variant refit_share=0.5
 """
 
 import argparse
-import datetime
-import os
-import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -62,6 +58,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 from panel_data import PANEL, default_preprocessor, load_table  # noqa: E402
+from report import Report  # noqa: E402
 
 from skdpopt import (  # noqa: E402
     DPSGDClassifier,
@@ -314,9 +311,9 @@ def _fmt(x, digits=3):
     return "" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
 
 
-def markdown(per, methods, epsilons):
+def add_tables(report, per, methods, epsilons):
     """The per-table table and the summary (see the page for how to read
-    them)."""
+    them), added to ``report`` (a ``report.Report``)."""
     order = {s.name: k for k, s in enumerate(PANEL)}
     per = per.sort_values(["epsilon", "table"], key=lambda c: c.map(order)
                           if c.name == "table" else c)
@@ -324,10 +321,12 @@ def markdown(per, methods, epsilons):
     header = ["table", "ε", "n train", "metric", "trivial", "non-private search",
               "defaults"] + [names[m] for m in methods]
     header += ["gain: defaults"] + [f"gain: {names[m]}" for m in methods]
+    timing = []
     if "search" in methods:
         header += ["DP search ≥ defaults in its score", "candidate ε share",
                    "time / ((n_iter+1) fits)"]
-    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+        timing = ["time / ((n_iter+1) fits)"]
+    rows = []
     tasks = {s.name: s.task for s in PANEL}
     for _, r in per.iterrows():
         metric = "R²" if tasks[r.table] == "regression" else "AUC"
@@ -338,12 +337,15 @@ def markdown(per, methods, epsilons):
         if "search" in methods:
             cells += ["yes" if r.search >= r.defaults else "no",
                       _fmt(r.candidate_share, 2), _fmt(r.time_ratio, 2)]
-        lines.append("| " + " | ".join(cells) + " |")
-    summary = ["", "| ε | tables | DP search ≥ defaults (R² or AUC) | "
-               "DP search ≥ defaults in its score | median gain: defaults | "
-               "median gain: DP search | median gain: plain search | "
-               "min candidate ε share | median time ratio |",
-               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        rows.append(cells)
+    report.table("per_table", "Per table and total ε: medians over the seeds",
+                 header, rows, timing=timing)
+    summary_header = ["ε", "tables", "DP search ≥ defaults (R² or AUC)",
+                      "DP search ≥ defaults in its score",
+                      "median gain: defaults", "median gain: DP search",
+                      "median gain: plain search", "min candidate ε share",
+                      "median time ratio"]
+    summary = []
     for epsilon in epsilons:
         sub = per[np.isclose(per.epsilon, epsilon)]
         n = max(len(sub), 1)
@@ -359,45 +361,23 @@ def markdown(per, methods, epsilons):
                   _fmt(sub.f_plain.median(), 2) if "plain" in methods else "",
                   _fmt(sub.candidate_share.min(), 2) if "search" in methods else "",
                   _fmt(sub.time_ratio.median(), 2) if "search" in methods else ""]
-        summary.append(f"| {epsilon:g} | {len(sub)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines + summary)
-
-
-def header_lines(command):
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=10",
-                             "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--",
-                            "skdpopt", "benchmarks"], capture_output=True,
-                           text=True).stdout.strip()
-    if dirty:
-        commit += " (with uncommitted changes)"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return [f"* commit: {commit}", f"* command: `{command}`",
-            f"* machine: {cpu}, {os.cpu_count()} cores (shared with other jobs)",
-            f"* date: {datetime.date.today().isoformat()}"]
+        summary.append([f"{epsilon:g}", str(len(sub)), *cells])
+    report.table("summary", "Summary over the tables, per total ε",
+                 summary_header, summary, timing=["median time ratio"])
 
 
 def _generated_name(args):
-    if args.quick:
-        return "selection.quick.md"
-    return f"selection_design_{args.tag}.md" if args.half == "design" \
-        else "selection.md"
+    return f"selection_design_{args.tag}" if args.half == "design" \
+        and not args.quick else "selection"
 
 
 def render(args, methods, epsilons):
-    """Re-render an earlier run's records with its header."""
-    path = GENERATED / _generated_name(args)
-    header = [line for line in path.read_text().splitlines()
-              if line.startswith("* ")]
-    per = summarise(pd.read_csv(args.render), methods)
-    path.write_text("\n".join(header) + "\n\n" + markdown(per, methods, epsilons)
-                    + "\n")
+    """Re-render an earlier run's records under that run's header."""
+    report = Report(_generated_name(args), args)
+    report.keep_header(report.path)
+    add_tables(report, summarise(pd.read_csv(args.render), methods),
+               methods, epsilons)
+    report.write()
 
 
 def parse_variant(values):
@@ -429,10 +409,13 @@ def main():
                         choices=["neg_log_loss", "accuracy"],
                         help="classifiers' score (the DP search's scoring too)")
     parser.add_argument("--grid", default="wide", choices=sorted(GRID_CHOICES))
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="one table per task, 1 seed, epsilon 1 (always "
+                             "written: selection.quick.md)")
     parser.add_argument("--write", action="store_true",
                         help="write docs/benchmarks/_generated/selection.md "
                              "(design half: selection_design_TAG.md)")
+    Report.add_arguments(parser)
     parser.add_argument("--tag", default="defaults",
                         help="name of a design run's table (with --write)")
     parser.add_argument("--csv", default=None, help="also save every record here")
@@ -441,9 +424,6 @@ def main():
                              "into the generated table named by --half/--tag, "
                              "keeping that file's header (no new runs)")
     args = parser.parse_args()
-    # The header names the code that runs: read before any work.
-    command = "python benchmarks/bench_selection.py " + " ".join(sys.argv[1:])
-    header = header_lines(command.strip())
     epsilons = EPSILONS if args.epsilon is None else tuple(
         float(e) for e in args.epsilon.split(","))
     seeds = SEEDS[:args.seeds]
@@ -453,7 +433,7 @@ def main():
         specs = [s for s in PANEL if s.name in wanted]
     if args.quick:
         specs, seeds, epsilons = [s for s in PANEL if s.name in QUICK_TABLES], \
-            SEEDS[:2], (1.0,)
+            SEEDS[:1], (1.0,)
     methods = tuple(args.methods.split(","))
     if args.render:
         render(args, methods, epsilons)
@@ -461,6 +441,8 @@ def main():
     CLASSIFIER_METRIC["value"] = args.metric
     use_grids(args.grid)
     search_params = {"classifier_scoring": args.metric, **parse_variant(args.variant)}
+    # Made before the runs: its header names the code that runs.
+    report = Report(_generated_name(args), args, write=args.write or args.quick)
     records = []
     for spec in specs:
         start = time.perf_counter()
@@ -470,14 +452,8 @@ def main():
     frame = pd.DataFrame(records)
     if args.csv:
         frame.to_csv(args.csv, index=False)
-    per = summarise(frame, methods)
-    table = markdown(per, methods, epsilons)
-    print(table)
-    if args.write:
-        GENERATED.mkdir(parents=True, exist_ok=True)
-        name = _generated_name(args)
-        text = "\n".join(header) + "\n\n" + table + "\n"
-        (GENERATED / name).write_text(text)
+    add_tables(report, summarise(frame, methods), methods, epsilons)
+    report.write()
 
 
 if __name__ == "__main__":

@@ -10,13 +10,18 @@ Medians over seeds; each fit is timed three times and its median kept, and
 time ratios are medians over seeds of ratios between fits timed one after
 the other.
 Every DP fit's time includes its noise calibration (the accountant's cache
-is cleared before each timed fit).
+is cleared before each timed fit).  A last table checks the page's targets
+against the figures of the same run.
+
+The tables go to ``docs/benchmarks/_generated/bench_sgd.md`` (see
+``report.py``).
 
 Usage::
 
     pip install ".[bench,opacus]"
     python benchmarks/bench_sgd.py            # full run
-    python benchmarks/bench_sgd.py --quick    # 2 seeds, smaller scaling run
+    python benchmarks/bench_sgd.py --quick    # 2 seeds, one timing per fit,
+                                              # smaller scaling run, no Opacus
 """
 
 import argparse
@@ -25,6 +30,7 @@ import warnings
 
 import numpy as np
 from datasets import cps1988, diamonds, synthetic_regression
+from report import Report
 from sklearn.linear_model import (
     LinearRegression,
     LogisticRegression,
@@ -35,12 +41,13 @@ from sklearn.linear_model import (
 from skdpopt import DPSGDClassifier, DPSGDRegressor
 from skdpopt.accounting import accountant as accountant_module
 
-EPSILONS = [0.1, 0.5, 1.0, 2.0, 8.0, np.inf]
+EPSILONS = [0.1, 0.5, 1.0, 3.0, 10.0, np.inf]
 DELTA = 1e-5
 EPOCHS = 5
+REPEATS = 3  # timings per fit, median kept (1 in --quick)
 
 
-def timed(fit, repeats=3):
+def timed(fit, repeats=REPEATS):
     """Run ``fit()`` ``repeats`` times, each with a cold accountant cache.
 
     Returns the last result and the median seconds: on a shared machine one
@@ -55,29 +62,23 @@ def timed(fit, repeats=3):
     return result, float(np.median(seconds))
 
 
-def median_over_seeds(seeds, run):
-    scores, times = zip(*(run(seed) for seed in seeds), strict=True)
-    return float(np.median(scores)), float(np.median(times))
+def timings(repeats):
+    return ("each fit timed once" if repeats == 1 else
+            f"each fit timed {repeats} times, median kept")
 
 
-def print_table(title, header, rows):
-    print(f"\n{title}")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}"
-                     for i, w in enumerate(widths))
-    print(line.format(*header))
-    print(line.format(*("-" * w for w in widths)))
-    for row in rows:
-        print(line.format(*row))
+def eps_label(eps):
+    return "inf" if np.isinf(eps) else f"{eps:g}"
 
 
-def compare(name, data, private_class, sgd, exact, metric, seeds):
+def compare(report, key, name, data, private_class, sgd, exact, metric, seeds,
+            repeats):
     """One table: the DP estimator at each epsilon beside two non-private peers.
 
     For each seed, SGD and the private fits are timed one after the other,
     so that a ratio compares fits made under the same machine load; the
     table shows medians over seeds of the scores, the seconds and the
-    per-seed ratios.
+    per-seed ratios.  Returns {epsilon or "sgd" or "exact": (score, ratio)}.
     """
     X_train, X_test, y_train, y_test = data
     models = {"sgd": sgd}
@@ -87,58 +88,90 @@ def compare(name, data, private_class, sgd, exact, metric, seeds):
         models[eps] = (lambda seed, eps=eps: private_class(
             epsilon=eps, delta=DELTA, max_iter=EPOCHS, random_state=seed,
             **extra))
-    scores = {key: [] for key in models}
-    seconds = {key: [] for key in models}
+    scores = {key_: [] for key_ in models}
+    seconds = {key_: [] for key_ in models}
     for seed in seeds:
-        for key, make in models.items():
+        for key_, make in models.items():
             model, elapsed = timed(
-                lambda make=make, seed=seed: make(seed).fit(X_train, y_train))
-            scores[key].append(model.score(X_test, y_test))
-            seconds[key].append(elapsed)
+                lambda make=make, seed=seed: make(seed).fit(X_train, y_train),
+                repeats)
+            scores[key_].append(model.score(X_test, y_test))
+            seconds[key_].append(elapsed)
     sgd_seconds = np.array(seconds["sgd"])
+    out = {}
 
-    def row(label, eps, key):
-        ratio = np.median(np.array(seconds[key]) / sgd_seconds)
-        return [label, eps, f"{np.median(scores[key]):.4f}",
-                f"{np.median(seconds[key]):.3f}", f"{ratio:.2f}"]
+    def row(label, eps, key_):
+        ratio = np.median(np.array(seconds[key_]) / sgd_seconds)
+        out[key_] = (np.median(scores[key_]), ratio)
+        return [label, eps, f"{np.median(scores[key_]):.4f}",
+                f"{np.median(seconds[key_]):.3f}", f"{ratio:.2f}"]
 
-    exact_model, exact_time = timed(lambda: exact.fit(X_train, y_train))
+    exact_model, exact_time = timed(lambda: exact.fit(X_train, y_train), repeats)
+    exact_score = exact_model.score(X_test, y_test)
+    out["exact"] = (exact_score, exact_time / np.median(sgd_seconds))
     rows = [
-        [type(exact).__name__ + " (not private)", "-",
-         f"{exact_model.score(X_test, y_test):.4f}", f"{exact_time:.3f}",
-         f"{exact_time / np.median(sgd_seconds):.2f}"],
+        [type(exact).__name__ + " (not private)", "-", f"{exact_score:.4f}",
+         f"{exact_time:.3f}", f"{exact_time / np.median(sgd_seconds):.2f}"],
         row(type(sgd(0)).__name__ + f" (not private, {EPOCHS} epochs)", "-", "sgd"),
     ]
-    rows += [row(private_class.__name__, f"{eps:g}", eps) for eps in EPSILONS]
-    print_table(f"{name}: n_train={len(X_train)}, d={X_train.shape[1]}, "
-                f"delta={DELTA:g}, medians over {len(seeds)} seeds",
-                ["model", "epsilon", metric, "fit s", "time / SGD"], rows)
+    rows += [row(private_class.__name__, eps_label(eps), eps) for eps in EPSILONS]
+    report.table(
+        key, f"{name}: n_train={len(X_train)}, d={X_train.shape[1]}, "
+        f"delta={DELTA:g}, medians over {len(seeds)} seeds ({timings(repeats)}; "
+        "time ratios: medians over seeds of fits timed one after the other)",
+        ["model", "epsilon", metric, "fit s", "time / SGD"], rows,
+        timing=["fit s", "time / SGD"])
+    return out
 
 
-def scaling_run(sizes, seeds):
+def clip_norm_run(report, data, seeds):
+    """The default public clip norm 1 against clip_norm="auto" (a private
+    0.9 quantile of the starting gradients' norms, 5% of the budget)."""
+    X_train, X_test, y_train, y_test = data
+    rows = []
+    for eps in (0.1, 1.0):
+        cells = []
+        for clip in (1.0, "auto"):
+            scores = [DPSGDRegressor(epsilon=eps, delta=DELTA, max_iter=EPOCHS,
+                                     clip_norm=clip, random_state=seed)
+                      .fit(X_train, y_train).score(X_test, y_test)
+                      for seed in seeds]
+            cells.append(f"{np.median(scores):.4f}")
+        rows.append([eps_label(eps), *cells])
+    report.table("clip_norm", "make_regression: DPSGDRegressor's test R^2 with "
+                 "the default public clip_norm=1 and with clip_norm='auto', "
+                 f"medians over {len(seeds)} seeds",
+                 ["epsilon", "clip_norm=1 (default)", "clip_norm='auto'"], rows)
+
+
+def scaling_run(report, sizes, seeds, repeats):
     """Fit time against n at d = 50 (epsilon = 1), and the log-log slope."""
     rng = np.random.default_rng(0)
     X_all = rng.normal(size=(max(sizes), 50))
     y_all = X_all @ rng.normal(size=50) / 10 + 0.1 * rng.normal(size=max(sizes))
-    rows, dp_times = [], []
+    rows, dp_times, ratios = [], [], []
     for n in sizes:
         X, y = X_all[:n], y_all[:n]
         delta = min(DELTA, 1.0 / n**1.1)  # keep delta below 1/n at every size
         pairs = np.array([
             (timed(lambda s=s, X=X, y=y, delta=delta: DPSGDRegressor(
                 epsilon=1.0, delta=delta, max_iter=EPOCHS, random_state=s,
-            ).fit(X, y))[1],
+            ).fit(X, y), repeats)[1],
              timed(lambda s=s, X=X, y=y: SGDRegressor(
-                 max_iter=EPOCHS, tol=None, random_state=s).fit(X, y))[1])
+                 max_iter=EPOCHS, tol=None, random_state=s).fit(X, y), repeats)[1])
             for s in seeds])
         dp, sgd = np.median(pairs, axis=0)
         dp_times.append(dp)
+        ratios.append(np.median(pairs[:, 0] / pairs[:, 1]))
         rows.append([f"{n:,}", f"{delta:.2g}", f"{dp:.3f}", f"{sgd:.3f}",
-                     f"{np.median(pairs[:, 0] / pairs[:, 1]):.2f}"])
+                     f"{ratios[-1]:.2f}"])
     slope = np.polyfit(np.log(sizes), np.log(dp_times), 1)[0]
-    print_table(f"Scaling: d=50, epsilon=1, {EPOCHS} epochs, batch 256; "
-                f"log-log slope of DP fit time against n = {slope:.3f}",
-                ["n", "delta", "DPSGD s", "SGDRegressor s", "ratio"], rows)
+    report.table("scaling", f"Scaling: d=50, epsilon=1, {EPOCHS} epochs, "
+                 f"batch 256, medians over {len(seeds)} seeds",
+                 ["n", "delta", "DPSGD s", "SGDRegressor s", "ratio"], rows,
+                 timing=["DPSGD s", "SGDRegressor s", "ratio"])
+    report.value("scaling.slope", f"{slope:.2f}", timing=True)
+    return slope, dict(zip(sizes, ratios, strict=True))
 
 
 def opacus_fit(X, y, noise_multiplier, rate, steps, lr, clip_norm, seed):
@@ -188,56 +221,110 @@ def opacus_fit(X, y, noise_multiplier, rate, steps, lr, clip_norm, seed):
     return time.perf_counter() - start
 
 
-def opacus_run(datasets, seeds):
+def opacus_run(report, datasets, seeds, repeats):
+    """Opacus against DPSGDRegressor, each seed's fits one after the other;
+    returns {dataset: ratio} or None without Opacus."""
     try:
-        import opacus  # noqa: F401
+        import opacus
         import torch
     except ImportError:
         print("\nOpacus: not installed (pip install '.[opacus]'); skipped.")
-        return
-    rows = []
+        return None
+    rows, ratios = [], {}
     for name, (X_train, _, y_train, _) in datasets.items():
         ours, theirs = [], []
         for seed in seeds:
             model, seconds = timed(lambda s=seed, X=X_train, y=y_train: DPSGDRegressor(
                 epsilon=1.0, delta=DELTA, max_iter=EPOCHS, random_state=s,
-            ).fit(X, y))
+                target_scale=1.0).fit(X, y), repeats)
             ours.append(seconds)
             rate = min(256, len(X_train)) / len(X_train)
-            theirs.append(opacus_fit(X_train, y_train, model.noise_multiplier_, rate,
-                                     model.t_, model.eta0, model.clip_norm, seed))
+            theirs.append(np.median([
+                opacus_fit(X_train, y_train, model.noise_multiplier_, rate,
+                           model.t_, model.eta0, model.clip_norm, seed)
+                for _ in range(repeats)]))
+        ratios[name] = float(np.median(np.array(theirs) / np.array(ours)))
         rows.append([name, f"{model.noise_multiplier_:.3f}", str(model.t_),
                      f"{np.median(ours):.3f}", f"{np.median(theirs):.3f}",
-                     f"{np.median(theirs) / np.median(ours):.1f}"])
-    print_table(f"Opacus {opacus.__version__} (torch {torch.__version__}, CPU, one "
-                "thread, grad_sample_mode='ew', batched data loader) against "
-                "DPSGDRegressor: same linear model, clip norm, Poisson rate, steps "
-                "and noise multiplier (epsilon=1)",
-                ["dataset", "noise mult.", "steps", "skdpopt s", "Opacus s",
-                 "Opacus / skdpopt"], rows)
+                     f"{ratios[name]:.1f}"])
+    report.table(
+        "opacus", f"Opacus {opacus.__version__} (torch {torch.__version__}, CPU, "
+        "one thread, grad_sample_mode='ew', batched data loader) against "
+        "DPSGDRegressor (target_scale=1): same linear model, clip norm, Poisson "
+        f"rate, steps and noise multiplier (epsilon=1), medians over "
+        f"{len(seeds)} seeds of fits timed one after the other "
+        f"({timings(repeats)})",
+        ["dataset", "noise mult.", "steps", "skdpopt s", "Opacus s",
+         "Opacus / skdpopt"], rows,
+        timing=["skdpopt s", "Opacus s", "Opacus / skdpopt"])
+    return ratios
+
+
+def targets(report, results, slope, scaling, opacus):
+    """The page's targets, read from this run's figures."""
+    def span(values):
+        return f"{min(values):.2f} to {max(values):.2f}"
+
+    diamonds = results["diamonds"]
+    gap = diamonds["exact"][0] - diamonds[1.0][0]
+    rows = [["epsilon = 1 on diamonds: R^2 within 0.05 of non-private "
+             "LinearRegression",
+             f"{diamonds[1.0][0]:.4f} against {diamonds['exact'][0]:.4f}",
+             "yes" if gap <= 0.05 else "no"]]
+    finite = [e for e in EPSILONS if np.isfinite(e)]
+    for name in ("diamonds", "make_regression", "CPS1988"):
+        ratios = [results[name][e][1] for e in finite]
+        rows.append([f"fit time at most 3x SGD, same epochs ({name}, finite "
+                     "epsilons)", f"{span(ratios)}x",
+                     "yes" if max(ratios) <= 3 else "no"])
+    for n, ratio in scaling.items():
+        rows.append([f"fit time at most 3x SGDRegressor (scaling run, n = {n:,})",
+                     f"{ratio:.2f}x", "yes" if ratio <= 3 else "no"])
+    rows.append(["time linear in n (log-log slope at most 1.1)", f"{slope:.2f}",
+                 "yes" if slope <= 1.1 else "no"])
+    if opacus:
+        rows.append(["faster than Opacus on CPU",
+                     ", ".join(f"{r:.1f}x ({n})" for n, r in opacus.items()),
+                     "yes" if min(opacus.values()) > 1 else "no"])
+    report.table("targets", "Targets, read from this run (time ratios are "
+                 "timings: compare them within this run only)",
+                 ["target", "measured", "met"], rows,
+                 timing=["measured", "met"])
+    # Score-based cells stay comparable: the first row's measured cell is
+    # also a figure of its own.
+    report.value("target.diamonds.gap", f"{gap:.4f}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="2 seeds and a smaller scaling run")
+                        help="2 seeds, one timing per fit, a smaller scaling "
+                             "run, no Opacus")
+    Report.add_arguments(parser)
     args = parser.parse_args()
+    report = Report("bench_sgd", args, packages=("opacus", "torch"))
     seeds = range(2 if args.quick else 5)
+    repeats = 1 if args.quick else REPEATS
     sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
 
     datasets = {"diamonds": diamonds(), "make_regression": synthetic_regression()}
+    results = {}
     for name, data in datasets.items():
-        compare(name, data, DPSGDRegressor,
-                lambda s: SGDRegressor(max_iter=EPOCHS, tol=None, random_state=s),
-                LinearRegression(), "test R^2", seeds)
-    compare("CPS1988 (wage > $500/week)", cps1988(), DPSGDClassifier,
-            lambda s: SGDClassifier(loss="log_loss", max_iter=EPOCHS, tol=None,
-                                    random_state=s),
-            LogisticRegression(max_iter=1000), "test accuracy", seeds)
-    scaling_run(sizes, seeds)
-    opacus_run(datasets, seeds)
-    print("\nTimes are medians from this one run; machines are noisy, so compare "
-          "the ratios, not the seconds.")
+        results[name] = compare(
+            report, name, name, data, DPSGDRegressor,
+            lambda s: SGDRegressor(max_iter=EPOCHS, tol=None, random_state=s),
+            LinearRegression(), "test R^2", seeds, repeats)
+    results["CPS1988"] = compare(
+        report, "CPS1988", "CPS1988 (wage > $500/week)", cps1988(),
+        DPSGDClassifier,
+        lambda s: SGDClassifier(loss="log_loss", max_iter=EPOCHS, tol=None,
+                                random_state=s),
+        LogisticRegression(max_iter=1000), "test accuracy", seeds, repeats)
+    clip_norm_run(report, datasets["make_regression"], seeds)
+    slope, scaling = scaling_run(report, sizes, seeds, repeats)
+    opacus = None if args.quick else opacus_run(report, datasets, seeds, repeats)
+    targets(report, results, slope, scaling, opacus)
+    report.write()
 
 
 if __name__ == "__main__":

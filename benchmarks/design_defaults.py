@@ -42,6 +42,10 @@ Usage::
     python benchmarks/design_defaults.py --task schedule
     python benchmarks/design_defaults.py --task target_scale
     python benchmarks/design_defaults.py --task scaler_cost
+
+``scaler_cost`` writes its table to
+``docs/benchmarks/_generated/design_defaults.scaler_cost.md`` (see
+``report.py``); the other tasks print.
 """
 
 import argparse
@@ -49,6 +53,7 @@ import math
 import warnings
 
 import numpy as np
+from report import Report
 from sklearn.linear_model import Lasso
 from sklearn.model_selection import train_test_split
 
@@ -226,7 +231,7 @@ def task_schedule(epsilons=(0.5, 1.0, 3.0, 8.0, np.inf)):
                   + " ".join(cells), flush=True)
 
 
-def task_scaler_cost(margin=3.0, z=2.5):
+def task_scaler_cost(report, margin=3.0, z=2.5):
     """Each mechanism's zCDP cost for all columns over the whole budget.
 
     Exponential mechanisms are bounded-range (``D^2 / 2`` for score
@@ -251,12 +256,17 @@ def task_scaler_cost(margin=3.0, z=2.5):
         "Gaussian histogram, 162 cells, top n/2": lambda n: histogram(162, n / 2),
         "Gaussian histogram, 162 cells, top n": lambda n: histogram(162, n),
     }
-    for name, n, d in (("cancer", 426, 30), ("diabetes", 331, 10)):
-        total = zcdp.rho_for(1.0, 1.0 / n**2)
-        print(f"{name}: n={n} columns={d} rho(epsilon=1, delta=1/n^2)={total:.4f}")
-        for label, cost in mechanisms.items():
-            rho = d * cost(n)
-            print(f"  {label:42s} rho={rho:.4f}  fraction={rho / total:.2f}")
+    sets = (("cancer", 426, 30), ("diabetes", 331, 10))
+    totals = {name: zcdp.rho_for(1.0, 1.0 / n**2) for name, n, _ in sets}
+    rows = [[label] + [f"{d * cost(n) / totals[name]:.2f}" for name, n, d in sets]
+            for label, cost in mechanisms.items()]
+    report.table("scaler_cost", "Fraction of the whole budget (zCDP, epsilon = "
+                 "1, delta = 1/n^2) that finding every column's scale costs "
+                 f"(margin exp(-{margin:g}))",
+                 ["mechanism, per column"] + [f"{name} ({d} columns, n = {n})"
+                                              for name, n, d in sets], rows)
+    for name, total in totals.items():
+        report.value(f"rho.{name}", f"{total:.4f}")
 
 
 if __name__ == "__main__":
@@ -264,6 +274,10 @@ if __name__ == "__main__":
     parser.add_argument("--task", choices=["lasso", "sgd", "schedule", "target_scale",
                                            "scaler_cost"],
                         default="lasso")
+    parser.add_argument("--quick", action="store_true",
+                        help="scaler_cost only: the same arithmetic, written to "
+                             "the quick file")
+    Report.add_arguments(parser)
     args = parser.parse_args()
     if args.task == "lasso":
         task_lasso()
@@ -272,6 +286,8 @@ if __name__ == "__main__":
     elif args.task == "target_scale":
         task_target_scale()
     elif args.task == "scaler_cost":
-        task_scaler_cost()
+        report = Report("design_defaults.scaler_cost", args)
+        task_scaler_cost(report)
+        report.write()
     else:
         task_schedule()

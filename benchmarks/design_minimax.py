@@ -32,7 +32,11 @@ the same call of :func:`sweep` with other constants.
 Usage::
 
     python benchmarks/design_minimax.py [--members a,b] [--candidates]
-    python benchmarks/design_minimax.py --report
+    python benchmarks/design_minimax.py --report     # writes the page's table
+    python benchmarks/design_minimax.py --quick      # CI's subset
+
+``--report`` writes ``docs/benchmarks/_generated/design_minimax.md``
+(``--quick``: ``design_minimax.quick.md``; see ``report.py``).
 """
 
 import argparse
@@ -47,6 +51,8 @@ from sklearn.linear_model import LogisticRegression
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
+from report import Report  # noqa: E402
+
 from skdpopt import DPMinimaxClassifier, DPSGDClassifier  # noqa: E402
 from skdpopt.metrics import worst_group_log_loss  # noqa: E402
 from skdpopt.plans import minimax as plans  # noqa: E402
@@ -54,6 +60,7 @@ from skdpopt.plans import minimax as plans  # noqa: E402
 SIGNAL = 3.0
 DEVELOP_SEEDS = (0, 1, 2)
 REPORT_SEEDS = (100, 101, 102, 103, 104)
+QUICK_MEMBERS = ("four", "small")
 
 # The family's members: (name, sizes, d, shift, tilt in degrees, noise,
 # base rate).  They cover the ranges: 2 to 5 groups, ratios 1:1 to 1:20,
@@ -211,24 +218,67 @@ def sweep(members, candidates, seeds, epsilon, exact=True, out=print):
     return table
 
 
+def report_tables(report, members, table):
+    """The fresh seeds' table and its summary figures (``--report``)."""
+    rows = []
+    for name, sizes, d, shift, tilt, noise, base_rate in members:
+        med = table[name]
+        beats = med["exact"] < med["erm"]
+        rows.append([name, " / ".join(map(str, sizes)), d, f"{shift:g}",
+                     f"{tilt:g}", f"{noise:g}", f"{base_rate:g}",
+                     *(f"{med[k]:.3f}" for k in ("erm", "exact", "dpsgd",
+                                                 "dpminimax")),
+                     "yes" if beats else "no",
+                     ("yes" if med["dpminimax"] <= med["dpsgd"] else "no")
+                     if beats else ""])
+    report.table(
+        "fresh", "Worst-group test log loss at epsilon = 1, medians over the "
+        "seeds", ["member", "group sizes", "d", "shift", "tilt", "noise",
+                  "base rate", "ERM", "exact minimax", "DP-SGD",
+                  "DPMinimaxClassifier", "minimax beats ERM",
+                  "at most DP-SGD"], rows)
+    relevant = [m for m in table if table[m]["exact"] < table[m]["erm"]]
+    excess = [table[m]["dpminimax"] - table[m]["dpsgd"] for m in relevant]
+    report.value("members", len(relevant))
+    report.value("at_most_dpsgd", sum(e <= 0 for e in excess))
+    report.value("mean_excess", f"{np.mean(excess):+.3f}")
+    report.value("worst_excess", f"{np.max(excess):+.3f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--members", default=None)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--report", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"--report on {', '.join(QUICK_MEMBERS)}, "
+                             "the first fresh seed")
     parser.add_argument("--no-exact", action="store_true")
     parser.add_argument("--candidates", action="store_true")
+    Report.add_arguments(parser)
     args = parser.parse_args(argv)
-    seeds = REPORT_SEEDS if args.report else DEVELOP_SEEDS
-    names = args.members.split(",") if args.members else None
+    args.report = args.report or args.quick
+    seeds = REPORT_SEEDS[:1] if args.quick else \
+        REPORT_SEEDS if args.report else DEVELOP_SEEDS
+    names = args.members.split(",") if args.members else \
+        QUICK_MEMBERS if args.quick else None
     warnings.simplefilter("ignore")
     members = [m for m in MEMBERS if not names or m[0] in names]
     candidates = CANDIDATES if args.candidates else {"dpminimax": ({}, {})}
+    # Only the whole --report run (every member, epsilon 1, the exact
+    # minimax, the defaults) writes its table; --quick writes the quick one.
+    written = args.report and not (args.candidates or args.no_exact
+                                   or args.epsilon != 1.0
+                                   or (args.members and not args.quick))
+    report = Report("design_minimax", args, write=written)
     print("| member | " + " | ".join(
         ["ERM"] + (["exact minimax"] if not args.no_exact else [])
         + ["DP-SGD", *candidates]) + " |")
-    sweep(members, candidates, seeds, args.epsilon, exact=not args.no_exact)
-
+    table = sweep(members, candidates, seeds, args.epsilon,
+                  exact=not args.no_exact)
+    if written:
+        report_tables(report, members, table)
+        report.write()
 
 if __name__ == "__main__":
     main()

@@ -22,9 +22,15 @@ and the first gradient by replacing them for the run.  The table prints
 median test accuracy
 over 5 seeds (a fresh split or draw each) at delta = 1 / n_train^2.
 
-Usage: ``python benchmarks/design_simplex.py`` (a few minutes).
+The table goes to ``docs/benchmarks/_generated/design_simplex.md`` (see
+``report.py``).
+
+Usage: ``python benchmarks/design_simplex.py`` (a few minutes;
+``--quick``: the defaults' row and two variants, on the digits only, two
+seeds).
 """
 
+import argparse
 import functools
 import sys
 import warnings
@@ -33,6 +39,7 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from report import Report
 
 import skdpopt.plans.logistic_simplex as plans
 import skdpopt.solvers.mirror_descent as mirror_descent
@@ -149,9 +156,9 @@ VARIANTS = {
 }
 
 
-def accuracy(loader, epsilon, changes):
+def accuracy(loader, epsilon, changes, seeds):
     scores = []
-    for seed in SEEDS:
+    for seed in seeds:
         X_train, X_test, y_train, y_test = loader(seed)
         model = DPLogisticSimplex(epsilon=epsilon,
                                   delta=1.0 / X_train.shape[0] ** 2,
@@ -166,15 +173,27 @@ def accuracy(loader, epsilon, changes):
 
 
 def main():
-    header = ["variant"] + [f"{name}, eps={eps:g}" for name in DATASETS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    Report.add_arguments(parser)
+    args = parser.parse_args()
+    report = Report("design_simplex", args)
+    seeds = range(2) if args.quick else SEEDS
+    datasets = ({"digits 3/8": DATASETS["digits 3/8"]} if args.quick
+                else DATASETS)
+    variants = (dict(list(VARIANTS.items())[:3]) if args.quick else VARIANTS)
+    header = ["variant"] + [f"{name}, eps={eps:g}" for name in datasets
                             for eps in EPSILONS]
-    print("| " + " | ".join(header) + " |")
-    print("|" + " --- |" * len(header))
-    for label, changes in VARIANTS.items():
-        cells = [f"{accuracy(loader, eps, changes):.3f}"
-                 for loader in DATASETS.values() for eps in EPSILONS]
-        print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+    rows = []
+    for label, changes in variants.items():
+        rows.append([label] + [f"{accuracy(loader, eps, changes, seeds):.3f}"
+                               for loader in datasets.values()
+                               for eps in EPSILONS])
         print(f"  [{label}] done", file=sys.stderr, flush=True)
+    report.table("variants", "Mirror descent's defaults, one change per row: "
+                 f"median test accuracy over {len(seeds)} seeds, delta = "
+                 "1/n_train^2 (design data, not the benchmark's)", header, rows)
+    report.write()
 
 
 if __name__ == "__main__":

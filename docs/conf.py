@@ -35,16 +35,16 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
+    "bench_tables",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-# Underscored files are fragments (generated lists, the page template):
-# they are included or copied, never built as pages on their own.
-exclude_patterns = ["_build", "_*.rst", "**/_*.rst",
-                    # tables the benchmarks write, included by their pages
-                    "benchmarks/_generated"]
+# Underscored files are fragments (generated lists, the page template,
+# the benchmarks' generated tables): they are included or copied, never
+# built as pages on their own.
+exclude_patterns = ["_build", "_*.rst", "**/_*.rst", "benchmarks/_generated"]
 
 # -- API reference ------------------------------------------------------------
 # The lists of public names are written from ``__all__`` at every build, so a

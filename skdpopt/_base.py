@@ -453,9 +453,15 @@ class LinearClassifierMixin:
         if is_dask_collection(X):  # lazily, block by block
             n_columns = None if self.coef_.shape[0] == 1 else self.coef_.shape[0]
             return map_rows(self.decision_function, X, n_columns)
-        X = check_features(self, X, accept_sparse="csr", reset=False)
+        X = self._prediction_rows(
+            check_features(self, X, accept_sparse="csr", reset=False))
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def _prediction_rows(self, X):
+        """The rows the model scores: X, or X under the public transform
+        the model was fitted on (a clip to a feature bound)."""
+        return X
 
     def predict(self, X):
         """Predict class labels.

@@ -142,3 +142,27 @@ def row_abs_max(X):
     if X.shape[1] == 0:
         return np.zeros(X.shape[0])
     return np.abs(X).max(axis=1)
+
+
+def clipped_share(X, bound):
+    """Each row's share of entries outside ``[-bound, bound]``, in [0, 1].
+
+    Non-finite entries count as outside.  Sparse rows count their stored
+    entries (zeros are inside).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    bound : float
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+    """
+    n_features = max(X.shape[1], 1)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        outside = ~(np.abs(X.data) <= bound)
+        return np.bincount(rows[outside], minlength=X.shape[0]) / n_features
+    return np.count_nonzero(~(np.abs(X) <= bound), axis=1) / n_features

@@ -1,13 +1,15 @@
-"""Utility diagnostics from public quantities only.
+"""Utility diagnostics from public and released quantities only.
 
 A private fit can satisfy its guarantee and still be useless: when the
 planned noise is larger than anything the data could contribute, the
-model cannot move from its starting point.  These functions compare the
+model cannot move from its starting point.  Most helpers here compare the
 noise a plan adds with the largest signal its public bounds allow (from
 n, epsilon through the plan's noise, the bounds and the schedule; never
-the data), and warn with :class:`~skdpopt.exceptions.UtilityWarning`
-naming the levers.  Nothing here reads X or y, so the warning itself
-releases nothing.
+the data); :func:`warn_if_no_better_than_prior` compares a released
+(noisy, accounted) check with its public noise level.  All warn with
+:class:`~skdpopt.exceptions.UtilityWarning` naming the levers.  Nothing
+here reads X or y, so the warning itself releases nothing beyond what
+the plan accounts.
 """
 
 import math
@@ -117,6 +119,71 @@ def warn_if_noise_dominates(estimator, ratio, *, threshold=1.0,
         "the public bounds and the schedule, not from the data), so the fit "
         "is unlikely to move far from its starting point. Levers: "
         f"{', '.join(levers)}.",
+        UtilityWarning)
+    return True
+
+
+def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
+                                 levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES)):
+    """Warn when a released fit check is not clearly positive.
+
+    ``released`` is the noisy sum of the training rows' clipped gains in
+    log-likelihood of the fitted model over the class prior
+    (:func:`skdpopt.solvers.classes.release_fit_check`): a released value,
+    compared with a public multiple of its noise's standard deviation and
+    never printed.
+
+    Parameters
+    ----------
+    estimator : object
+    released : float
+    plan : FitCheckPlan
+    spreads : float
+        The sum must exceed this many standard deviations of its noise.
+    levers : sequence of str
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if plan.noise is None or released > spreads * plan.spread:
+        return False
+    warn_at_caller(
+        f"{type(estimator).__name__}: the fitted model is not clearly better "
+        "than predicting the class shares (a private check of its training "
+        "log-likelihood, within its noise), so its predictions may be no "
+        "better than chance. Levers: "
+        f"{', '.join(levers)}; or the features carry little signal about "
+        "the classes.",
+        UtilityWarning)
+    return True
+
+
+def warn_if_mostly_clipped(estimator, released, n_samples, plan, *, spreads,
+                           bound_name="feature_bound"):
+    """Warn when a released clip check says most feature values are clipped.
+
+    ``released`` is the noisy sum over the rows of their share of values
+    outside the public bound (:func:`skdpopt.solvers.checks.release_clip_check`);
+    the fit warns when it exceeds half the rows by ``spreads`` standard
+    deviations of its noise.  The released value is never printed.
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if not released > 0.5 * n_samples + spreads * plan.spread:
+        return False
+    bound = getattr(estimator, bound_name)
+    warn_at_caller(
+        f"{type(estimator).__name__}: most feature values lie outside "
+        f"[-{bound_name}, {bound_name}] = [-{bound:g}, {bound:g}] (a private "
+        "count) and are clipped there, in fit and in predict, so the model "
+        "sees little of their variation. Scale the features first "
+        "(skdpopt.DPStandardScaler, or a scaler fitted on public data), or "
+        f"raise {bound_name} (the noise grows with it).",
         UtilityWarning)
     return True
 

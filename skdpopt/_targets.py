@@ -1,10 +1,16 @@
-"""Class labels to the +-1 targets of one binary problem per class."""
+"""Class labels to the +-1 targets of one binary problem per class, and
+sample weights within their public bound."""
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight
 
 from ._base import validate_training_data
-from ._data import dask_one_vs_rest_signs, validate_dask_training_data
+from ._data import (
+    dask_one_vs_rest_signs,
+    is_dask_collection,
+    validate_dask_training_data,
+)
 from ._validation import resolve_classes
 
 
@@ -72,3 +78,49 @@ def classifier_data(estimator, X, y, *, on_dask):
         estimator, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
     classes, targets = one_vs_rest_signs(estimator, y, estimator.classes)
     return X, classes, targets
+
+
+def check_sample_weight(estimator, sample_weight, X, bound):
+    """Validated sample weights, all in ``[0, bound]`` (a public bound).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Named in messages.
+    sample_weight : array-like of shape (n_samples,) or None
+    X : array-like or dask.array.Array
+        The training features (their number of rows).
+    bound : float
+        The estimator's ``sample_weight_bound``.
+
+    Returns
+    -------
+    ndarray of float64 or None
+
+    Raises
+    ------
+    TypeError
+        For weights with Dask input (the Dask backend reads no weights).
+    ValueError
+        For weights of the wrong shape, not finite, negative or above
+        ``bound``.  Weights are refused, not clipped: a weight cut to the
+        bound would change the objective asked for.  The messages name no
+        weight and no count.
+    """
+    if sample_weight is None:
+        return None
+    name = type(estimator).__name__
+    if is_dask_collection(X) or is_dask_collection(sample_weight):
+        raise TypeError(
+            f"{name} takes no sample_weight with Dask collections: compute "
+            "the data into memory (X.compute()) to weight its rows.")
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                         ensure_non_negative=True)
+    if sample_weight.max(initial=0.0) > bound:
+        raise ValueError(
+            f"{name}: some sample weights exceed sample_weight_bound={bound}. "
+            "The bound is public and scales the noise (the sensitivity grows "
+            "with the largest weight a row may carry): raise it to the "
+            "largest weight your weighting scheme can give, or rescale the "
+            "weights.")
+    return sample_weight

@@ -59,3 +59,12 @@ def vertex_coordinates(indices, n_features, radius, constraint="l1_ball"):
     features = indices % n_features
     values = np.where(indices < n_features, radius, -radius).astype(float)
     return features, values
+
+
+def project_polytope(v, radius, constraint="l1_ball"):
+    """Euclidean projection onto the l1 ball ``{||w||_1 <= radius}`` or,
+    for ``constraint="simplex"``, onto ``{w >= 0, sum(w) <= radius}``."""
+    if constraint == "l1_ball":
+        return project_l1_ball(v, radius)
+    v = np.maximum(np.asarray(v, dtype=float), 0.0)
+    return v if v.sum() <= radius else project_simplex(v, radius)

@@ -13,11 +13,19 @@ from ._base import (
     LinearClassifierMixin,
     keep_fit_on_error,
 )
+from ._classifiers import check_fit, release_weighting, weight_bound
+from ._clipping import clip_features
 from ._data import clip_rows, is_dask_collection
-from ._targets import classifier_data
-from .plans.logistic_simplex import plan_logistic_simplex
+from ._diagnostics import warn_if_mostly_clipped
+from ._targets import check_sample_weight, classifier_data
+from .losses import LogLoss
+from .plans.checks import CLIP_CHECK_SPREADS
+from .plans.classes import public_class_weights
+from .plans.logistic_simplex import SGD_CLIP, choose_solver, plan_logistic_simplex
+from .solvers.checks import release_clip_check
 from .solvers.frank_wolfe import frank_wolfe_logistic
 from .solvers.mirror_descent import vertex_sampling_logistic
+from .solvers.noisy_sgd import polytope_sgd_logistic
 from .solvers.problems import LinearProblem
 
 
@@ -77,11 +85,17 @@ class DPLogisticSimplex(
         feature is the constant b, so ``|intercept_| <= radius * b``.
         Mirror descent fits it with the scale of the released direction
         (see above); Frank-Wolfe draws its vertices like the others.
-    solver : {"mirror_descent", "frank_wolfe"}, default="mirror_descent"
+    solver : {"auto", "sgd", "mirror_descent", "frank_wolfe"}, default="auto"
         "mirror_descent": Algorithm 5 of González, Guzmán and Paquette
         (2024).  "frank_wolfe": private Frank-Wolfe over the same vertices
         (Talwar, Thakurta and Zhang 2015), full-batch gradients and one
         exponential-mechanism draw per step; the classical baseline.
+        "sgd": DP-SGD over the polytope (Poisson batches, gradients
+        clipped to one feature bound, a projection after every step, the
+        intercept outside it and calibrated after the run).  "auto":
+        mirror descent where ``sqrt(n_features) > 0.05 n_samples epsilon``
+        (wide, sparse designs, where its ``log d`` error wins) and for
+        ``delta=0``; "sgd" otherwise.  See ``solver_``.
     max_iter : int, default=None
         Number of steps T (mirror descent: also the number of batches, at
         most n_samples).  ``None`` follows the theory (see Notes).
@@ -91,6 +105,15 @@ class DPLogisticSimplex(
     refresh_every : int, default=None
         q: vertices are redrawn every step during the first q steps, then
         every q steps (mirror descent only).  ``None`` follows the theory.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplying each row's loss as in
+        scikit-learn.  "balanced" weighs each class inversely to its
+        total, from the class totals the fit releases privately
+        (``docs/privacy/classes.md``).
+    sample_weight_bound : float, default=1.0
+        Public bound on the ``sample_weight`` passed to ``fit``: larger
+        weights are refused, and the noise of the class releases grows
+        with it.
     classes : array-like or None, default=None
         The label set, declared public.  Every label in ``y`` must be in
         it.  ``None`` reads the label set from ``y`` and warns with
@@ -113,6 +136,9 @@ class DPLogisticSimplex(
     ----------
     classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), or the labels seen during ``fit``.
+    solver_ : {"sgd", "mirror_descent", "frank_wolfe"}
+        The solver the fit ran (``solver``, or the one "auto" chose from
+        n, d, epsilon and delta).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients; one row for a binary problem, one per class
         (one-vs-rest) otherwise.  At most ``n_vertices_`` non-zeros per row.
@@ -133,9 +159,9 @@ class DPLogisticSimplex(
     score_sensitivity_ : float
         Replace-one sensitivity of each draw's score (log weight).
     n_noisy_statistics_ : int
-        Noisy statistics released by the intercept and scale fit, all
-        classes: the label count and a gradient and a Hessian per Newton
-        step (mirror descent).
+        Noisy statistics released by mirror descent, all classes: the
+        clip check, the class totals, a gradient and a Hessian per Newton
+        step, and the fit check.
     noise_multiplier_ : float
         Their noise over their sensitivity: Gaussian standard deviation
         over L2 sensitivity, or with ``delta=0`` Laplace scale over L1
@@ -198,10 +224,12 @@ class DPLogisticSimplex(
         "radius": [Interval(Real, 0, None, closed="neither")],
         "feature_bound": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
-        "solver": [StrOptions({"mirror_descent", "frank_wolfe"})],
+        "solver": [StrOptions({"auto", "sgd", "mirror_descent", "frank_wolfe"})],
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
         "n_vertices": [None, Interval(Integral, 1, None, closed="left")],
         "refresh_every": [None, Interval(Integral, 1, None, closed="left")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "sample_weight_bound": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
         "verbose": ["verbose"],
     }
@@ -215,10 +243,12 @@ class DPLogisticSimplex(
         radius=10.0,
         feature_bound=1.0,
         fit_intercept=True,
-        solver="mirror_descent",
+        solver="auto",
         max_iter=None,
         n_vertices=None,
         refresh_every=None,
+        class_weight=None,
+        sample_weight_bound=1.0,
         classes=None,
         verbose=0,
         random_state=None,
@@ -233,6 +263,8 @@ class DPLogisticSimplex(
         self.max_iter = max_iter
         self.n_vertices = n_vertices
         self.refresh_every = refresh_every
+        self.class_weight = class_weight
+        self.sample_weight_bound = sample_weight_bound
         self.classes = classes
         self.verbose = verbose
         self.random_state = random_state
@@ -241,17 +273,21 @@ class DPLogisticSimplex(
     # Fitting
 
     @keep_fit_on_error
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; sparse input should be CSR.  Values are clipped
-            to ``[-feature_bound, feature_bound]``.
+            to ``[-feature_bound, feature_bound]`` (in ``predict`` too).
         y : array-like of shape (n_samples,)
-            Class labels.  The set of labels becomes ``classes_`` and is
-            treated as public.
+            Class labels, all in ``classes`` when it is given.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows, in ``[0, sample_weight_bound]`` (larger
+            ones are refused).  They multiply each row's loss, with the
+            class weights, as in scikit-learn; the noise grows with the
+            bound.  Not with Dask collections.
 
         Returns
         -------
@@ -259,35 +295,71 @@ class DPLogisticSimplex(
             The fitted estimator.
         """
         self._validate_params()
-        # Frank-Wolfe reads X only through full gradient sums, which the
-        # Dask backend provides.
+        # Frank-Wolfe and DP-SGD read X only through gradient sums, which
+        # the Dask backend provides.
         X, self.classes_, targets = classifier_data(
-            self, X, y,
-            on_dask=self.solver == "frank_wolfe" and is_dask_collection(X))
+            self, X, y, on_dask=(self.solver != "mirror_descent"
+                                 and is_dask_collection(X)))
+        public_class_weights(self.class_weight, self.classes_)  # checks a dict
+        sample_weight = check_sample_weight(self, sample_weight, X,
+                                            self.sample_weight_bound)
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
+        self.solver_ = self._resolve_solver(X)
         plan = plan_logistic_simplex(
             n_samples=n_samples, n_features=n_features, n_problems=len(targets),
-            epsilon=self.epsilon, delta=self.delta, solver=self.solver,
+            epsilon=self.epsilon, delta=self.delta, solver=self.solver_,
             constraint=self.constraint, radius=self.radius,
             feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
             max_iter=self.max_iter, n_vertices=self.n_vertices,
-            refresh_every=self.refresh_every)
+            refresh_every=self.refresh_every, n_classes=len(self.classes_),
+            weight_bound=weight_bound(self, sample_weight))
         rng = self._begin_release(plan)
-        if self.solver == "mirror_descent":
+        # A released check of the public bound against the data.
+        warn_if_mostly_clipped(
+            self, release_clip_check(X, self.feature_bound, plan.clip_check, rng),
+            n_samples, plan.clip_check, spreads=CLIP_CHECK_SPREADS)
+        weighting = release_weighting(self, targets, LogLoss(), sample_weight,
+                                      plan.class_totals, rng)
+        if self.solver_ == "mirror_descent":
             # Mirror descent clips each batch as it reads it (no copy of X).
             solve = partial(vertex_sampling_logistic, verbose=self.verbose)
         else:
-            # Frank-Wolfe reads all of X at every step: clip it once.  Clipping
+            # The others read all of X at every step: clip it once.  Clipping
             # to the public bound is what bounds the sensitivity.
-            X, solve = clip_rows(X, self.feature_bound), frank_wolfe_logistic
+            X = clip_rows(X, self.feature_bound)
+            solve = (frank_wolfe_logistic if self.solver_ == "frank_wolfe"
+                     else partial(polytope_sgd_logistic, verbose=self.verbose))
         results = [solve(LinearProblem(
             X, target, self.fit_intercept, radius=self.radius,
-            constraint=self.constraint, feature_bound=self.feature_bound),
-            plan, rng) for target in targets]
+            constraint=self.constraint, feature_bound=self.feature_bound,
+            clip_norm=SGD_CLIP * self.feature_bound, weighting=problem),
+            plan, rng) for target, problem in zip(targets, weighting.problems,
+                                                  strict=True)]
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
-        if self.solver == "mirror_descent":
+        # A released check of the fitted model against the class prior.
+        check_fit(self, X, targets, weighting, plan.fit_check, rng)
+        self._store_plan(plan)
+        self._finish_release(plan)
+        return self
+
+    def _resolve_solver(self, X):
+        """The solver "auto" stands for (public quantities only)."""
+        if self.solver != "auto":
+            return self.solver
+        n_samples, n_features = X.shape
+        solver = choose_solver(n_samples, n_features, self.epsilon, self.delta)
+        if solver == "mirror_descent" and is_dask_collection(X):
+            return "frank_wolfe"  # reads Dask collections, in the l1 geometry
+        return solver
+
+    def _store_plan(self, plan):
+        if self.solver_ == "sgd":
+            self.n_iter_ = plan.n_epochs
+            self.noise_multiplier_ = plan.noise_multiplier
+            return
+        if self.solver_ == "mirror_descent":
             self.n_vertices_ = plan.n_vertices
             self.refresh_every_ = plan.refresh_every
             self.n_noisy_statistics_ = plan.n_statistics
@@ -296,8 +368,11 @@ class DPLogisticSimplex(
         self.step_size_ = plan.step_size
         self.n_draws_ = plan.n_draws
         self.score_sensitivity_ = plan.score_sensitivity
-        self._finish_release(plan)
-        return self
+
+    def _prediction_rows(self, X):
+        # The model was fitted on rows clipped to the public bound: it
+        # predicts on the same clipped rows.
+        return clip_features(X, self.feature_bound)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -17,6 +17,7 @@ from ._base import (
     validate_training_data,
 )
 from ._bounds import private_bounds
+from ._classifiers import check_fit, class_plan, release_weighting
 from ._clipping import example_norms
 from ._data import (
     is_dask_collection,
@@ -32,7 +33,7 @@ from ._diagnostics import (
     warn_if_noise_dominates,
     warn_if_not_centred,
 )
-from ._targets import classifier_data
+from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.bounds import is_auto
 from .plans.sgd import plan_dpsgd
@@ -60,7 +61,7 @@ _COMMON_PARAMETER_CONSTRAINTS = {
 class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
     """Shared fitting machinery of the DP-SGD estimators."""
 
-    def _fit_problems(self, X, targets, loss):
+    def _fit_problems(self, X, targets, loss, sample_weight=None):
         """Fit one linear model per target vector, all in one budget.
 
         Parameters
@@ -69,6 +70,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         targets : list of ndarray
             One target vector per binary (or regression) problem.
         loss : object
+        sample_weight : ndarray or None, default=None
+            Validated weights in ``[0, sample_weight_bound]`` (classifier).
 
         Returns
         -------
@@ -84,7 +87,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             auto_clip=is_auto(self.clip_norm),
             auto_target=self._auto_target_scale(),
             centre_target=self.fit_intercept,
-            learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t)
+            learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t,
+            **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
@@ -92,18 +96,25 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             n_params=X.shape[1] + int(self.fit_intercept)),
             levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
         rng = self._begin_release(plan)
+        weighting = self._weighting(targets, loss, sample_weight, plan, rng)
+        problems = weighting.problems if weighting else [None] * len(targets)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
         results = [noisy_sgd(LinearProblem(
             X, target, self.fit_intercept, loss=loss, clip_norm=clip_norm,
-            alpha=self.alpha if self.penalty == "l2" else 0.0, radius=self.radius),
-            plan, rng, verbose=self.verbose) for target in targets]
+            alpha=self.alpha if self.penalty == "l2" else 0.0, radius=self.radius,
+            weighting=problem), plan, rng, verbose=self.verbose)
+            for target, problem in zip(targets, problems, strict=True)]
+        # The fit check (classifiers) reads the fitted model.
+        self.coef_ = np.array([result.coef for result in results])
+        self.intercept_ = np.array([result.intercept for result in results])
+        if plan.fit_check is not None:
+            check_fit(self, X, targets, weighting, plan.fit_check, rng)
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
         self._finish_release(plan)
-        return (np.array([result.coef for result in results]),
-                np.array([result.intercept for result in results]))
+        return self.coef_, self.intercept_
 
     def _fits_on_dask(self, X):
         # single_pass tracks the rows seen: validate_training_data refuses
@@ -116,6 +127,14 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
     def _auto_target_scale(self):
         """Whether the fit releases a private target scale (regressor)."""
         return False
+
+    def _class_plan(self, loss, sample_weight):
+        """The plan's class totals and calibration (classifier)."""
+        return {}
+
+    def _weighting(self, targets, loss, sample_weight, plan, rng):
+        """The classes' weighting (classifier; None for regression)."""
+        return None
 
     def _scaled_problem(self, targets, loss, plan, rng):
         """The targets and loss the solver fits (classifiers: as given)."""
@@ -491,6 +510,16 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     radius : float or None, default=None
         If set, project the coefficients onto the L2 ball of this radius
         after each step.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplying each row's loss as in
+        scikit-learn.  "balanced" weighs each class inversely to its
+        total, from the class totals the fit releases privately
+        (``docs/privacy/classes.md``).
+    sample_weight_bound : float, default=1.0
+        Public bound on the ``sample_weight`` passed to ``fit``: larger
+        weights are refused; each row's loss derivative is multiplied by
+        its weight over the bound before the clip, so the noise is that of
+        unweighted rows scaled by the bound.
     classes : array-like or None, default=None
         The label set, declared public.  Every label in ``y`` must be in
         it; a class without rows still gets its one-vs-rest model.
@@ -556,6 +585,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     _parameter_constraints = {
         **_COMMON_PARAMETER_CONSTRAINTS,
         "loss": [StrOptions(set(CLASSIFICATION_LOSSES))],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "sample_weight_bound": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
     }
 
@@ -577,6 +608,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         clip_norm=1.0,
         sampling="poisson",
         radius=None,
+        class_weight=None,
+        sample_weight_bound=1.0,
         classes=None,
         verbose=0,
         random_state=None,
@@ -596,12 +629,14 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         self.clip_norm = clip_norm
         self.sampling = sampling
         self.radius = radius
+        self.class_weight = class_weight
+        self.sample_weight_bound = sample_weight_bound
         self.classes = classes
         self.verbose = verbose
         self.random_state = random_state
 
     @keep_fit_on_error
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the classifier, spending ``epsilon`` and ``delta``.
 
         Parameters
@@ -611,6 +646,11 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
             bound: each example's gradient is clipped to ``clip_norm``.
         y : array-like of shape (n_samples,)
             Class labels, all in ``classes`` when it is given.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows, in ``[0, sample_weight_bound]`` (larger
+            ones are refused).  They multiply each row's loss, with the
+            class weights, as in scikit-learn; the noise grows with the
+            bound.  Not with Dask collections.
 
         Returns
         -------
@@ -620,10 +660,18 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         self._validate_params()
         X, self.classes_, targets = classifier_data(
             self, X, y, on_dask=self._fits_on_dask(X))
-        coefs, intercepts = self._fit_problems(X, targets,
-                                               CLASSIFICATION_LOSSES[self.loss]())
-        self.coef_, self.intercept_ = coefs, intercepts
+        sample_weight = check_sample_weight(self, sample_weight, X,
+                                            self.sample_weight_bound)
+        self._fit_problems(X, targets, CLASSIFICATION_LOSSES[self.loss](),
+                           sample_weight)
         return self
+
+    def _class_plan(self, loss, sample_weight):
+        return class_plan(self, sample_weight, proba=self._has_proba())
+
+    def _weighting(self, targets, loss, sample_weight, plan, rng):
+        return release_weighting(self, targets, loss, sample_weight,
+                                 plan.class_totals, rng)
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

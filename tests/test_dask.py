@@ -433,7 +433,8 @@ def test_non_finite_values_are_refused(client):
 
 @pytest.mark.parametrize("make,reason", [
     (lambda: DPSGDRegressor(clip_norm=1.0, sampling="single_pass"), "single_pass"),
-    (lambda: DPLogisticSimplex(classes=[0, 1]), "mirror_descent"),
+    (lambda: DPLogisticSimplex(classes=[0, 1], solver="mirror_descent"),
+     "mirror_descent"),
     (lambda: DPMinimaxClassifier(), "saddle-point"),
 ])
 def test_unsupported_fits_are_refused_with_the_reason(client, make, reason):

@@ -47,54 +47,66 @@ def zcdp_epsilon(rho, delta):
     return best.fun
 
 
-def pld_epsilon(epsilon0, count, delta, gaussian_std=None, gaussian_count=0):
+def pld_epsilon(epsilon0, count, delta, releases=()):
     """dp-accounting's PLD for ``count`` compositions of an epsilon0-DP
     mechanism (its dominating pair is randomised response), composed with
-    ``gaussian_count`` Gaussian mechanisms of noise ``gaussian_std`` times
-    their sensitivity.  The grid is pessimistic: its epsilon lies above the
-    exact one by about 1e-4 relative here, which bounds how far a sound
-    claim can sit below it."""
+    Gaussian mechanisms: ``releases`` of (noise over sensitivity, count).
+    The grid is pessimistic: its epsilon lies above the exact one by about
+    1e-4 relative here, which bounds how far a sound claim can sit below
+    it."""
     interval = 1e-5
     pld = pld_lib.from_privacy_parameters(
         common.DifferentialPrivacyParameters(epsilon0, 0.0),
         value_discretization_interval=interval).self_compose(count)
-    if gaussian_count:
+    for std, times in releases:
         gaussian = pld_lib.from_gaussian_mechanism(
-            gaussian_std, sensitivity=1.0,
-            value_discretization_interval=interval)
-        pld = pld.compose(gaussian.self_compose(gaussian_count))
+            std, sensitivity=1.0, value_discretization_interval=interval)
+        pld = pld.compose(gaussian.self_compose(times))
     return pld.get_epsilon_for_delta(delta)
 
 
-def reference_epsilon(score_sensitivity, count, delta, noise_multiplier=None,
-                      n_statistics=0):
+def reference_epsilon(score_sensitivity, count, delta, releases=()):
     """The tightest of the independent bounds for ``count`` draws whose
-    scores move by at most D, plus ``n_statistics`` Gaussian releases with
-    the given noise multiplier (std over L2 sensitivity): each draw is
-    D^2/2-zCDP (bounded range, and for the average of iterates the mixture
-    argument of the privacy page) and 2D-DP; each Gaussian release is
-    1/(2 m^2)-zCDP.  Composed by zCDP, or by dp-accounting's PLD."""
+    scores move by at most D, plus Gaussian releases (noise over L2
+    sensitivity, count): each draw is D^2/2-zCDP (bounded range, and for
+    the average of iterates the mixture argument of the privacy page) and
+    2D-DP; each Gaussian release is 1/(2 m^2)-zCDP.  Composed by zCDP, or
+    by dp-accounting's PLD."""
     D = score_sensitivity
-    rho = count * D**2 / 2
-    if n_statistics:
-        rho += n_statistics / (2 * noise_multiplier**2)
-    bounds = [zcdp_epsilon(rho, delta),
-              pld_epsilon(2 * D, count, delta, noise_multiplier, n_statistics)]
-    if not n_statistics:
+    rho = count * D**2 / 2 + sum(times / (2 * m**2) for m, times in releases)
+    bounds = [zcdp_epsilon(rho, delta), pld_epsilon(2 * D, count, delta, releases)]
+    if not releases:
         bounds.append(2 * D * count)
     return min(bounds)
 
 
+def recorded_releases(clf):
+    """(noise over sensitivity, count) of every noisy statistic of a fit.
+
+    Mirror descent records its statistics (the clip check, the class
+    totals, the Newton statistics, the fit check) and their one
+    multiplier; Frank-Wolfe has the clip check, the totals and the fit
+    check, whose multipliers are their noise scales over the sensitivities
+    derived here: 1 for the clip check's sum of shares in [0, 1], sqrt(2)
+    in l2 (2 in l1) for the totals (one record moves two totals by 1),
+    2 * bound for the fit check's sum of gains clipped to [-bound, bound]."""
+    if hasattr(clf, "n_noisy_statistics_"):
+        return [(clf.noise_multiplier_, clf.n_noisy_statistics_)]
+    plan = clf.privacy_plan_
+    pure = plan.fit_check.noise == "laplace"
+    totals = plan.class_totals.noise_scale / (2.0 if pure else math.sqrt(2))
+    check = plan.fit_check.noise_scale / (2 * plan.fit_check.bound)
+    return [(plan.clip_check.noise_scale, 1), (totals, 1), (check, 1)]
+
+
 def claimed_reference(clf, delta):
     """Epsilon recomputed from what the fit recorded: its draws and their
-    score sensitivity, and (mirror descent) its noisy statistics and their
-    noise multiplier."""
-    statistics = getattr(clf, "n_noisy_statistics_", 0)
+    score sensitivity, and its noisy statistics and their noise."""
+    releases = recorded_releases(clf)
     if delta == 0:  # pure DP: 2 D per draw, 1 / m per Laplace statistic
         pure = 2 * clf.score_sensitivity_ * clf.n_draws_
-        return pure + (statistics / clf.noise_multiplier_ if statistics else 0.0)
-    return reference_epsilon(clf.score_sensitivity_, clf.n_draws_, delta,
-                             getattr(clf, "noise_multiplier_", None), statistics)
+        return pure + sum(times / m for m, times in releases)
+    return reference_epsilon(clf.score_sensitivity_, clf.n_draws_, delta, releases)
 
 
 @pytest.fixture(scope="module")
@@ -129,15 +141,16 @@ def test_recorded_draws_and_sensitivity_follow_from_the_run(sparse_binary):
     """n_draws_ is the plan's count and the sensitivity is 2 tau R b / B."""
     X, y = sparse_binary
     clf = DPLogisticSimplex(epsilon=2.0, delta=1e-8, radius=4.0, feature_bound=0.5,
-                            random_state=0).fit(X, y)
+                            solver="mirror_descent", random_state=0).fit(X, y)
     n = X.shape[0]
     batch = n // clf.n_iter_
     assert clf.score_sensitivity_ == pytest.approx(
         2 * clf.step_size_ * 4.0 * 0.5 / batch, rel=1e-12)
     assert clf.n_draws_ == count_vertex_draws(clf.n_iter_, clf.n_vertices_,
                                               clf.refresh_every_)
-    # The label count, then a gradient and a Hessian per Newton step.
-    assert clf.n_noisy_statistics_ == 1 + 2 * REFIT_STEPS
+    # The clip check, the class totals, a gradient and a Hessian per Newton
+    # step, the fit check.
+    assert clf.n_noisy_statistics_ == 2 + 2 * REFIT_STEPS + 1
     # Never more than the paper's T K / q + q K + K.
     T, K, q = clf.n_iter_, clf.n_vertices_, clf.refresh_every_
     assert clf.n_draws_ <= T * K / q + q * K + K
@@ -147,12 +160,14 @@ def test_multiclass_composes_every_binary_fit():
     X, y = make_classification(n_samples=3000, n_features=20, n_informative=5,
                                n_classes=3, random_state=0)
     clf = DPLogisticSimplex(epsilon=2.0, delta=1e-8, feature_bound=3.0,
-                            random_state=0).fit(X, y)
+                            solver="mirror_descent", random_state=0).fit(X, y)
     per_problem = count_vertex_draws(clf.n_iter_, clf.n_vertices_,
                                      clf.refresh_every_)
     assert clf.n_draws_ == 3 * per_problem
     assert clf.coef_.shape == (3, 20) and clf.intercept_.shape == (3,)
-    assert clf.n_noisy_statistics_ == 3 * (1 + 2 * REFIT_STEPS)
+    # The clip check, one release of the class totals for all problems,
+    # each problem's Newton statistics, the fit check.
+    assert clf.n_noisy_statistics_ == 2 + 3 * 2 * REFIT_STEPS + 1
     assert clf.privacy_spent_.epsilon >= claimed_reference(clf, 1e-8) * (1 - 1e-4)
     assert clf.privacy_spent_.epsilon <= 2.0
 
@@ -160,17 +175,19 @@ def test_multiclass_composes_every_binary_fit():
 @pytest.mark.parametrize("constraint", ["l1_ball", "simplex"])
 def test_coef_is_sparse_and_feasible(sparse_binary, constraint):
     X, y = sparse_binary
-    clf = DPLogisticSimplex(epsilon=3.0, delta=1e-8, constraint=constraint,
-                            radius=5.0, random_state=1).fit(X, y)
-    assert np.count_nonzero(clf.coef_) <= clf.n_vertices_
-    # The output is an average of vertices of the polytope (with the
-    # intercept's coordinate scaled by b = 1).
-    total = np.abs(clf.coef_).sum() + np.abs(clf.intercept_).sum()
-    assert total <= 5.0 + 1e-9
+    for solver in ("mirror_descent", "sgd"):
+        clf = DPLogisticSimplex(epsilon=3.0, delta=1e-8, constraint=constraint,
+                                radius=5.0, solver=solver, random_state=1).fit(X, y)
+        if solver == "mirror_descent":
+            assert np.count_nonzero(clf.coef_) <= clf.n_vertices_
+        # The coefficients lie in the polytope; the intercept is outside it.
+        assert np.abs(clf.coef_).sum() <= 5.0 + 1e-9
+        if constraint == "simplex":
+            assert np.all(clf.coef_ >= 0)
     if constraint == "simplex":
-        assert np.all(clf.coef_ >= 0)
         no_intercept = DPLogisticSimplex(epsilon=3.0, delta=1e-8, radius=5.0,
                                          constraint="simplex", fit_intercept=False,
+                                         solver="mirror_descent",
                                          random_state=1).fit(X, y)
         assert np.all(no_intercept.coef_ >= 0)
         assert no_intercept.coef_.sum() <= 5.0 + 1e-9
@@ -202,10 +219,16 @@ def test_frank_wolfe_solver(sparse_binary):
 
 def test_no_privacy(sparse_binary):
     X, y = sparse_binary
-    clf = DPLogisticSimplex(epsilon=np.inf, random_state=0).fit(X, y)
+    clf = DPLogisticSimplex(epsilon=np.inf, solver="mirror_descent",
+                            random_state=0).fit(X, y)
     assert clf.privacy_spent_ == PrivacySpent(np.inf, 0.0)
     assert clf.n_iter_ == X.shape[0]  # one row per step, as the theorem says
     assert clf.score(X, y) > 0.7
+    # "auto" without privacy: DP-SGD over the polytope, without noise.
+    auto = DPLogisticSimplex(epsilon=np.inf, random_state=0).fit(X, y)
+    assert auto.solver_ == "sgd" and auto.noise_multiplier_ == 0
+    assert auto.privacy_spent_ == PrivacySpent(np.inf, 0.0)
+    assert auto.score(X, y) > 0.7
 
 
 def test_sparse_input_gives_the_dense_result(sparse_binary):
@@ -220,8 +243,10 @@ def test_sparse_input_gives_the_dense_result(sparse_binary):
             np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-12)
             np.testing.assert_allclose(sparse.intercept_, dense.intercept_,
                                        atol=1e-12)
+            # Sparse and dense products sum in different orders.
             np.testing.assert_allclose(sparse.decision_function(fmt(X)),
-                                       dense.decision_function(X.toarray()))
+                                       dense.decision_function(X.toarray()),
+                                       atol=1e-12)
 
 
 def test_random_state_reproduces_fit(sparse_binary):
@@ -254,11 +279,12 @@ def test_probabilities_agree_with_the_decision(n_classes):
 def test_feature_scale_changes_nothing_about_privacy(sparse_binary):
     """Clipping to the public bound fixes the sensitivity."""
     X, y = sparse_binary
-    base = DPLogisticSimplex(random_state=0).fit(X, y)
-    huge = DPLogisticSimplex(random_state=0).fit(X * 1e12, y)
-    assert huge.score_sensitivity_ == base.score_sensitivity_
-    assert huge.privacy_spent_ == base.privacy_spent_
-    assert np.all(np.isfinite(huge.coef_))
+    for solver in ("mirror_descent", "sgd"):
+        base = DPLogisticSimplex(solver=solver, random_state=0).fit(X, y)
+        huge = DPLogisticSimplex(solver=solver, random_state=0).fit(X * 1e12, y)
+        assert huge.privacy_plan_ == base.privacy_plan_
+        assert huge.privacy_spent_ == base.privacy_spent_
+        assert np.all(np.isfinite(huge.coef_))
 
 
 def test_schedule_follows_theorem_when_the_budget_allows():
@@ -290,10 +316,10 @@ def test_one_class_is_rejected():
         ({"epsilon": 0.0}, "epsilon"),
         ({"delta": 1.0}, "delta"),
         ({"constraint": "l2_ball"}, "constraint"),
-        ({"solver": "sgd"}, "solver"),
+        ({"solver": "newton"}, "solver"),
         ({"n_vertices": 0}, "n_vertices"),
         ({"refresh_every": 0}, "refresh_every"),
-        ({"max_iter": 10**6}, "max_iter"),
+        ({"max_iter": 10**6, "solver": "mirror_descent"}, "max_iter"),
     ],
 )
 def test_bad_parameters_name_themselves(sparse_binary, params, name):
@@ -312,9 +338,14 @@ def test_non_finite_input_rejected(bad):
 
 def test_verbose_prints_progress(sparse_binary, capsys):
     X, y = sparse_binary
-    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, random_state=0).fit(X, y)
+    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, solver="mirror_descent",
+                      random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "-- Step" in out and "elapsed" in out
+    DPLogisticSimplex(epsilon=5.0, delta=1e-8, verbose=1, solver="sgd",
+                      random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "-- Epoch" in out and "Elapsed" in out
 
 
 @pytest.mark.parametrize("delta", [1e-8, 0.0])
@@ -335,6 +366,7 @@ def test_refit_noise_is_the_multiplier_times_the_derived_sensitivities(
     monkeypatch.setattr(mirror_descent, "noisy_newton_logistic", spy)
     b = 0.5
     clf = DPLogisticSimplex(epsilon=1.0, delta=delta, feature_bound=b,
+                            solver="mirror_descent",
                             random_state=0).fit(X * 3.0, y)  # clipped to b
     ((Z, kwargs),) = seen
     n, m = X.shape[0], clf.noise_multiplier_
@@ -348,7 +380,7 @@ def test_refit_noise_is_the_multiplier_times_the_derived_sensitivities(
         assert kwargs["noise"] == "laplace"
     assert kwargs["gradient_noise"] == pytest.approx(m * gradient, rel=1e-12)
     assert kwargs["hessian_noise"] == pytest.approx(m * hessian, rel=1e-12)
-    assert 1 + 2 * kwargs["n_steps"] == clf.n_noisy_statistics_
+    assert 2 + 2 * kwargs["n_steps"] + 1 == clf.n_noisy_statistics_
     assert 0.97 <= clf.privacy_spent_.epsilon <= 1.0
 
 
@@ -381,24 +413,26 @@ def test_spent_is_recomputed_from_the_plans_event(sparse_binary, solver, epsilon
     statistics = {m: c for m, c in totals.items() if m not in draws}
     ((draw, n_draws),) = draws.items()
     assert n_draws == clf.n_draws_
-    if solver == "frank_wolfe":
-        assert not statistics
-        multiplier, n_statistics = None, 0
-    else:
-        ((statistic, n_statistics),) = statistics.items()
-        assert n_statistics == 1 + 2 * REFIT_STEPS
+    releases = []
+    for statistic, count in statistics.items():
         if delta == 0:
             assert isinstance(statistic, LaplaceMechanism)
-            multiplier = 1.0 / statistic.epsilon0
+            releases.append((1.0 / statistic.epsilon0, count))
         else:
             assert isinstance(statistic, GaussianMechanism)
-            multiplier = statistic.noise_multiplier
+            releases.append((statistic.noise_multiplier, count))
+    # The clip check, the class totals, the Newton statistics (mirror
+    # descent) and the fit check: one multiplier for mirror descent's, one
+    # each for Frank-Wolfe's.
+    if solver == "mirror_descent":
+        assert [count for _, count in releases] == [2 + 2 * REFIT_STEPS + 1]
+    else:
+        assert sorted(count for _, count in releases) == [1, 1, 1]
     D = draw.score_sensitivity
     if delta == 0:  # pure DP: 2 D per draw, 1 / m per Laplace statistic
-        reference = 2 * D * n_draws + (n_statistics / multiplier
-                                       if n_statistics else 0.0)
+        reference = 2 * D * n_draws + sum(count / m for m, count in releases)
     else:
-        reference = reference_epsilon(D, n_draws, delta, multiplier, n_statistics)
+        reference = reference_epsilon(D, n_draws, delta, releases)
     claimed = clf.privacy_spent_.epsilon
     assert reference * (1 - 1e-4) <= claimed <= 1.02 * reference
     assert claimed == clf.privacy_plan_.spent().epsilon
@@ -416,8 +450,7 @@ def test_plan_is_made_from_public_quantities_only(sparse_binary):
         params = clf.get_params()
         plan = plan_logistic_simplex(
             n_samples=X.shape[0], n_features=X.shape[1], n_problems=1,
-            **{name: params[name] for name in parameters
-               if name not in ("n_samples", "n_features", "n_problems")})
+            **{name: params[name] for name in parameters if name in params})
         assert plan == clf.privacy_plan_
 
 
@@ -446,3 +479,39 @@ def test_prediction_methods_are_the_shared_ones():
                  "predict"):
         owner = next(c for c in DPLogisticSimplex.__mro__ if name in vars(c))
         assert owner is LinearClassifierMixin
+
+
+def test_polytope_sgd_spend_is_recomputed_with_its_class_releases(sparse_binary):
+    """solver="sgd": dp-accounting composes the subsampled Gaussian steps
+    (noise multiplier over the clip norm SGD_CLIP b), the clip check (a
+    Gaussian of sensitivity 1: each row's clipped share lies in [0, 1]),
+    the class totals (l2 sensitivity sqrt(2): one record moves two
+    totals by 1), the calibration sums (sensitivity 1) and the fit check
+    (sensitivity 2 bound); the claim lies between the optimistic and 1.15
+    times the pessimistic estimate."""
+    X, y = sparse_binary
+    clf = DPLogisticSimplex(epsilon=1.0, delta=1e-8, solver="sgd", classes=[0, 1],
+                            random_state=0).fit(X, y)
+    plan = clf.privacy_plan_
+    gaussians = [
+        (plan.clip_check.noise_scale / 1.0, 1),
+        (plan.class_totals.noise_scale / math.sqrt(2), 1),
+        (plan.calibration_noise / 1.0, plan.calibration_steps * plan.n_problems),
+        (plan.fit_check.noise_scale / (2 * plan.fit_check.bound), 1),
+    ]
+
+    def estimate(pessimistic):
+        options = dict(value_discretization_interval=1e-4,
+                       pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
+        total = pld_lib.from_gaussian_mechanism(
+            plan.noise_multiplier, sampling_prob=plan.sampling_rate,
+            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+            **options).self_compose(plan.n_steps)
+        for multiplier, count in gaussians:
+            total = total.compose(pld_lib.from_gaussian_mechanism(
+                multiplier, **options).self_compose(count))
+        return total.get_epsilon_for_delta(1e-8)
+
+    claimed = clf.privacy_spent_.epsilon
+    assert estimate(False) <= claimed <= 1.15 * estimate(True)
+    assert 0.95 <= claimed <= 1.0

@@ -141,7 +141,8 @@ def test_noise_calibration_is_monotone(epsilon, factor, log_delta, rate, steps):
         # less noise.  The schedule is fixed (it otherwise depends on epsilon).
         (
             lambda: DPLogisticSimplex(
-                max_iter=20, n_vertices=5, refresh_every=4, random_state=0
+                solver="mirror_descent", max_iter=20, n_vertices=5,
+                refresh_every=4, random_state=0
             ),
             "step_size_",
             True,

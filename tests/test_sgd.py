@@ -12,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdpopt import DPSGDClassifier, DPSGDRegressor, PrivacyLedger, PrivacySpent
+from skdpopt.plans.checks import FIT_CHECK_BOUND
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
@@ -110,7 +111,11 @@ def test_spent_epsilon_matches_peer_accountant(regression_data, sampling,
 def test_multiclass_budget_covers_all_binary_fits(added_noise):
     X, y = make_classification(n_samples=1500, n_features=6, n_informative=4,
                                n_classes=3, random_state=0)
+    # The hinge loss without an intercept releases no class totals, no
+    # calibration and no fit check: the steps are the whole fit (the class
+    # releases' spend is recomputed in test_totals_and_calibration_are_in_the_spend).
     clf = DPSGDClassifier(epsilon=2.0, delta=1e-6, batch_size=150, max_iter=2,
+                          loss="hinge", fit_intercept=False,
                           random_state=0).fit(X, y)
     assert clf.coef_.shape == (3, 6)
     # Three one-vs-rest problems of t_ steps each, composed: the noise drawn.
@@ -484,6 +489,145 @@ def test_noise_far_above_any_signal_warns_naming_the_levers(regression_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         DPSGDRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# Imbalanced classes: class totals, the calibrated intercept, class and
+# sample weights.
+
+
+@pytest.fixture(scope="module")
+def imbalanced():
+    """5% positives from a logistic model with signal in two features."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 4))
+    logits = 1.5 * X[:, 0] - X[:, 1] - 3.6
+    y = (rng.random(20_000) < 1 / (1 + np.exp(-logits))).astype(int)
+    return X, y
+
+
+def test_totals_and_calibration_are_in_the_spend(imbalanced):
+    """dp-accounting composes the steps, the class totals (a Gaussian of
+    l2 sensitivity sqrt(2): one record moves two totals by 1), the
+    calibration sums (each a Gaussian of sensitivity 1: a record's term
+    lies in [0, 1]) and the fit check (a Gaussian of sensitivity 2 bound:
+    a record's gain lies in [-bound, bound]); the claim lies between the
+    optimistic and 1.15 times the pessimistic estimate."""
+    X, y = imbalanced
+    clf = DPSGDClassifier(epsilon=1.0, delta=1e-8, batch_size=500, max_iter=2,
+                          classes=[0, 1], random_state=0).fit(X, y)
+    plan = clf.privacy_plan_
+    totals_multiplier = plan.class_totals.noise_scale / np.sqrt(2)
+    check_multiplier = plan.fit_check.noise_scale / (2 * FIT_CHECK_BOUND)
+    releases = plan.calibration_steps * plan.n_problems
+    assert releases == 3
+
+    def estimate(pessimistic):
+        steps = pld_lib.from_gaussian_mechanism(
+            clf.noise_multiplier_, sampling_prob=500 / len(X),
+            neighboring_relation=REPLACE_ONE, value_discretization_interval=1e-4,
+            pessimistic_estimate=pessimistic,
+            use_connect_dots=pessimistic).self_compose(clf.t_)
+        for std, count in ((totals_multiplier, 1), (plan.calibration_noise, releases),
+                           (check_multiplier, 1)):
+            gaussian = pld_lib.from_gaussian_mechanism(
+                std, value_discretization_interval=1e-4,
+                pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
+            steps = steps.compose(gaussian.self_compose(count))
+        return steps.get_epsilon_for_delta(1e-8)
+
+    claimed = clf.privacy_spent_.epsilon
+    assert estimate(False) <= claimed <= 1.15 * estimate(True)
+    assert 0.95 <= claimed <= 1.0
+
+
+def test_calibrated_intercept_gives_the_base_rate(imbalanced):
+    """The mean predicted probability on the training rows is the base
+    rate up to the released quantities' noise: the calibration solves
+    sum_i p_i = T for the released positive total T, from released sums.
+    Its error in mean probability is about (noise of T + noise of the last
+    sum) / n; four standard deviations of that, plus 0.002 for three
+    fixed-point steps on spread scores (tests/solvers/test_classes.py
+    measures about 0.0005 from an intercept 3 off)."""
+    X, y = imbalanced
+    for epsilon in (1.0, np.inf):
+        clf = DPSGDClassifier(epsilon=epsilon, delta=1e-8, classes=[0, 1],
+                              random_state=0).fit(X, y)
+        plan = clf.privacy_plan_
+        spread = np.hypot(plan.class_totals.noise_scale, plan.calibration_noise)
+        margin = 4 * spread / len(y) + 0.002
+        assert abs(clf.predict_proba(X)[:, 1].mean() - y.mean()) <= margin
+    # Without the calibration (and with the intercept started at 0), DP-SGD's
+    # clipped and averaged fit puts the mean far below the base rate.
+    assert y.mean() > 0.04
+
+
+def test_class_weight_acts_as_the_weight_of_its_rows(imbalanced):
+    """Without noise, class_weight={0: 1, 1: 3} and sample weights of 3 on
+    the positives (bound 3) fit the same model: both divide the rows'
+    weights by 3 and scale the steps back."""
+    X, y = imbalanced
+    X, y = X[:3000], y[:3000]
+    by_class = DPSGDClassifier(epsilon=np.inf, class_weight={0: 1, 1: 3},
+                               classes=[0, 1], random_state=0).fit(X, y)
+    by_row = DPSGDClassifier(epsilon=np.inf, sample_weight_bound=3.0,
+                             classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=np.where(y == 1, 3.0, 1.0))
+    np.testing.assert_allclose(by_class.coef_, by_row.coef_, rtol=1e-10)
+    np.testing.assert_allclose(by_class.intercept_, by_row.intercept_, rtol=1e-10)
+
+
+def test_balanced_weights_come_from_the_released_totals(imbalanced):
+    """Without noise the released totals are the counts, and "balanced" is
+    scikit-learn's n / (n_classes * counts)."""
+    from sklearn.utils.class_weight import compute_class_weight
+
+    X, y = imbalanced
+    X, y = X[:3000], y[:3000]
+    weights = compute_class_weight("balanced", classes=np.array([0, 1]), y=y)
+    balanced = DPSGDClassifier(epsilon=np.inf, class_weight="balanced",
+                               classes=[0, 1], random_state=0).fit(X, y)
+    explicit = DPSGDClassifier(epsilon=np.inf, class_weight=dict(enumerate(weights)),
+                               classes=[0, 1], random_state=0).fit(X, y)
+    np.testing.assert_allclose(balanced.coef_, explicit.coef_, rtol=1e-10)
+    # Balanced weights predict the rare class far more often.
+    plain = DPSGDClassifier(epsilon=np.inf, classes=[0, 1],
+                            random_state=0).fit(X, y)
+    assert balanced.predict(X).mean() > 3 * plain.predict(X).mean()
+
+
+def test_unit_sample_weights_change_nothing(imbalanced):
+    X, y = imbalanced
+    X, y = X[:3000], y[:3000]
+    plain = DPSGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    ones = DPSGDClassifier(classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=[1.0] * len(y))
+    np.testing.assert_array_equal(plain.coef_, ones.coef_)
+    assert plain.privacy_plan_ == ones.privacy_plan_
+
+
+def test_sample_weights_above_their_public_bound_are_refused(imbalanced):
+    X, y = imbalanced
+    X, y = X[:500], y[:500]
+    weights = np.ones(len(y))
+    weights[7] = 1.5
+    with pytest.raises(ValueError, match="sample_weight_bound=1.0"):
+        DPSGDClassifier(classes=[0, 1]).fit(X, y, sample_weight=weights)
+    weights[7] = -0.5
+    with pytest.raises(ValueError, match="sample_weight"):
+        DPSGDClassifier(classes=[0, 1]).fit(X, y, sample_weight=weights)
+    # A bound that covers them: accepted, and the weights are not written to.
+    weights[7] = 10.0
+    given = weights.copy()
+    clf = DPSGDClassifier(sample_weight_bound=10.0, classes=[0, 1],
+                          random_state=0).fit(X, y, sample_weight=given)
+    np.testing.assert_array_equal(given, weights)
+    # The noise grows with the bound: the steps' noise over the clip norm
+    # is the same, their standard deviation ten times the unweighted one.
+    unweighted = DPSGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.noise_multiplier_ == pytest.approx(unweighted.noise_multiplier_)
+    assert clf.privacy_plan_.class_totals.noise_scale == pytest.approx(
+        10 * unweighted.privacy_plan_.class_totals.noise_scale)
 
 
 def test_too_few_rows_to_centre_warns_at_the_callers_line():

@@ -38,6 +38,7 @@ __all__ = [
     "linear_rows",
     "map_rows",
     "marginal_counts",
+    "vector_total",
 ]
 
 
@@ -60,14 +61,15 @@ def _dask_backend():
     return dask_backend
 
 
-def linear_rows(X, y, loss, *, clip_norm=None, limit=None, fit_intercept=True):
+def linear_rows(X, y, loss, *, clip_norm=None, limit=None, fit_intercept=True,
+                sample_weight=None):
     """The rows of a linear model's data, for its clipped gradient sums.
 
     Example i's gradient is ``r_i (x_i, 1)`` with ``r_i`` the loss
-    derivative at its prediction; it is clipped by clipping ``r_i``, either
-    to the per-row bound ``clip_norm / ||(x_i, 1)||`` (gradient norm at
-    most ``clip_norm``) or to the shared ``limit`` (features already
-    bounded).  A NaN ``r_i`` counts as 0.
+    derivative at its prediction (times the row's weight, if any); it is
+    clipped by clipping ``r_i``, either to the per-row bound ``clip_norm /
+    ||(x_i, 1)||`` (gradient norm at most ``clip_norm``) or to the shared
+    ``limit`` (features already bounded).  A NaN ``r_i`` counts as 0.
 
     Parameters
     ----------
@@ -80,6 +82,9 @@ def linear_rows(X, y, loss, *, clip_norm=None, limit=None, fit_intercept=True):
         Exactly one of ``clip_norm`` and ``limit`` is given.
     fit_intercept : bool, default=True
         Whether the intercept's constant 1 counts in the row norm.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Weights in [0, 1] multiplying each derivative before the clip (in
+        memory only; the estimators refuse weights on Dask collections).
 
     Returns
     -------
@@ -90,11 +95,14 @@ def linear_rows(X, y, loss, *, clip_norm=None, limit=None, fit_intercept=True):
     if (clip_norm is None) == (limit is None):
         raise ValueError("give exactly one of clip_norm and limit")
     if is_dask_collection(X):
+        if sample_weight is not None:
+            raise TypeError("sample weights are not supported on Dask collections")
         return _dask_backend().DaskLinearRows(
             X, y, loss, clip_norm=clip_norm, limit=limit,
             fit_intercept=fit_intercept)
     return InMemoryLinearRows(X, y, loss, clip_norm=clip_norm, limit=limit,
-                              fit_intercept=fit_intercept)
+                              fit_intercept=fit_intercept,
+                              sample_weight=sample_weight)
 
 
 def least_squares_problem(X, y, feature_bound, residual_bound):
@@ -171,6 +179,16 @@ def map_rows(function, X, n_columns=None, dtype=np.float64):
     if not is_dask_collection(X):
         return function(X)
     return _dask_backend().map_rows(function, X, n_columns, dtype)
+
+
+def vector_total(values):
+    """Float64 sum of a vector of per-row terms (a Dask array block by
+    block, the blocks' sums added exactly)."""
+    if is_dask_collection(values):
+        return _dask_backend().vector_total(values)
+    from .._sums import total
+
+    return total(values)
 
 
 def dask_records(X):

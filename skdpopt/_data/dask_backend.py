@@ -557,6 +557,13 @@ def map_rows(function, X, n_columns, dtype):
     return X.map_blocks(function, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
 
 
+def vector_total(values):
+    """:func:`skdpopt._data.vector_total` of a Dask vector."""
+    parts = dask.compute(*(dask.delayed(total)(block)
+                           for block in values.to_delayed().ravel()))
+    return math.fsum(parts)
+
+
 def counts_below(values, grid):
     task = dask.delayed(grid_counts, pure=True)
     blocks = (values.to_delayed() if values.ndim == 1

@@ -33,10 +33,11 @@ class InMemoryLinearRows:
     in_memory = True
 
     def __init__(self, X, y, loss, *, clip_norm=None, limit=None,
-                 fit_intercept=True):
+                 fit_intercept=True, sample_weight=None):
         self.X = X
         self.y = y
         self.loss = loss
+        self.sample_weight = sample_weight
         self.n_samples, self.n_features = X.shape
         if clip_norm is None:
             self.limits = float(limit)
@@ -51,12 +52,14 @@ class InMemoryLinearRows:
         """Rows gathered with their per-row bounds (a sample's), as they are."""
         rows = cls.__new__(cls)
         rows.X, rows.y, rows.limits, rows.loss = X, y, limits, loss
+        rows.sample_weight = None  # weights are refused on Dask
         rows.n_samples, rows.n_features = X.shape
         return rows
 
     def gradient_sum(self, coef, intercept, rows=None):
         """``sum_i r_i x_i`` and ``sum_i r_i`` over ``rows`` (None: all),
-        with each ``r_i`` clipped (NaN -> 0)."""
+        with each ``r_i`` (weighted, if the rows have weights) clipped
+        (NaN -> 0)."""
         # take: the same rows as fancy indexing, several times faster on
         # the small batches of DP-SGD.
         if rows is None:
@@ -79,8 +82,12 @@ class InMemoryLinearRows:
         prediction = (X_batch @ coef if one_block and type(coef) is np.ndarray
                       and coef.dtype == np.float64 else row_dots(X_batch, coef))
         prediction += intercept
-        residual = self.loss.derivative(prediction, y_batch)
-        scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
+        residual = np.asarray(self.loss.derivative(prediction, y_batch),
+                              dtype=np.float64).ravel()
+        if self.sample_weight is not None:
+            weight = self.sample_weight
+            residual *= weight if rows is None else weight[rows]
+        scaled = clip_scalars(residual, limits)
         if one_block:
             return X_batch.T @ scaled, float(np.add.reduce(scaled))
         # Sums in float64 whatever X's dtype (see skdpopt._sums).

@@ -15,8 +15,23 @@ from ..accounting import (
     compose,
     repeat,
 )
-from ..accounting.zcdp import draw_score_sensitivity, rho_for
+from ..accounting.zcdp import (
+    draw_score_sensitivity,
+    gaussian_noise_multiplier,
+    pure_epsilon_for,
+    rho_for,
+)
 from .base import PrivacyPlan
+from .checks import (
+    CLIP_CHECK_SHARE,
+    FIT_CHECK_SHARE,
+    ClipCheckPlan,
+    FitCheckPlan,
+    plan_clip_check,
+    plan_fit_check,
+)
+from .classes import COUNT_SHARE, ClassTotalsPlan, plan_class_totals
+from .sgd import plan_dpsgd
 
 # The per-feature signal |E[dloss * x_j]| / (2 b) that the default schedule
 # is designed to detect (see mirror_descent_schedule).
@@ -31,14 +46,24 @@ REFIT_SHARE = 0.12
 # largest scale the l1 ball leaves the direction (0 would ignore it).
 REFIT_STEPS = 3
 REFIT_START = 0.5
+# solver="auto": mirror descent where sqrt(d) exceeds this many times
+# n epsilon, DP-SGD over the polytope below (chosen on generated sparse
+# families and the panel's design half: benchmarks/design_classify.py).
+AUTO_SQRT_D_PER_ROW = 0.05
+# DP-SGD over the polytope: epochs, and each example's gradient clipped to
+# this many feature bounds (one feature's worth).
+SGD_EPOCHS = 5
+SGD_CLIP = 1.0
+# Its step size, constant (DPSGDClassifier's default eta0).
+SGD_STEP = 0.5
 
 
 @dataclass(frozen=True)
 class MirrorDescentPlan(PrivacyPlan):
-    """What a mirror-descent fit releases, for each binary problem: a noisy
-    label count (with an intercept), the data-dependent vertex draws, and a
-    noisy gradient and Hessian per Newton step of the scale and intercept
-    fit.
+    """What a mirror-descent fit releases: the class totals (with an
+    intercept), then for each binary problem the data-dependent vertex
+    draws and a noisy gradient and Hessian per Newton step of the scale and
+    intercept fit.
 
     Attributes
     ----------
@@ -65,9 +90,13 @@ class MirrorDescentPlan(PrivacyPlan):
         Their noise over their sensitivity (0 without privacy).
     noise : {"gaussian", "laplace"}
         Laplace (L1 sensitivities) when delta = 0.
-    offset_noise_scale : float
-        Noise on the count of positive labels (sensitivity 1): standard
-        deviation, or Laplace scale.
+    class_totals : ClassTotalsPlan or None
+        The release of the class totals, with the statistics' noise
+        multiplier (:mod:`skdpopt.plans.classes`).
+    fit_check : FitCheckPlan or None
+        The release of the fit check, last, with the same multiplier.
+    clip_check : ClipCheckPlan or None
+        The release of the clip check, first, with the same multiplier.
     refit_gradient_noise, refit_hessian_noise : float
         Noise on each coordinate of a Newton step's mean gradient and on
         each entry of its mean Hessian (:func:`refit_sensitivities`).
@@ -88,7 +117,9 @@ class MirrorDescentPlan(PrivacyPlan):
     n_statistics: int
     noise_multiplier: float
     noise: str
-    offset_noise_scale: float = 0.0
+    class_totals: ClassTotalsPlan = None
+    fit_check: FitCheckPlan = None
+    clip_check: ClipCheckPlan = None
     refit_gradient_noise: float = 0.0
     refit_hessian_noise: float = 0.0
     refit_steps: int = REFIT_STEPS
@@ -114,6 +145,12 @@ class SimplexFrankWolfePlan(PrivacyPlan):
         ``step_size * 2 R b / n``: replace-one sensitivity of the scores.
     n_draws : int
         ``n_steps * n_problems``.
+    class_totals : ClassTotalsPlan or None
+        The release of the class totals.
+    fit_check : FitCheckPlan or None
+        The release of the fit check, last.
+    clip_check : ClipCheckPlan or None
+        The release of the clip check, first.
     """
 
     n_problems: int
@@ -121,6 +158,9 @@ class SimplexFrankWolfePlan(PrivacyPlan):
     step_size: float
     score_sensitivity: float
     n_draws: int
+    class_totals: ClassTotalsPlan = None
+    fit_check: FitCheckPlan = None
+    clip_check: ClipCheckPlan = None
 
 
 def refresh_steps(n_steps, refresh_every):
@@ -281,7 +321,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
                         constraint, radius, feature_bound, fit_intercept,
                         max_iter=None, n_vertices=None, refresh_every=None,
                         refit_share=REFIT_SHARE, refit_steps=REFIT_STEPS,
-                        refit_start=REFIT_START):
+                        refit_start=REFIT_START, n_classes=None, class_totals=None,
+                        weight_bound=1.0):
     """Plan a mirror-descent fit (Algorithm 5) from public quantities.
 
     Parameters
@@ -294,11 +335,22 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     refit_share, refit_steps, refit_start : float, int, float
         Share of the nominal budget, Newton steps and starting scale of
         the scale and intercept fit.
+    n_classes : int or None, default=None
+        Number of classes (``n_problems``, or 2 for one problem).
+    class_totals : bool or None, default=None
+        Release the class totals first (None: yes; they also set the fit
+        check's prior).
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights (the totals' sensitivity).
 
     Returns
     -------
     MirrorDescentPlan
     """
+    if n_classes is None:
+        n_classes = 2 if n_problems == 1 else n_problems
+    if class_totals is None:
+        class_totals = True
     # Vertices over the features only: the intercept is fitted afterwards
     # with the scale of the released direction.
     m = polytope_vertices(n_features, constraint)
@@ -317,9 +369,12 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
     # Fresh disjoint batches; the smallest one bounds the sensitivity.
     batch_size = n_samples // n_steps
     draws = count_vertex_draws(n_steps, K, q)
-    # Noisy statistics per problem: the count of positive labels (for the
-    # intercept), then a gradient and a Hessian per Newton step.
-    statistics = int(fit_intercept) + 2 * refit_steps
+    # Noisy statistics: the clip check, the class totals (one release for
+    # all problems: the intercept's offset, "balanced" weights, the fit
+    # check's prior), a gradient and a Hessian per Newton step and problem,
+    # and the fit check.
+    per_problem = 2 * refit_steps
+    statistics = 1 + int(class_totals) + per_problem * n_problems + 1
     lipschitz = radius * feature_bound
     pure = delta == 0
 
@@ -338,19 +393,22 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         if not statistics:
             return np.inf
         score = sensitivity(step_size)
-        draws_cost = draws * (2.0 * score if pure else 0.5 * score**2)
+        draws_cost = n_problems * draws * (2.0 * score if pure else 0.5 * score**2)
         per_statistic = draws_cost * refit_share / (1.0 - refit_share) / statistics
         return 1.0 / per_statistic if pure else math.sqrt(0.5 / per_statistic)
 
+    def statistic(multiplier):
+        return (LaplaceMechanism(1.0 / multiplier) if pure
+                else GaussianMechanism(multiplier))
+
     def run_event(step_size):
         multiplier = noise_multiplier(step_size)
-        statistic = (LaplaceMechanism(1.0 / multiplier) if pure
-                     else GaussianMechanism(multiplier))
-        # Within a problem the count comes first and the Newton statistics
+        # Within a problem the draws come first and the Newton statistics
         # last; the order is immaterial to their composition.
         problem = compose(repeat(ExponentialMechanism(sensitivity(step_size)), draws),
-                          repeat(statistic, statistics))
-        return repeat(problem, n_problems)
+                          repeat(statistic(multiplier), per_problem))
+        first = repeat(statistic(multiplier), 1 + int(class_totals))
+        return compose(first, repeat(problem, n_problems), statistic(multiplier))
 
     if epsilon == np.inf:
         step_size = regret_step_size(n_steps, m, lipschitz)
@@ -365,13 +423,17 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
         multiplier, event = noise_multiplier(step_size), run_event(step_size)
     gradient_sensitivity, hessian_sensitivity = refit_sensitivities(
         n_samples, 1 + int(fit_intercept), feature_bound, pure)
+    totals = None
+    if class_totals:
+        totals = plan_class_totals(n_classes, multiplier, weight_bound, pure)
     return MirrorDescentPlan(
         epsilon=epsilon, delta=delta, event=event, n_problems=n_problems,
         n_steps=n_steps, refresh_every=q, n_vertices=K, batch_size=batch_size,
         step_size=step_size, score_sensitivity=sensitivity(step_size),
-        n_draws=draws * n_problems, n_statistics=statistics * n_problems,
+        n_draws=draws * n_problems, n_statistics=statistics,
         noise_multiplier=multiplier, noise="laplace" if pure else "gaussian",
-        offset_noise_scale=multiplier,
+        class_totals=totals, fit_check=plan_fit_check(multiplier, pure),
+        clip_check=plan_clip_check(multiplier, pure),
         refit_gradient_noise=multiplier * gradient_sensitivity,
         refit_hessian_noise=multiplier * hessian_sensitivity,
         refit_steps=refit_steps, refit_start=refit_start)
@@ -379,7 +441,8 @@ def plan_mirror_descent(*, n_samples, n_features, n_problems, epsilon, delta,
 
 def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delta,
                              constraint, radius, feature_bound, fit_intercept,
-                             max_iter=None):
+                             max_iter=None, n_classes=None, class_totals=True,
+                             weight_bound=1.0):
     """Plan a private Frank-Wolfe fit over the l1 ball or simplex.
 
     Parameters
@@ -388,11 +451,20 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
     epsilon, delta : float
     constraint, radius, feature_bound, fit_intercept, max_iter
         The estimator's hyperparameters of the same names.
+    n_classes : int or None, default=None
+    class_totals : bool, default=True
+        Release the class totals first (``class_weight="balanced"``, the
+        fit check's prior), on ``COUNT_SHARE`` of the budget; the fit
+        check is released last, on ``FIT_CHECK_SHARE``.
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights (the totals' sensitivity).
 
     Returns
     -------
     SimplexFrankWolfePlan
     """
+    if n_classes is None:
+        n_classes = 2 if n_problems == 1 else n_problems
     # The intercept is one more coordinate, of either sign.
     m = polytope_vertices(n_features + int(fit_intercept), constraint,
                           signed=int(fit_intercept))
@@ -400,31 +472,96 @@ def plan_simplex_frank_wolfe(*, n_samples, n_features, n_problems, epsilon, delt
     n_steps = max_iter or frank_wolfe_steps(n_samples, m, epsilon, delta,
                                             lipschitz, lipschitz**2 / 4.0)
     draws = n_steps * n_problems
+    pure = delta == 0
 
     def sensitivity(step_size):
         # <v, grad F> changes by at most R * 2 b / n for every vertex v.
         return 2.0 * step_size * lipschitz / n_samples
 
     if epsilon == np.inf:
+        totals = (plan_class_totals(n_classes, 0.0, weight_bound) if class_totals
+                  else None)
         return SimplexFrankWolfePlan(
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_problems=n_problems, n_steps=n_steps, step_size=np.inf,
-            score_sensitivity=np.inf, n_draws=draws)
+            score_sensitivity=np.inf, n_draws=draws, class_totals=totals,
+            fit_check=plan_fit_check(0.0), clip_check=plan_clip_check(0.0))
+
+    def multiplier_for(share):
+        rho = share * rho_for(epsilon, delta)
+        return 1.0 / pure_epsilon_for(rho) if pure else gaussian_noise_multiplier(rho)
+
+    totals, share = None, FIT_CHECK_SHARE + CLIP_CHECK_SHARE
+    if class_totals:
+        share += COUNT_SHARE
+        totals = plan_class_totals(n_classes, multiplier_for(COUNT_SHARE),
+                                   weight_bound, pure)
+    check = plan_fit_check(multiplier_for(FIT_CHECK_SHARE), pure)
+    clipped = plan_clip_check(multiplier_for(CLIP_CHECK_SHARE), pure)
 
     def run_event(step_size):
-        return repeat(ExponentialMechanism(sensitivity(step_size)), draws)
+        draws_event = repeat(ExponentialMechanism(sensitivity(step_size)), draws)
+        first = [clipped.event] + ([] if totals is None else [totals.event])
+        return compose(*first, draws_event, check.event)
 
     step_size = calibrate(run_event, epsilon, delta, ScaleBracket(
-        draw_score_sensitivity(epsilon, delta, draws) / sensitivity(1.0))).value
+        draw_score_sensitivity(epsilon, delta, draws / (1.0 - share))
+        / sensitivity(1.0))).value
     return SimplexFrankWolfePlan(
         epsilon=epsilon, delta=delta, event=run_event(step_size),
         n_problems=n_problems, n_steps=n_steps, step_size=step_size,
-        score_sensitivity=sensitivity(step_size), n_draws=draws)
+        score_sensitivity=sensitivity(step_size), n_draws=draws,
+        class_totals=totals, fit_check=check, clip_check=clipped)
+
+
+def choose_solver(n_samples, n_features, epsilon, delta):
+    """The solver of ``solver="auto"``, from public quantities.
+
+    Mirror descent's error grows with ``log d``, DP-SGD's with ``sqrt(d) /
+    (n epsilon)``: "auto" picks mirror descent where ``sqrt(d) >
+    AUTO_SQRT_D_PER_ROW n epsilon`` (bags of words, hashed features) and
+    for pure differential privacy (``delta=0``, which Gaussian noise cannot
+    give); DP-SGD ("sgd") otherwise, and without privacy.
+
+    Returns
+    -------
+    {"sgd", "mirror_descent"}
+    """
+    if np.isinf(epsilon):
+        return "sgd"
+    if delta <= 0:
+        return "mirror_descent"
+    if math.sqrt(n_features) > AUTO_SQRT_D_PER_ROW * n_samples * epsilon:
+        return "mirror_descent"
+    return "sgd"
+
+
+def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
+                      n_classes, weight_bound=1.0):
+    """Plan DP-SGD over the polytope (``solver="sgd"``).
+
+    The DP-SGD plan (:func:`skdpopt.plans.sgd.plan_dpsgd`) with the
+    schedule of DPSGDClassifier's defaults (``SGD_EPOCHS`` Poisson epochs,
+    batch size "auto", averaged iterates), the clip check and the class
+    totals first, the intercept's calibration and the fit check last.
+
+    Returns
+    -------
+    DPSGDPlan
+    """
+    return plan_dpsgd(
+        n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
+        delta=delta, sampling="poisson", batch_size="auto",
+        max_iter=SGD_EPOCHS, average=True, n_classes=n_classes,
+        weight_bound=weight_bound, calibrate_intercept=fit_intercept,
+        fit_check=True, clip_check=True, learning_rate="constant",
+        eta0=SGD_STEP)
 
 
 def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
                           solver, constraint, radius, feature_bound, fit_intercept,
-                          max_iter, n_vertices, refresh_every):
+                          max_iter, n_vertices, refresh_every, n_classes=None,
+                          weight_bound=1.0):
     """Plan a DPLogisticSimplex fit from public quantities (never X or y).
 
     Parameters
@@ -433,14 +570,27 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
     n_problems : int
         1 for two classes, else the number of classes (one-vs-rest).
     epsilon, delta : float
-    solver, constraint, radius, feature_bound, fit_intercept, max_iter,
+    solver : {"sgd", "mirror_descent", "frank_wolfe"}
+        The solver ("auto" resolved by :func:`choose_solver`).
+    constraint, radius, feature_bound, fit_intercept, max_iter,
     n_vertices, refresh_every
         The estimator's hyperparameters of the same names.
+    n_classes : int or None, default=None
+        The number of classes (None: 2 for one problem, else n_problems).
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights.
 
     Returns
     -------
-    MirrorDescentPlan or SimplexFrankWolfePlan
+    DPSGDPlan, MirrorDescentPlan or SimplexFrankWolfePlan
     """
+    if n_classes is None:
+        n_classes = 2 if n_problems == 1 else n_problems
+    if solver == "sgd":
+        return plan_polytope_sgd(
+            n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
+            delta=delta, fit_intercept=fit_intercept, n_classes=n_classes,
+            weight_bound=weight_bound)
     common = {"n_samples": n_samples, "n_features": n_features,
               "n_problems": n_problems, "epsilon": epsilon, "delta": delta,
               "constraint": constraint, "radius": radius,
@@ -448,5 +598,7 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
               "max_iter": max_iter}
     if solver == "mirror_descent":
         return plan_mirror_descent(**common, n_vertices=n_vertices,
-                                   refresh_every=refresh_every)
-    return plan_simplex_frank_wolfe(**common)
+                                   refresh_every=refresh_every,
+                                   n_classes=n_classes, weight_bound=weight_bound)
+    return plan_simplex_frank_wolfe(**common, n_classes=n_classes,
+                                    weight_bound=weight_bound)

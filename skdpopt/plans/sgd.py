@@ -7,6 +7,7 @@ import numpy as np
 
 from ..accounting import (
     EpsilonDeltaEvent,
+    GaussianMechanism,
     NoiseBracket,
     SubsampledGaussianMechanism,
     calibrate,
@@ -17,6 +18,21 @@ from ..accounting import (
 )
 from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws
+from .checks import (
+    CLIP_CHECK_SHARE,
+    FIT_CHECK_SHARE,
+    ClipCheckPlan,
+    FitCheckPlan,
+    plan_clip_check,
+    plan_fit_check,
+)
+from .classes import (
+    CALIBRATION_SHARE,
+    CALIBRATION_STEPS,
+    COUNT_SHARE,
+    ClassTotalsPlan,
+    plan_class_totals,
+)
 from .targets import TargetDraws, centring_share, target_draws, target_units
 
 # Rank of the "auto" clip norm among the per-example gradient norms at the
@@ -65,7 +81,22 @@ class DPSGDPlan(PrivacyPlan):
         ``|y_i - location|``), released first; None for a public scale.
     bounds_share : float
         Share of ``rho_for(epsilon, delta)`` (zCDP units) given to all the
-        "auto" draws together; the noise is calibrated for the rest.
+        "auto" draws together, the class totals and the calibration; the
+        steps' noise is calibrated for the rest.
+    class_totals : ClassTotalsPlan or None
+        The release of the class totals, first (classifiers with an
+        intercept or ``class_weight="balanced"``).
+    calibration_steps : int
+        Steps of the intercept's calibration after the run, per problem
+        (0: none).
+    calibration_noise : float
+        Standard deviation of the noise on each calibration sum (rows'
+        weights in [0, 1]: sensitivity 1).
+    fit_check : FitCheckPlan or None
+        The release of the fit check, last (classifiers with
+        probabilities).
+    clip_check : ClipCheckPlan or None
+        The release of the clip check, first (DPLogisticSimplex).
     single_pass : bool
         Each row's gradient is used at most once (``sampling="single_pass"``).
     learning_rate : {"constant", "invscaling"}
@@ -83,6 +114,11 @@ class DPSGDPlan(PrivacyPlan):
     clip_draws: QuantileDraws = None
     target_draws: TargetDraws = None
     bounds_share: float = 0.0
+    class_totals: ClassTotalsPlan = None
+    calibration_steps: int = 0
+    calibration_noise: float = 0.0
+    fit_check: FitCheckPlan = None
+    clip_check: ClipCheckPlan = None
     single_pass: bool = False
     learning_rate: str = "invscaling"
     eta0: float = 0.01
@@ -136,8 +172,9 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
-               centre_target=True, learning_rate="invscaling", eta0=0.01,
-               power_t=0.25):
+               n_classes=None, weight_bound=1.0, calibrate_intercept=False,
+               fit_check=False, clip_check=False, centre_target=True,
+               learning_rate="invscaling", eta0=0.01, power_t=0.25):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -161,6 +198,21 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         (:func:`~skdpopt.plans.targets.centring_share`), within
         ``[AUTO_BOUNDS_SHARE, MAX_TARGET_SHARE]``; the steps' noise is then
         calibrated so that the whole event spends ``epsilon``.
+    n_classes : int or None, default=None
+        Release the total weight of each of these classes first, on
+        ``COUNT_SHARE`` of the budget (None: no release).
+    weight_bound : float, default=1.0
+        Public bound on the rows' sample weights (the totals' sensitivity).
+    calibrate_intercept : bool, default=False
+        Calibrate each problem's intercept after the run
+        (:func:`skdpopt.solvers.classes.calibrate_intercept`):
+        ``CALIBRATION_STEPS`` noisy sums per problem on
+        ``CALIBRATION_SHARE`` of the budget.
+    fit_check : bool, default=False
+        Release the fit check last (:mod:`skdpopt.plans.checks`), on
+        ``FIT_CHECK_SHARE`` of the budget.
+    clip_check : bool, default=False
+        Release the clip check first, on ``CLIP_CHECK_SHARE``.
     centre_target : bool, default=True
         Whether the target's location is released (False for a model
         without intercept: only its scale, two draws).
@@ -177,7 +229,6 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     else:
         # Like scikit-learn, an integer ``average`` counts samples seen.
         average_start = max(int(average) / (rate * n_samples) - 1.0, 0.0)
-    n_auto = int(auto_clip) + int(auto_target)
     if epsilon != np.inf and delta == 0:
         raise ValueError(
             "delta must be > 0: Gaussian noise gives no pure (delta=0) "
@@ -199,18 +250,48 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         targets = target_draws(target_share * rho, n_samples=n_samples,
                                epsilon=epsilon, scale_quantile=TARGET_QUANTILE,
                                centre=centre_target)
-    share = clip_share + target_share
+    count_share = COUNT_SHARE if n_classes is not None else 0.0
+    calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
+    check_share = FIT_CHECK_SHARE if fit_check else 0.0
+    clip_check_share = CLIP_CHECK_SHARE if clip_check else 0.0
+    share = (clip_share + target_share + count_share + calibration_share
+             + check_share + clip_check_share)
+    totals = None
+    if n_classes is not None:
+        multiplier = zcdp.gaussian_noise_multiplier(count_share * rho) if rho else 0.0
+        totals = plan_class_totals(n_classes, multiplier, weight_bound)
+    calibration_steps = CALIBRATION_STEPS if calibrate_intercept else 0
+    calibration_noise, calibration_event = 0.0, None
+    if calibrate_intercept and epsilon != np.inf:
+        releases = calibration_steps * n_problems
+        multiplier = 1.0 / np.sqrt(2.0 * calibration_share * rho / releases)
+        calibration_noise = multiplier  # sensitivity 1
+        calibration_event = repeat(GaussianMechanism(multiplier), releases)
+    check = clipped = None
+    if fit_check:
+        check = plan_fit_check(
+            zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0)
+    if clip_check:
+        clipped = plan_clip_check(
+            zcdp.gaussian_noise_multiplier(clip_check_share * rho) if rho else 0.0)
     if epsilon == np.inf:
         noise_multiplier, event = 0.0, EpsilonDeltaEvent(np.inf, 0.0)
     else:
-        bounds_event = compose(*(d.event for d in (targets, clip_draws)
-                                 if d is not None))
+        first = [d.event for d in (targets, clip_draws) if d is not None]
+        if totals is not None:
+            first.insert(0, totals.event)
+        if clipped is not None:
+            first.insert(0, clipped.event)
+        last = [] if calibration_event is None else [calibration_event]
+        if check is not None:
+            last.append(check.event)
 
         def make_event(sigma):
             steps_event = repeat(
                 SubsampledGaussianMechanism(min(rate, 1.0), sigma),
                 steps * n_problems)
-            return compose(bounds_event, steps_event) if n_auto else steps_event
+            parts = [*first, steps_event, *last]
+            return compose(*parts) if len(parts) > 1 else steps_event
 
         # The problems run one after another: calibrate their total.  In
         # zCDP terms the steps keep 1 - share of the budget.
@@ -224,5 +305,7 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
         noise_multiplier=noise_multiplier, average_start=average_start,
         clip_draws=clip_draws, target_draws=targets, bounds_share=share,
+        class_totals=totals, calibration_steps=calibration_steps,
+        calibration_noise=calibration_noise, fit_check=check, clip_check=clipped,
         single_pass=sampling == "single_pass", learning_rate=learning_rate,
         eta0=eta0, power_t=power_t)

@@ -89,7 +89,9 @@ def frank_wolfe_logistic(problem, plan, rng):
     ----------
     problem : skdpopt.solvers.problems.LinearProblem
         ``X`` clipped to ``feature_bound`` (read through :mod:`skdpopt._data`),
-        ``y`` the +-1 targets, ``radius``, ``constraint``, ``fit_intercept``.
+        ``y`` the +-1 targets, ``radius``, ``constraint``, ``fit_intercept``,
+        and ``weighting`` (class and sample weights in [0, 1]; None:
+        unweighted).
     plan : SimplexFrankWolfePlan
         Reads ``n_steps`` and ``step_size`` (the draws' inverse temperature).
     rng : numpy.random.Generator
@@ -104,7 +106,10 @@ def frank_wolfe_logistic(problem, plan, rng):
     if problem.fit_intercept:
         extra = [b] if problem.constraint == "l1_ball" else [b, -b]
     extra = np.array(extra)
-    rows = linear_rows(problem.X, problem.y, LogLoss(), limit=1.0)
+    weighting = problem.weighting
+    rows = linear_rows(
+        problem.X, problem.y, LogLoss() if weighting is None else weighting.loss,
+        limit=1.0, sample_weight=None if weighting is None else weighting.sample_weight)
 
     def gradient(point):
         total, count = rows.gradient_sum(point[:n_features],

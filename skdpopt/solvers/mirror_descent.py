@@ -24,18 +24,17 @@ by those algorithms:
   and Paquette (2024) (private stochastic convex optimisation over the polytope), and
   :func:`linear_model_gradient` the stochastic gradient oracle of a linear
   model (logistic regression, ...) for it, on dense or CSR batches;
-* :func:`vertex_sampling_logistic` is DPLogisticSimplex's solver: a noisy
-  label count for the intercept's offset, Algorithm 5, then the scale of
-  the released direction and the intercept by noisy Newton steps
-  (:mod:`skdpopt.solvers.noisy_newton`).
+* :func:`vertex_sampling_logistic` is DPLogisticSimplex's mirror-descent
+  solver: the log-odds of the released class totals as the intercept's
+  offset, Algorithm 5, then the scale of the released direction and the
+  intercept by noisy Newton steps (:mod:`skdpopt.solvers.noisy_newton`).
 
 Nothing here validates input or decides a step size or a noise scale: the
 plan (:mod:`skdpopt.plans.logistic_simplex`) calibrates ``tau`` from the
 number of draws the run makes and their sensitivity, and the noise of the
-count and of the Newton statistics.
+class totals and of the Newton statistics.
 """
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -44,8 +43,8 @@ import scipy.sparse as sp
 
 from .._clipping import clip_features, clip_scalars
 from .._sums import column_sums, row_dots, total, touched_column_sums
-from ..losses import LogLoss
-from ..mechanisms import gaussian_noise, laplace_noise, proportional_draws
+from ..losses import ClassWeighted, LogLoss
+from ..mechanisms import proportional_draws
 from .noisy_newton import noisy_newton_logistic
 from .problems import LinearResult
 
@@ -343,7 +342,8 @@ def vertex_sampling_mirror_descent(gradient, n_vertices, *, n_steps, n_draws,
 
 
 def linear_model_gradient(
-    X, y, loss, vertex_set, batches, intercept_value=None, feature_bound=None
+    X, y, loss, vertex_set, batches, intercept_value=None, feature_bound=None,
+    sample_weight=None,
 ):
     """Stochastic gradient oracle of a linear model for the vertex solvers.
 
@@ -371,6 +371,9 @@ def linear_model_gradient(
         If given, each batch's entries are clipped to
         ``[-feature_bound, feature_bound]`` as it is read: the same gradients
         as clipping X first, without a clipped copy of the whole of X.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights in [0, 1], multiplying each clipped derivative (the
+        sensitivity stays that of unweighted rows).
 
     Returns
     -------
@@ -405,6 +408,8 @@ def linear_model_gradient(
             residual = clip_scalars(
                 loss.derivative(np.asarray(prediction).ravel(), y[rows]),
                 loss.lipschitz)
+        if sample_weight is not None:
+            residual *= sample_weight[rows]
         residual /= len(rows)
         # Sums in float64, in blocks of rows (see skdpopt._sums); sparse,
         # over the features the batch touches only.
@@ -426,24 +431,26 @@ def linear_model_gradient(
 def vertex_sampling_logistic(problem, plan, rng, *, verbose=0):
     """DPLogisticSimplex's fit of one binary problem.
 
-    The weights live in the l1 ball (or simplex) over the features only.
-    With an intercept, a noisy count of the positive labels first gives
-    the log-odds offset at which mirror descent evaluates its gradients
-    (so that the first draws look for features that explain the labels
-    beyond their base rate); after Algorithm 5 has released a direction u
-    (the average of the drawn vertices), noisy Newton steps fit
-    ``coef = a u / ||u||_1`` and the intercept (:func:`_refit`).
+    The weights live in the l1 ball (or simplex) over the features only;
+    the intercept is outside it.  With an intercept, the log-odds of the
+    problem's share of positives from the released class totals is the
+    offset at which mirror descent evaluates its gradients (so that the
+    first draws look for features that explain the labels beyond their
+    base rate); after Algorithm 5 has released a direction u (the average
+    of the drawn vertices), noisy Newton steps fit ``coef = a u / ||u||_1``
+    with ``0 <= a <= R`` and the intercept (:func:`_refit`).
 
     Parameters
     ----------
     problem : skdpopt.solvers.problems.LinearProblem
         ``X`` (entries are clipped to ``feature_bound`` as they are read),
         ``y`` the +-1 targets, ``radius``, ``constraint``,
-        ``feature_bound``, ``fit_intercept``.
+        ``feature_bound``, ``fit_intercept`` and ``weighting`` (released
+        share, class and sample weights; None: unweighted, offset 0).
     plan : MirrorDescentPlan
         Reads ``n_steps``, ``n_vertices``, ``refresh_steps()``,
-        ``step_size``, ``noise``, ``offset_noise_scale``, ``refit_steps``,
-        ``refit_start``, ``refit_gradient_noise`` and ``refit_hessian_noise``.
+        ``step_size``, ``noise``, ``refit_steps``, ``refit_start``,
+        ``refit_gradient_noise`` and ``refit_hessian_noise``.
     rng : numpy.random.Generator
     verbose : int, default=0
 
@@ -451,45 +458,45 @@ def vertex_sampling_logistic(problem, plan, rng, *, verbose=0):
     -------
     LinearResult
     """
-    X, target = problem.X, problem.y
+    X, target, weighting = problem.X, problem.y, problem.weighting
     n_samples, n_features = X.shape
     if problem.constraint == "l1_ball":
         vertex_set = VertexSet.l1_ball(n_features, problem.radius)
     else:
         vertex_set = VertexSet.simplex(n_features, problem.radius)
-    offset = _private_offset(problem, plan, rng) if problem.fit_intercept else 0.0
+    offset, loss, sample_weight = 0.0, _OffsetLogLoss(0.0), None
+    if weighting is not None:
+        offset = weighting.intercept_init()
+        loss = _OffsetLogLoss(offset)
+        if weighting.class_weighted:
+            loss = ClassWeighted(loss, weighting.weights.positive,
+                                 weighting.weights.negative)
+        sample_weight = weighting.sample_weight
     batches = np.array_split(rng.permutation(n_samples), plan.n_steps)
-    gradient = linear_model_gradient(X, target, _OffsetLogLoss(offset), vertex_set,
-                                     batches, feature_bound=problem.feature_bound)
+    gradient = linear_model_gradient(X, target, loss, vertex_set, batches,
+                                     feature_bound=problem.feature_bound,
+                                     sample_weight=sample_weight)
     vertices = vertex_sampling_mirror_descent(
         _first_step_at_origin(gradient), vertex_set.n_vertices,
         n_steps=plan.n_steps, n_draws=plan.n_vertices,
         refreshes=plan.refresh_steps(), step_size=plan.step_size, rng=rng,
         verbose=verbose)
-    return _refit(problem, vertex_set.point(vertices), offset, plan, rng)
+    row_weights = None if weighting is None else weighting.row_weights()
+    return _refit(problem, vertex_set.point(vertices), offset, row_weights,
+                  plan, rng)
 
 
-def _private_offset(problem, plan, rng):
-    """Log-odds of the positive class from a noisy count (sensitivity 1),
-    within the polytope's reach ``R b``."""
-    target = problem.y
-    n_samples = len(target)
-    noise = laplace_noise if plan.noise == "laplace" else gaussian_noise
-    count = np.count_nonzero(target > 0) + noise(rng, plan.offset_noise_scale, 1)[0]
-    share = np.clip(count / n_samples, 0.5 / n_samples, 1.0 - 0.5 / n_samples)
-    limit = problem.radius * problem.feature_bound
-    return float(np.clip(math.log(share / (1.0 - share)), -limit, limit))
-
-
-def _refit(problem, direction, offset, plan, rng):
+def _refit(problem, direction, offset, row_weights, plan, rng):
     """Fit ``coef = a u / ||u||_1`` and the intercept by noisy Newton steps.
 
     u is the released direction.  The model's scores ``<u, x> / (||u||_1
     b)`` lie in [-1, 1] for clipped rows, so the two-parameter logistic
     regression on ``z = b (score, 1)`` has the public sensitivities the
-    plan's noise is calibrated for; ``|a| + |c| / b`` stays within the
-    radius (``a >= 0`` for the simplex), so the model stays in the
-    polytope with at most K non-zeros.
+    plan's noise is calibrated for (row weights in [0, 1] keep them).  The
+    scale a stays in ``[0, R]``: the draws chose the direction's signs, and
+    the noisy Newton steps may not flip them (a flip would come from their
+    noise at least as often as from the data); the intercept is free.  The
+    model stays in the polytope with at most K non-zeros.
     """
     X, b, R = problem.X, problem.feature_bound, problem.radius
     n_samples = X.shape[0]
@@ -498,21 +505,20 @@ def _refit(problem, direction, offset, plan, rng):
     scores = np.zeros(n_samples)
     if l1_norm > 0:
         columns = clip_features(X[:, support], b)
-        scores = np.asarray(columns @ direction[support]).ravel() / (l1_norm * b)
+        scores = row_dots(columns, direction[support]) / (l1_norm * b)
     features = [scores] + ([np.ones(n_samples)] if problem.fit_intercept else [])
     Z = b * np.column_stack(features)
     n_params = Z.shape[1]
     # Start part of the way between ignoring the direction and the full
     # scale the polytope allows it.
-    scale = plan.refit_start * (R - abs(offset / b)) if l1_norm > 0 else 0.0
+    scale = plan.refit_start * R if l1_norm > 0 else 0.0
     start = [scale] + ([offset / b] if problem.fit_intercept else [])
-    nonnegative = (np.arange(n_params) == 0 if problem.constraint == "simplex"
-                   else None)
     theta = noisy_newton_logistic(
         Z, problem.y, radius=R, n_steps=plan.refit_steps,
         gradient_noise=plan.refit_gradient_noise,
         hessian_noise=plan.refit_hessian_noise, rng=rng, start=start,
-        nonnegative=nonnegative, noise=plan.noise)
+        nonnegative=np.arange(n_params) == 0, noise=plan.noise,
+        bounded=np.arange(n_params) == 0, sample_weight=row_weights)
     coef = (direction * (theta[0] / l1_norm) if l1_norm > 0
             else np.zeros_like(direction))
     intercept = theta[1] * b if problem.fit_intercept else 0.0

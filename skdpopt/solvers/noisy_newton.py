@@ -48,7 +48,7 @@ _MIN_CURVATURE = 1e-8
 MAX_STEP = 2.0
 
 
-def logistic_statistics(Z, y, theta):
+def logistic_statistics(Z, y, theta, sample_weight=None):
     """What one step releases, before noise: the mean gradient and the mean
     Hessian of the logistic loss at ``theta``.
 
@@ -58,28 +58,33 @@ def logistic_statistics(Z, y, theta):
     y : ndarray of shape (n_samples,)
         Targets in {-1, +1}.
     theta : ndarray of shape (n_params,)
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights v_i in [0, 1] (None: all 1), multiplying each row's
+        terms (the sensitivities stay those of unweighted rows).
 
     Returns
     -------
     gradient : ndarray of shape (n_params,)
-        ``(1/n) sum_i dloss_i z_i``.
+        ``(1/n) sum_i v_i dloss_i z_i``.
     hessian : ndarray of shape (n_params, n_params)
-        ``(1/n) sum_i w_i z_i z_i^T``; the solver releases its upper
+        ``(1/n) sum_i v_i w_i z_i z_i^T``; the solver releases its upper
         triangle.
     """
     n_samples = Z.shape[0]
+    row_weight = 1.0 if sample_weight is None else sample_weight
     margin = y * (Z @ theta)
     # Sums over rows in float64 blocks (see skdpopt._sums).
-    gradient = column_sums(Z, -y * expit(-margin)) / n_samples
-    weights = expit(margin) * expit(-margin)
+    gradient = column_sums(Z, -y * expit(-margin) * row_weight) / n_samples
+    weights = expit(margin) * expit(-margin) * row_weight
     hessian = gram(Z, weights) / n_samples
     return gradient, hessian
 
 
 def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
                           hessian_noise, rng, start=None, nonnegative=None,
-                          noise="gaussian"):
-    """Minimise ``mean log(1 + exp(-y <theta, z>))`` over ``||theta||_1 <= radius``.
+                          noise="gaussian", bounded=None, sample_weight=None):
+    """Minimise ``mean v_i log(1 + exp(-y_i <theta, z_i>))`` over
+    ``||theta_bounded||_1 <= radius``.
 
     Parameters
     ----------
@@ -100,6 +105,12 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     nonnegative : ndarray of bool of shape (n_params,), default=None
         Parameters constrained to be >= 0.
     noise : {"gaussian", "laplace"}, default="gaussian"
+    bounded : ndarray of bool of shape (n_params,), default=None
+        The parameters inside the l1 ball (None: all); the others are
+        free (an intercept).
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Row weights v_i in [0, 1] (None: all 1), which leave the
+        sensitivities those of unweighted rows.
 
     Returns
     -------
@@ -108,11 +119,15 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     """
     n_params = Z.shape[1]
 
+    inside = (np.ones(n_params, dtype=bool) if bounded is None
+              else np.asarray(bounded, dtype=bool))
+
     def project(point):
+        point = point.copy()
         if nonnegative is not None:
-            point = point.copy()
             point[nonnegative] = np.maximum(point[nonnegative], 0.0)
-        return project_l1_ball(point, radius)
+        point[inside] = project_l1_ball(point[inside], radius)
+        return point
 
     theta = project(np.zeros(n_params) if start is None
                     else np.array(start, dtype=float))
@@ -122,7 +137,7 @@ def noisy_newton_logistic(Z, y, *, radius, n_steps, gradient_noise,
     spread = 1.0 if noise == "gaussian" else np.sqrt(2.0)
     floor = max(_HESSIAN_SPREADS * spread * hessian_noise, _MIN_CURVATURE)
     for _ in range(n_steps):
-        gradient, hessian = logistic_statistics(Z, y, theta)
+        gradient, hessian = logistic_statistics(Z, y, theta, sample_weight)
         if gradient_noise > 0:
             gradient = gradient + sample(rng, gradient_noise, n_params)
         if hessian_noise > 0:

@@ -22,11 +22,13 @@ row), contribute the zero vector (docs/privacy/dpsgd.md).
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
 from .._data import linear_rows
+from ..geometry import project_polytope
 from ..mechanisms import gaussian_noise
 from .problems import LinearResult
 
@@ -64,6 +66,7 @@ class StepRule:
     average_start: int
     n_steps: int
     n_epochs: int
+    projection: object = None
 
 
 def take_step(walk, rule, grad_coef, grad_intercept, noise, eta, t):
@@ -88,6 +91,8 @@ def take_step(walk, rule, grad_coef, grad_intercept, noise, eta, t):
         norm = np.linalg.norm(coef)
         if norm > rule.radius:
             coef *= rule.radius / norm
+    if rule.projection is not None:  # back onto a polytope (public)
+        coef[:] = rule.projection(coef)
     if rule.average_start is not None and t >= rule.average_start:
         walk.coef_sum += coef
         walk.intercept_sum += walk.intercept
@@ -150,7 +155,6 @@ def _report(walk, start):
     walk.epochs.clear()
 
 
-@np.errstate(over="ignore", invalid="ignore")
 def noisy_sgd(problem, plan, rng, *, verbose=0):
     """Run DP-SGD on a linear model.
 
@@ -163,14 +167,19 @@ def noisy_sgd(problem, plan, rng, *, verbose=0):
         gradient norm bound), ``alpha`` (L2 penalty strength: its gradient
         ``alpha * coef`` is data-free), ``fit_intercept`` and ``radius``
         (if set, coefficients are projected onto the L2 ball of this
-        radius).
+        radius); ``weighting`` (a classifier's class and sample weights,
+        :class:`skdpopt.solvers.classes.WeightedProblem`: its loss, its
+        rows' weights in [0, 1] and its starting intercept replace ``loss``
+        and ``intercept_init``) or ``intercept_init``.
     plan : DPSGDPlan
         Reads ``sampling_rate`` q in (0, 1], ``n_steps`` T,
         ``noise_multiplier`` (noise std over C; 0 runs without privacy),
         ``step_size(t)``, ``average_start`` (step from which iterates are
         averaged into the output; None for the last iterate),
         ``single_pass`` (use each row's gradient at most once) and
-        ``n_epochs`` (for progress messages only).
+        ``n_epochs`` (for progress messages only); with a weighting,
+        ``calibration_steps`` and ``calibration_noise`` (the intercept's
+        calibration after the run).
     rng : numpy.random.Generator
     verbose : int, default=0
 
@@ -178,20 +187,38 @@ def noisy_sgd(problem, plan, rng, *, verbose=0):
     -------
     LinearResult
     """
+    return _run(problem, plan, rng, verbose=verbose)
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def _run(problem, plan, rng, *, projection=None, verbose=0):
     sampling_rate, n_steps = plan.sampling_rate, plan.n_steps
     clip_norm, fit_intercept = problem.clip_norm, problem.fit_intercept
-    data = linear_rows(problem.X, problem.y, problem.loss, clip_norm=clip_norm,
-                       fit_intercept=fit_intercept)
+    weighting = problem.weighting
+    loss = weighting.loss if weighting is not None else problem.loss
+    sample_weight = weighting.sample_weight if weighting is not None else None
+    # Row weights in [0, 1] multiply each derivative before the clip (the
+    # sensitivity stays that of unweighted rows); the noisy sum is then
+    # multiplied back by what they were divided by, so the steps are those
+    # of the weighted objective, noise included.
+    weight_scale = weighting.weights.scale if weighting is not None else 1.0
+    intercept_init = (weighting.intercept_init() if weighting is not None
+                      else problem.intercept_init)
+    data = linear_rows(problem.X, problem.y, loss, clip_norm=clip_norm,
+                       fit_intercept=fit_intercept, sample_weight=sample_weight)
     if plan.single_pass and not data.in_memory:
         raise ValueError("single_pass sampling needs the rows in memory (it "
                          "tracks which rows were seen); use 'poisson' or 'full'")
     n_samples, n_features = data.n_samples, data.n_features
     full_batch = sampling_rate >= 1.0
     dim = n_features + int(fit_intercept)
-    rule = StepRule(n_features, fit_intercept, sampling_rate * n_samples,
-                    problem.alpha, problem.radius, plan.average_start, n_steps,
-                    plan.n_epochs)
-    walk = Walk(np.zeros(n_features), coef_sum=np.zeros(n_features))
+    rule = StepRule(n_features, fit_intercept,
+                    sampling_rate * n_samples / weight_scale, problem.alpha,
+                    problem.radius, plan.average_start, n_steps, plan.n_epochs,
+                    projection)
+    walk = Walk(np.zeros(n_features),
+                intercept=float(intercept_init) if fit_intercept else 0.0,
+                coef_sum=np.zeros(n_features))
     start = time.perf_counter()
 
     # Noise and batches are drawn a block of steps at a time (see
@@ -219,10 +246,46 @@ def noisy_sgd(problem, plan, rng, *, verbose=0):
                 _report(walk, start)
         walk = sampler.result(walk)
 
+    coef, intercept = walk.coef, float(walk.intercept)
     if walk.n_averaged:
-        return LinearResult(coef=walk.coef_sum / walk.n_averaged,
-                            intercept=float(walk.intercept_sum / walk.n_averaged))
-    return LinearResult(coef=walk.coef, intercept=float(walk.intercept))
+        coef = walk.coef_sum / walk.n_averaged
+        intercept = float(walk.intercept_sum / walk.n_averaged)
+    if weighting is not None and plan.calibration_steps:
+        intercept = weighting.calibrated_intercept(problem.X, coef, intercept,
+                                                   plan, rng)
+    return LinearResult(coef=coef, intercept=intercept)
+
+
+def polytope_sgd_logistic(problem, plan, rng, *, verbose=0):
+    """DP-SGD on the logistic loss over the l1 ball or the simplex
+    (DPLogisticSimplex's ``solver="sgd"``).
+
+    The rows are clipped to the feature bound b, each example's gradient
+    to norm ``SGD_CLIP b`` (:mod:`skdpopt.plans.logistic_simplex`), and the
+    coefficients are projected back onto the polytope after every step;
+    the intercept stays outside it.  The weighting (class totals, class and
+    sample weights) starts the intercept, which is calibrated after the
+    run (:func:`skdpopt.solvers.classes.calibrate_intercept`).
+
+    Parameters
+    ----------
+    problem : skdpopt.solvers.problems.LinearProblem
+        ``X`` already clipped to ``feature_bound``, ``y`` the +-1 targets,
+        ``radius``, ``constraint``, ``fit_intercept``, ``clip_norm`` and
+        ``weighting`` (a :class:`skdpopt.solvers.classes.WeightedProblem`).
+    plan : DPSGDPlan
+    rng : numpy.random.Generator
+    verbose : int, default=0
+
+    Returns
+    -------
+    LinearResult
+    """
+    projection = partial(project_polytope, radius=problem.radius,
+                         constraint=problem.constraint)
+    # The radius is the polytope's, not an l2 ball's.
+    return _run(replace(problem, radius=None), plan, rng,
+                projection=projection, verbose=verbose)
 
 
 def _one_step_at_a_time(data, plan, rule, walk, rng, block, noise_std,

@@ -46,6 +46,9 @@ class LinearProblem:
     coef_init : ndarray of shape (n_features,), default=None
         A warm start (the previous fit's model: released).
     intercept_init : float, default=0.0
+    weighting : WeightedProblem, default=None
+        A classifier's class totals, class and sample weights
+        (:class:`skdpopt.solvers.classes.WeightedProblem`); None: unweighted.
     """
 
     X: object
@@ -60,6 +63,7 @@ class LinearProblem:
     residual_bound: float = None
     coef_init: np.ndarray = None
     intercept_init: float = 0.0
+    weighting: object = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ is seeded alike for both datasets, so both are probed at the same points.
 hypothesis strategy and fixed adversarial examples.
 """
 
+import sys
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -28,12 +30,14 @@ from harness import (
 )
 
 import skdpopt._bounds
+import skdpopt._classifiers
 import skdpopt._data.inmemory
 import skdpopt._domain
 import skdpopt.lasso
 import skdpopt.logistic_simplex
 import skdpopt.minimax
 import skdpopt.sgd
+import skdpopt.solvers.classes
 import skdpopt.solvers.clipping
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
@@ -53,7 +57,12 @@ from skdpopt import (
     DPSyntheticData,
     make_private_pipeline,
 )
+from skdpopt._classifiers import quiet_log_proba
+from skdpopt._sums import row_dots
+from skdpopt.plans.checks import plan_clip_check, plan_fit_check
 from skdpopt.plans.logistic_simplex import refit_sensitivities
+from skdpopt.solvers.checks import release_clip_check, release_fit_check
+from skdpopt.solvers.classes import probability_sum
 from skdpopt.solvers.greedy_cd import selection_scores
 from skdpopt.solvers.noisy_newton import logistic_statistics
 
@@ -148,9 +157,13 @@ def _sgd_observe(make, sampling, fit_intercept, clip=CLIP):
         for step, values in enumerate(sums):
             for i, value in enumerate(values):
                 stats[f"step {step} sum at probe {i}"] = Statistic(value, bound)
-        if est.privacy_plan_.sampling_rate == 1.0 and est.t_ == 1:
+        plan = est.privacy_plan_
+        public_start = plan.class_totals is None and not plan.calibration_steps
+        if plan.sampling_rate == 1.0 and est.t_ == 1 and public_start:
             # End to end: one noiseless full-batch step from 0 with step 1
             # is minus the mean clipped gradient (in the targets' scale).
+            # Not where released class totals start the intercept, or the
+            # released calibration moves it after the run (their own cases).
             n = side.n_samples
             scale = getattr(est, "target_scale_", 1.0)
             coef = np.atleast_2d(est.coef_)
@@ -168,9 +181,9 @@ def _sgd_regressor(**params):
     return DPSGDRegressor(target_scale=1.0, **params)
 
 
-def _sgd_classifier(classes):
+def _sgd_classifier(classes, **fixed):
     def make(**params):
-        return DPSGDClassifier(classes=classes, **params)
+        return DPSGDClassifier(classes=classes, **fixed, **params)
     return make
 
 
@@ -186,8 +199,8 @@ for _sampling, _formats in (("full", ALL_FORMATS), ("poisson", ALL_FORMATS),
         _sgd_observe(_sgd_classifier(["a", "b", "c"]), _sampling, True),
         features(formats=_formats, dtypes=FLOATS, targets=["a", "b", "c"])))
 SGD_CASES.append(Case(
-    "DPSGDClassifier(full, 2 classes, no intercept): clipped gradient sums",
-    _sgd_observe(_sgd_classifier([0.0, 1.0]), "full", False),
+    "DPSGDClassifier(full, 2 classes, hinge, no intercept): clipped gradient sums",
+    _sgd_observe(_sgd_classifier([0.0, 1.0], loss="hinge"), "full", False),
     features(formats=ALL_FORMATS, dtypes=FLOATS, targets=[0.0, 1.0])))
 
 
@@ -228,6 +241,99 @@ AUTO_BOUND_CASES = [
 ]
 
 
+# -- the classifiers' class releases: totals, calibration, fit and clip checks --
+
+WEIGHT_BOUND = 2.0  # public sample_weight_bound of the weighted cases
+
+
+def _record_weights(X):
+    """Sample weights in [1/2, WEIGHT_BOUND] read from each record's first
+    feature: a replaced record carries its own weight, up to the bound
+    (never all zero, which the fit refuses as scikit-learn does)."""
+    first = X[:, :1]
+    first = first.toarray() if hasattr(first, "toarray") else np.asarray(first)
+    with np.errstate(invalid="ignore", over="ignore"):
+        values = np.abs(first.ravel().astype(np.float64))
+    return np.clip(np.nan_to_num(values, posinf=WEIGHT_BOUND), 0.5, WEIGHT_BOUND)
+
+
+def _declared(release):
+    """The sensitivity a class release's noise is calibrated for: its
+    noise over the event's multiplier (Gaussian, l2) or times the event's
+    epsilon (Laplace, l1)."""
+    if release.noise == "laplace":
+        return release.noise_scale * release.event.epsilon0, "l1"
+    return release.noise_scale / release.event.noise_multiplier, "l2"
+
+
+def _quiet_dots(rows, coef):
+    # A probe's score overflows on extreme rows (a block at a time on Dask).
+    with np.errstate(over="ignore", invalid="ignore"):
+        return row_dots(rows, coef)
+
+
+def _fit_weighted(est, side, weighted):
+    if weighted:
+        return est.fit(side.X, side.y, sample_weight=_record_weights(side.X))
+    return est.fit(side.X, side.y)
+
+
+def _class_releases_observe(make, weighted=False):
+    """What a classifier releases around its fit besides its solver's own
+    statistics: the class totals (one record moves two totals by its
+    weight bound W: l2 sqrt(2) W, l1 2 W), each calibration sum
+    ``sum_i v_i p(s_i + c)`` (terms in [0, 1]: 1) at probe coefficients
+    and intercepts, the fit check's sum of clipped log-likelihood gains
+    (terms in [-bound, bound]: 2 bound) at probe models and priors, and
+    the clip check's sum of per-row shares of clipped values (terms in
+    [0, 1]: 1).  The models, priors and intercepts are earlier releases:
+    the probes stand for them, alike on both datasets."""
+    def observe(side, rng):
+        est = make()
+        with observing() as patch:
+            totals = spy(patch, skdpopt.solvers.classes, "class_totals")
+            calibrations = spy(patch, skdpopt.solvers.classes, "calibrate_intercept")
+            checks = spy(patch, skdpopt._classifiers, "release_fit_check")
+            clipped = spy(patch, skdpopt.logistic_simplex, "release_clip_check")
+            module = sys.modules[type(est).__module__]
+            fitted = spy(patch, module, "check_fit")
+            _fit_weighted(est, side, weighted)
+        plan = est.privacy_plan_
+        stats = {}
+        if plan.class_totals is not None:
+            bound, norm = _declared(plan.class_totals)
+            stats["class totals"] = Statistic(totals.first.result, bound, norm)
+        for p, call in enumerate(calibrations.calls):
+            X, coef, _, loss, weights = call.args[:5]
+            for i, probe in enumerate(probe_vectors(rng, len(coef))):
+                scores = skdpopt._data.map_rows(partial(_quiet_dots, coef=probe), X)
+                intercept = float(rng.normal() * 3.0)
+                stats[f"problem {p} calibration sum at probe {i}"] = Statistic(
+                    probability_sum(scores, intercept, loss, weights), 1.0)
+        if checks.calls:
+            bound, norm = _declared(plan.fit_check)
+            fit = fitted.first
+            X, targets, weighting = fit.args[1], fit.args[2], fit.args[3]
+            coef_shape = est.coef_.shape
+            for i, probe in enumerate(probe_vectors(rng, int(np.prod(coef_shape)))):
+                est.coef_ = probe.reshape(coef_shape)
+                est.intercept_ = rng.normal(size=coef_shape[0]) * 3.0
+                log_prior = np.log(rng.dirichlet(np.ones(len(est.classes_))))
+                log_proba = skdpopt._data.map_rows(
+                    partial(quiet_log_proba, est), X, len(est.classes_))
+                exact = release_fit_check(
+                    log_proba, targets, log_prior, weighting.row_weights(targets),
+                    plan_fit_check(0.0, bound=plan.fit_check.bound), rng)
+                stats[f"fit check at probe {i}"] = Statistic(exact, bound, norm)
+        for call in clipped.calls:
+            bound, norm = _declared(plan.clip_check)
+            X, feature_bound = call.args[:2]
+            exact = release_clip_check(X, feature_bound, plan_clip_check(0.0), rng)
+            stats["clip check"] = Statistic(exact, bound, norm)
+        return stats
+    return observe
+
+
 # -- the target's location and scale, and the clip check --------------------
 
 def _target_observe(make):
@@ -266,6 +372,41 @@ def _target_observe(make):
             stats[f"clipped sum {i}"] = Statistic(call.result, upper - lower)
         return stats
     return observe
+
+
+def _class_sgd(classes, **params):
+    return lambda: DPSGDClassifier(classes=classes, max_iter=1, random_state=0,
+                                   **params)
+
+
+def _class_simplex(classes, **params):
+    return lambda: DPLogisticSimplex(classes=classes, radius=RADIUS,
+                                     feature_bound=FEATURE_BOUND, random_state=0,
+                                     **params)
+
+
+CLASS_CASES = [
+    Case("DPSGDClassifier(3 classes): totals, calibration sums, fit check",
+         _class_releases_observe(_class_sgd(["a", "b", "c"])),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets=["a", "b", "c"])),
+    Case("DPSGDClassifier(balanced, sample weights): totals, calibration, fit check",
+         _class_releases_observe(_class_sgd(
+             [0.0, 1.0], class_weight="balanced", sample_weight_bound=WEIGHT_BOUND),
+             weighted=True),
+         features(formats=("dense", "csr"), dtypes=FLOATS, targets=[0.0, 1.0])),
+    Case("DPLogisticSimplex(sgd, 3 classes): clip check, totals, calibration, fit",
+         _class_releases_observe(_class_simplex(["a", "b", "c"], solver="sgd")),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets=["a", "b", "c"])),
+    Case("DPLogisticSimplex(mirror_descent, delta=0, weights): Laplace checks, totals",
+         _class_releases_observe(_class_simplex(
+             [0.0, 1.0], solver="mirror_descent", delta=0.0, max_iter=1,
+             n_vertices=2, sample_weight_bound=WEIGHT_BOUND), weighted=True),
+         features(formats=("dense", "csr"), dtypes=FLOATS, targets=[0.0, 1.0])),
+    Case("DPLogisticSimplex(frank_wolfe, balanced): clip check, totals, fit check",
+         _class_releases_observe(_class_simplex(
+             [0.0, 1.0], solver="frank_wolfe", max_iter=2, class_weight="balanced")),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets=[0.0, 1.0])),
+]
 
 
 def _clip_check_observe(side, rng):
@@ -428,8 +569,8 @@ def _dense_vertex_gradient(result, n_vertices):
 
 
 def _simplex_md_observe(classes, fit_intercept, constraint, delta=1e-5):
-    """Mirror descent releases, per binary problem: the noisy count of
-    positive labels (sensitivity 1), vertex draws whose log weights move
+    """Mirror descent releases, per binary problem (the class totals and
+    the checks have their own cases): vertex draws whose log weights move
     by the plan's score sensitivity over its step size per coordinate of a
     batch gradient (2 R b / B), and the noisy gradient (2 b sqrt(p) / n in
     l2) and Hessian of each Newton step of the scale and intercept fit."""
@@ -445,8 +586,8 @@ def _simplex_md_observe(classes, fit_intercept, constraint, delta=1e-5):
         solver = skdpopt.solvers.mirror_descent
         with observing() as patch:
             zero_noise(patch, skdpopt.logistic_simplex, "plan_logistic_simplex",
-                       noise_multiplier=0.0, offset_noise_scale=0.0,
-                       refit_gradient_noise=0.0, refit_hessian_noise=0.0)
+                       noise_multiplier=0.0, refit_gradient_noise=0.0,
+                       refit_hessian_noise=0.0)
             oracles = spy(patch, solver, "linear_model_gradient")
             newtons = spy(patch, solver, "noisy_newton_logistic")
             est.fit(side.X, side.y)
@@ -454,12 +595,7 @@ def _simplex_md_observe(classes, fit_intercept, constraint, delta=1e-5):
         per_coordinate = plan.score_sensitivity / plan.step_size
         stats = {}
         for p, call in enumerate(oracles.calls):
-            gradient, loss, vertex_set = call.result, call.args[2], call.args[3]
-            if fit_intercept:
-                # The offset is the clipped log-odds of the noiseless count:
-                # n expit(offset) is the count clamped (1-Lipschitz).
-                stats[f"positive count, problem {p}"] = Statistic(
-                    n / (1.0 + np.exp(-loss.offset)), 1.0)
+            gradient, vertex_set = call.result, call.args[3]
             m = vertex_set.n_vertices
             for t in range(min(2, len(call.args[4]))):
                 for i, vertices in enumerate(
@@ -892,5 +1028,6 @@ PIPELINE_CASES = [
 ]
 
 
-CASES = (SGD_CASES + AUTO_BOUND_CASES + TARGET_CASES + LASSO_CASES + SIMPLEX_CASES
-         + MINIMAX_CASES + SYNTHETIC_CASES + SCALER_CASES + PIPELINE_CASES)
+CASES = (SGD_CASES + AUTO_BOUND_CASES + TARGET_CASES + CLASS_CASES + LASSO_CASES
+         + SIMPLEX_CASES + MINIMAX_CASES + SYNTHETIC_CASES + SCALER_CASES
+         + PIPELINE_CASES)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from public_fits import DATA, FITS
 from scipy import stats
-from scipy.special import expit, softmax
+from scipy.special import softmax
 
 from skdpopt import mechanisms
 from skdpopt._base import DPEstimatorMixin
@@ -42,6 +42,8 @@ from skdpopt.accounting import (
 from skdpopt.losses import SquaredError
 from skdpopt.pipeline import _fitted_leaves
 from skdpopt.plans.bounds import DEFAULT_GRID, PRIOR_WEIGHT
+from skdpopt.plans.checks import FIT_CHECK_BOUND
+from skdpopt.plans.logistic_simplex import SGD_CLIP
 from skdpopt.plans.sgd import DPSGDPlan
 from skdpopt.solvers import query_release
 from skdpopt.solvers.frank_wolfe import private_frank_wolfe
@@ -54,7 +56,6 @@ from skdpopt.solvers.greedy_cd import (
 )
 from skdpopt.solvers.groups import release_group_sizes
 from skdpopt.solvers.mirror_descent import (
-    _private_offset,
     vertex_sampling_mirror_descent,
 )
 from skdpopt.solvers.noisy_newton import noisy_newton_logistic
@@ -165,6 +166,36 @@ def _grid_draws(leaf, count):
     return ("gumbel", 1.0 / leaf.score_sensitivity, count)
 
 
+def _leaf_scale(leaf):
+    """("normal", z) or ("laplace", 1 / epsilon0): the noise over the
+    sensitivity of a Gaussian or Laplace leaf."""
+    if isinstance(leaf, GaussianMechanism):
+        return "normal", leaf.noise_multiplier
+    assert isinstance(leaf, LaplaceMechanism)
+    return "laplace", 1.0 / leaf.epsilon0
+
+
+def _class_release_draws(plan, leaf, count, n_classes):
+    """The draws of one of a classifier's class releases (None if ``leaf``
+    is none of them), from the algorithm's sensitivities: the clip check
+    sums per-row shares in [0, 1] (1); the class totals move two totals
+    by the weight bound W (1 without sample weights: l2 sqrt(2), l1 2);
+    the fit check sums gains clipped to +-FIT_CHECK_BOUND
+    (2 FIT_CHECK_BOUND)."""
+    kind, z = _leaf_scale(leaf)
+    if plan.clip_check is not None and leaf == plan.clip_check.event:
+        assert count == 1
+        return [(kind, z * 1.0, 1)]
+    if plan.class_totals is not None and leaf == plan.class_totals.event:
+        assert count == 1
+        per_total = math.sqrt(2.0) if kind == "normal" else 2.0
+        return [(kind, z * per_total, n_classes)]
+    if plan.fit_check is not None and leaf == plan.fit_check.event:
+        assert count == 1
+        return [(kind, z * 2.0 * FIT_CHECK_BOUND, 1)]
+    return None
+
+
 # The widths a target's clipped sum can be clipped to (docs/privacy/targets.md):
 # high - low for two candidates of the grid, or twice a positive candidate
 # (the window); both are released, so the check is that the observed scale is
@@ -214,17 +245,28 @@ def _expected_preliminary(plan, found, draws):
     return expected, used
 
 
-def _expected_sgd(est, draws, n):
+def _expected_sgd(est, draws, n, clip_norm=None):
+    plan = est.privacy_plan_
+    clip_norm = est.clip_norm_ if clip_norm is None else clip_norm
     dim = est.n_features_in_ + int(est.fit_intercept)
-    found = leaves(est.privacy_plan_.event)
-    expected, _ = _expected_preliminary(est.privacy_plan_, found, draws)
+    n_classes = len(getattr(est, "classes_", ()))
+    found = leaves(plan.event)
+    expected, _ = _expected_preliminary(plan, found, draws)
     for leaf, count in found:
         if isinstance(leaf, SubsampledGaussianMechanism):
             # The clipped sum (each example's gradient of norm <= C).
-            expected.append(("normal", leaf.noise_multiplier * est.clip_norm_,
+            expected.append(("normal", leaf.noise_multiplier * clip_norm,
                              count * dim))
-        else:
+        elif isinstance(leaf, ExponentialMechanism):
             expected.append(_grid_draws(leaf, count))
+        else:
+            found = _class_release_draws(plan, leaf, count, n_classes)
+            if found is None:
+                # The intercept's calibration: sums of rows' weighted
+                # probabilities, each term in [0, 1] (sensitivity 1).
+                assert count == plan.calibration_steps * plan.n_problems
+                found = [("normal", leaf.noise_multiplier * 1.0, count)]
+            expected += found
     return expected
 
 
@@ -290,11 +332,21 @@ def _expected_lasso(est, draws, n):
 def _expected_simplex(est, draws, n):
     plan = est.privacy_plan_
     b, R = est.feature_bound, est.radius
+    n_classes = len(est.classes_)
+    if est.solver_ == "sgd":
+        # DP-SGD over the polytope: rows clipped to b, gradients to SGD_CLIP b.
+        return _expected_sgd(est, draws, n, clip_norm=SGD_CLIP * b)
     found = leaves(plan.event)
-    if est.solver == "frank_wolfe":
-        (leaf, count), = found
-        # <v, grad> moves by R * 2 b / n (log-loss slopes within [-1, 1]).
-        return [("gumbel", 2.0 * R * b / n / leaf.score_sensitivity, count)]
+    if est.solver_ == "frank_wolfe":
+        expected = []
+        for leaf, count in found:
+            if isinstance(leaf, ExponentialMechanism):
+                # <v, grad> moves by R * 2 b / n (log-loss slopes in [-1, 1]).
+                expected.append(("gumbel", 2.0 * R * b / n / leaf.score_sensitivity,
+                                 count))
+            else:
+                expected += _class_release_draws(plan, leaf, count, n_classes)
+        return expected
     draws_leaf = next(leaf for leaf, _ in found
                       if isinstance(leaf, ExponentialMechanism))
     statistic = next(leaf for leaf, _ in found
@@ -310,16 +362,15 @@ def _expected_simplex(est, draws, n):
     # data-free start.
     expected = [("uniform", 1.0, n_draws + plan.n_vertices * n_problems)]
     k = 1 + int(est.fit_intercept)
-    gaussian = isinstance(statistic, GaussianMechanism)
-    if gaussian:
-        z = statistic.noise_multiplier
-        kind = "normal"
-    else:
-        assert isinstance(statistic, LaplaceMechanism)
-        z = 1.0 / statistic.epsilon0
-        kind = "laplace"
-    if est.fit_intercept:
-        expected.append((kind, z * 1.0, n_problems))  # a count
+    kind, z = _leaf_scale(statistic)
+    gaussian = kind == "normal"
+    # Every other statistic has the same noise over its sensitivity: the
+    # clip check, the class totals and the fit check (one each).
+    for release in (plan.clip_check, plan.class_totals, plan.fit_check):
+        assert release is not None and release.event == statistic
+    per_total = math.sqrt(2.0) if gaussian else 2.0
+    expected += [(kind, z * 1.0, 1), (kind, z * per_total, n_classes),
+                 (kind, z * 2.0 * FIT_CHECK_BOUND, 1)]
     # Newton's features z = b (score, 1) lie in [-b, b]: a record moves the
     # mean gradient's entries by 2 b / n each, the Hessian's w z_j z_k
     # (w in [0, 1/4]) by b^2 / (4 n) on the diagonal, b^2 / (2 n) off it.
@@ -829,21 +880,6 @@ def test_noisy_newton_adds_its_hessian_noise():
         Z, y, radius=100.0, n_steps=1, gradient_noise=0.0, hessian_noise=scale,
         rng=rng)[0] for _ in range(GAUSSIAN_DRAWS)])
     assert_gaussian(-gradient / steps - hessian, scale)
-
-
-# DPLogisticSimplex's noisy label count (the intercept's offset).
-
-@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
-def test_simplex_offset_adds_its_count_noise(kind):
-    n, z = 10_000, 40.0
-    problem = SimpleNamespace(y=np.where(np.arange(n) % 2 == 0, 1.0, -1.0),
-                              radius=10.0, feature_bound=1.0)
-    plan = SimpleNamespace(offset_noise_scale=z, noise=kind)
-    rng = np.random.default_rng(9)
-    runs = GAUSSIAN_DRAWS if kind == "gaussian" else LAPLACE_DRAWS
-    offsets = np.array([_private_offset(problem, plan, rng) for _ in range(runs)])
-    noise = expit(offsets) * n - n / 2  # the log-odds of the noisy count
-    (assert_gaussian if kind == "gaussian" else assert_laplace)(noise, z)
 
 
 # DPMinimaxClassifier's noisy group counts.

@@ -1,0 +1,88 @@
+"""What the linear classifiers release around their fit.
+
+DPSGDClassifier and DPLogisticSimplex both release the class totals before
+they fit (which set the intercepts' start, ``class_weight="balanced"`` and
+the fit check's prior) and the fit check after it; their plans hold the
+noise (:mod:`skdpopt.plans.classes`, :mod:`skdpopt.plans.checks`).
+"""
+
+from functools import partial
+
+import numpy as np
+
+from ._data import map_rows
+from ._diagnostics import warn_if_no_better_than_prior
+from .plans.checks import FIT_CHECK_SPREADS
+from .plans.classes import class_stage, public_class_weights
+from .solvers.checks import release_fit_check
+from .solvers.classes import release_class_totals, weigh_problems
+
+
+def weight_bound(estimator, sample_weight):
+    """The public bound on the rows' weights (1 without sample weights)."""
+    return 1.0 if sample_weight is None else float(estimator.sample_weight_bound)
+
+
+def class_plan(estimator, sample_weight, *, proba):
+    """DPSGDClassifier's planned class releases (``plan_dpsgd`` arguments).
+
+    The class totals start the intercepts, set "balanced" weights and the
+    prior of the fit check; the intercepts of losses with a probability
+    (``proba``) are calibrated, and their fit checked, last.
+    """
+    public_class_weights(estimator.class_weight, estimator.classes_)  # checks a dict
+    count = estimator.fit_intercept or estimator.class_weight == "balanced" or proba
+    return {"n_classes": len(estimator.classes_) if count else None,
+            "weight_bound": weight_bound(estimator, sample_weight),
+            "calibrate_intercept": estimator.fit_intercept and proba,
+            "fit_check": proba}
+
+
+def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng):
+    """Release the class totals (if planned) and weigh each binary problem.
+
+    Parameters
+    ----------
+    estimator : DPSGDClassifier or DPLogisticSimplex
+        Reads ``class_weight``, ``classes_``, ``fit_intercept`` and
+        ``sample_weight_bound``.
+    targets : list of ndarray or dask.array.Array
+        The +-1 targets of each binary problem.
+    loss : object
+        The unweighted loss.
+    sample_weight : ndarray or None
+        Validated weights in ``[0, sample_weight_bound]``.
+    totals_plan : ClassTotalsPlan or None
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ClassWeighting
+    """
+    totals = None
+    if totals_plan is not None:
+        totals = release_class_totals(targets, sample_weight, totals_plan, rng)
+    bound = weight_bound(estimator, sample_weight)
+    stage = class_stage(estimator.class_weight, estimator.classes_, totals, bound)
+    return weigh_problems(
+        targets, loss, stage, fit_intercept=estimator.fit_intercept,
+        sample_weight=None if sample_weight is None else sample_weight / bound)
+
+
+def quiet_log_proba(estimator, rows):
+    """``estimator.predict_log_proba(rows)`` without floating-point
+    warnings: an extreme training row overflows its score (its gain is
+    then clipped), and a warning would say that such a row exists."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return estimator.predict_log_proba(rows)
+
+
+def check_fit(estimator, X, targets, weighting, plan, rng):
+    """Release the fit check of the fitted ``estimator`` (its training
+    log-likelihood over the class prior) and warn when it is not clearly
+    positive; ``plan`` is the :class:`~skdpopt.plans.checks.FitCheckPlan`."""
+    released = release_fit_check(
+        map_rows(partial(quiet_log_proba, estimator), X, len(estimator.classes_)),
+        targets, weighting.log_prior(), weighting.row_weights(targets), plan, rng)
+    warn_if_no_better_than_prior(estimator, released, plan,
+                                 spreads=FIT_CHECK_SPREADS)

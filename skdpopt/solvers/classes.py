@@ -1,0 +1,284 @@
+"""The class totals, and the calibration of a fitted intercept.
+
+:func:`release_class_totals` releases the total weight of each class with
+the noise of its plan (:func:`skdpopt.plans.classes.plan_class_totals`).
+
+:func:`calibrate_intercept` refits the intercept of a released linear model
+so that its weighted mean predicted probability on the training rows
+matches the weighted share of positives from the released totals: the
+condition at which the logistic loss is minimal in the intercept.  Each
+step releases ``F(c) = sum_i v_i p(s_i + c)``, the rows' weights ``v_i``
+in [0, 1] times the model's probability at the row's score ``s_i = <coef,
+x_i>`` (released coefficients) and the current intercept c, plus noise of
+the plan's scale; every term lies in [0, 1], so replacing one record moves
+F by at most 1 (``docs/privacy/classes.md``).  The intercept then moves by
+the difference of the two constant scores, ``constant(share) -
+constant(F / total)`` (for the log loss, of the log-odds): a Newton step
+when every row has the same score, and a monotone fixed-point iteration
+otherwise.
+
+DP-SGD needs it because its intercept comes out biased: clipping cuts the
+large residuals of the rare class more than the small ones of the common
+one, and the averaged iterate's intercept was fitted to noisier
+coefficients than the average's (wider scores need a lower intercept for
+the same mean probability), so the model's mean probability ends up below
+the base rate.
+"""
+
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from .._data import map_rows, vector_total
+from .._sums import row_dots
+from ..losses import ClassWeighted
+from ..mechanisms import gaussian_noise, laplace_noise
+
+
+def class_totals(targets, sample_weight=None):
+    """The exact class totals (before noise).
+
+    Parameters
+    ----------
+    targets : list of ndarray or dask.array.Array
+        The +-1 targets of each binary problem: one for two classes (+1 for
+        the second class), one per class otherwise.
+    sample_weight : ndarray or None
+        The rows' sample weights (in memory only).
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+    """
+    def weighted(mask):
+        return vector_total(mask if sample_weight is None else mask * sample_weight)
+
+    if len(targets) == 1:
+        positive = targets[0] > 0
+        return np.array([weighted(~positive), weighted(positive)])
+    return np.array([weighted(target > 0) for target in targets])
+
+
+def release_class_totals(targets, sample_weight, plan, rng):
+    """The class totals plus the plan's noise, floored at its floor.
+
+    Parameters
+    ----------
+    targets, sample_weight
+        As :func:`class_totals`.
+    plan : ClassTotalsPlan
+        Reads ``noise``, ``noise_scale`` and ``floor``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+    """
+    totals = class_totals(targets, sample_weight)
+    if plan.noise is not None:
+        noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
+        totals = totals + noise(rng, plan.noise_scale, len(totals))
+    return np.maximum(totals, plan.floor)
+
+
+def probability_sum(scores, intercept, loss, weights=None):
+    """``sum_i v_i p(s_i + c)``, each term in [0, 1] (NaN counts as 0).
+
+    Parameters
+    ----------
+    scores : ndarray or dask.array.Array of shape (n_samples,)
+    intercept : float
+    loss : object
+        A loss with a ``probability`` link.
+    weights : ndarray, dask.array.Array or None
+        The rows' weights v_i, in [0, 1].
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = loss.probability(scores + intercept)
+    values = np.where(np.isnan(values), 0.0, values)
+    return vector_total(values if weights is None else values * weights)
+
+
+def _scores(rows, coef):
+    # An extreme row may overflow its score; the sum maps it into [0, 1].
+    with np.errstate(over="ignore", invalid="ignore"):
+        return row_dots(rows, coef)
+
+
+def calibrate_intercept(X, coef, intercept, loss, weights, share, total,
+                        n_steps, noise_std, rng):
+    """Refit the intercept of a released linear model to the class share.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, n_features)
+    coef : ndarray of shape (n_features,)
+        Released coefficients.
+    intercept : float
+        Released starting intercept.
+    loss : object
+        A loss with ``probability`` and ``constant``.
+    weights : ndarray, dask.array.Array or None
+        The rows' weights in [0, 1] (None: all 1).
+    share : float
+        The released weighted share of positives, in (0, 1).
+    total : float
+        The released total weight ``sum_i v_i`` (n without weights).
+    n_steps : int
+    noise_std : float
+        Standard deviation of the Gaussian noise on each F (0: none).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    float
+    """
+    scores = map_rows(partial(_scores, coef=coef), X)
+    target = loss.constant(share)
+    low = min(0.5 / total, 0.5)
+    for _ in range(n_steps):
+        released = (probability_sum(scores, intercept, loss, weights)
+                    + gaussian_noise(rng, noise_std, 1)[0])
+        mean = float(np.clip(released / total, low, 1.0 - low))
+        intercept += target - loss.constant(mean)
+    return float(intercept)
+
+
+@dataclass(frozen=True)
+class WeightedProblem:
+    """One binary problem of a weighted classifier fit, ready for a solver.
+
+    Attributes
+    ----------
+    target : ndarray or dask.array.Array
+        The +-1 targets.
+    base_loss : object
+        The unweighted loss (its probability link calibrates the intercept).
+    weights : ProblemWeights
+        Class weights (in [0, 1]), scale and released share
+        (:func:`skdpopt.plans.classes.problem_weights`).
+    sample_weight : ndarray or None
+        The rows' sample weights divided by their public bound, in [0, 1].
+    fit_intercept : bool
+    """
+
+    target: object
+    base_loss: object
+    weights: object
+    sample_weight: np.ndarray = None
+    fit_intercept: bool = True
+
+    @property
+    def class_weighted(self):
+        return self.weights.positive != 1.0 or self.weights.negative != 1.0
+
+    @property
+    def loss(self):
+        """The loss the solver fits: class-weighted where the classes weigh
+        differently."""
+        if not self.class_weighted:
+            return self.base_loss
+        return ClassWeighted(self.base_loss, self.weights.positive,
+                             self.weights.negative)
+
+    def intercept_init(self):
+        """The best constant score at the released share (0 without it)."""
+        if not self.fit_intercept or self.weights.share is None:
+            return 0.0
+        return self.base_loss.constant(self.weights.share)
+
+    def row_weights(self):
+        """Each row's weight in [0, 1]: class weight times sample weight."""
+        weights = None
+        if self.class_weighted:
+            weights = np.where(self.target > 0, self.weights.positive,
+                               self.weights.negative)
+        if self.sample_weight is not None:
+            weights = (self.sample_weight if weights is None
+                       else weights * self.sample_weight)
+        return weights
+
+    def solver_args(self):
+        """The DP-SGD solver's arguments for this problem's weights."""
+        return {"intercept_init": self.intercept_init(),
+                "sample_weight": self.sample_weight,
+                "weight_scale": self.weights.scale}
+
+    def calibrated_intercept(self, X, coef, intercept, plan, rng):
+        """The intercept calibrated to the released share (see
+        :func:`calibrate_intercept`); reads the plan's
+        ``calibration_steps`` and ``calibration_noise``."""
+        return calibrate_intercept(
+            X, coef, intercept, self.base_loss, self.row_weights(),
+            self.weights.share, self.weights.total, plan.calibration_steps,
+            plan.calibration_noise, rng)
+
+
+@dataclass(frozen=True)
+class ClassWeighting:
+    """A classifier fit's weighting, from public and released values.
+
+    Attributes
+    ----------
+    problems : list of WeightedProblem
+        One per binary problem.
+    totals : ndarray of shape (n_classes,) or None
+        The released (floored) class totals; None when not released.
+    class_weights : ndarray of shape (n_classes,)
+        The weight of each class (public, or "balanced" from the totals).
+    sample_weight : ndarray or None
+        The rows' sample weights over their bound, in [0, 1].
+    """
+
+    problems: list
+    totals: np.ndarray
+    class_weights: np.ndarray
+    sample_weight: np.ndarray = None
+
+    def log_prior(self):
+        """Log of the classes' weighted shares in the released totals."""
+        mass = self.class_weights * self.totals
+        return np.log(mass / mass.sum())
+
+    def row_weights(self, targets):
+        """Each row's weight in [0, 1]: its class's weight over the largest
+        class weight, times its sample weight over the bound."""
+        scaled = self.class_weights / self.class_weights.max()
+        weights = None
+        if not np.all(scaled == 1.0):
+            if len(targets) == 1:
+                weights = np.where(targets[0] > 0, scaled[1], scaled[0])
+            else:
+                weights = sum(np.where(target > 0, scaled[k], 0.0)
+                              for k, target in enumerate(targets))
+        if self.sample_weight is not None:
+            weights = (self.sample_weight if weights is None
+                       else weights * self.sample_weight)
+        return weights
+
+
+def weigh_problems(targets, loss, stage, *, sample_weight, fit_intercept):
+    """The weighting of a classifier fit and of each of its binary problems.
+
+    Parameters
+    ----------
+    targets : list of ndarray or dask.array.Array
+        The +-1 targets of each problem.
+    loss : object
+        The unweighted loss.
+    stage : ClassStage
+        Each problem's class weights, scale and share, and the classes'
+        weights, from the public ``class_weight`` and the released totals
+        (:func:`skdpopt.plans.classes.class_stage`).
+    sample_weight : ndarray or None
+        The rows' sample weights over their public bound, in [0, 1].
+    fit_intercept : bool
+
+    Returns
+    -------
+    ClassWeighting
+    """
+    problems = [WeightedProblem(target, loss, weights, sample_weight, fit_intercept)
+                for target, weights in zip(targets, stage.problems, strict=True)]
+    return ClassWeighting(problems, stage.totals, stage.class_weights, sample_weight)

@@ -1,0 +1,75 @@
+"""The fit check and the clip check: their statistics and their noise."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skdpopt._clipping import clipped_share
+from skdpopt.plans.checks import plan_clip_check, plan_fit_check
+from skdpopt.solvers.checks import (
+    log_likelihood_gains,
+    release_clip_check,
+    release_fit_check,
+)
+
+
+# The model's and the prior's zero probabilities are part of the cases.
+@np.errstate(divide="ignore")
+def test_gains_are_the_true_class_log_likelihood_over_the_prior_clipped():
+    log_proba = np.log(np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5], [1.0, 0.0]]))
+    targets = [np.array([-1.0, 1.0, 1.0, 1.0])]
+    log_prior = np.log([0.5, 0.5])
+    gains = log_likelihood_gains(log_proba, targets, log_prior, bound=0.5)
+    expected = np.clip(np.log([0.9 / 0.5, 0.8 / 0.5, 1.0, 0.0 / 0.5]), -0.5, 0.5)
+    np.testing.assert_allclose(gains, expected)
+    # One-vs-rest targets pick the row's class; NaN (log 0 - log 0) counts 0.
+    multi = np.log(np.array([[0.7, 0.2, 0.1], [0.0, 0.0, 1.0]]))
+    per_class = [np.array([1.0, -1.0]), np.array([-1.0, -1.0]), np.array([-1.0, 1.0])]
+    prior = np.log([0.5, 0.0, 0.5])
+    gains = log_likelihood_gains(multi, per_class, prior, bound=1.0)
+    np.testing.assert_allclose(gains, [np.log(1.4), np.log(2.0)])
+
+
+def test_every_gain_lies_in_the_bound_whatever_the_model():
+    rng = np.random.default_rng(0)
+    with np.errstate(divide="ignore"):
+        log_proba = np.log(rng.dirichlet([0.05, 0.05, 0.05], size=500))
+    targets = [np.where(rng.integers(0, 3, 500) == k, 1.0, -1.0) for k in range(3)]
+    gains = log_likelihood_gains(log_proba, targets, np.log([0.2, 0.3, 0.5]), 0.1)
+    assert np.all(np.abs(gains) <= 0.1) and np.all(np.isfinite(gains))
+
+
+def test_fit_check_noise_and_weights():
+    log_proba = np.log(np.full((4, 2), 0.5))
+    targets = [np.array([1.0, 1.0, -1.0, -1.0])]
+    exact = release_fit_check(log_proba + [0.0, 0.1], targets, np.log([0.5, 0.5]),
+                              np.array([1.0, 0.5, 0.0, 0.0]), plan_fit_check(0.0),
+                              np.random.default_rng(0))
+    assert exact == pytest.approx(1.5 * 0.1)
+    plan = plan_fit_check(3.0)
+    assert plan.noise_scale == pytest.approx(3.0 * 2 * plan.bound)
+    draws = [release_fit_check(log_proba, targets, np.log([0.5, 0.5]), None, plan,
+                               np.random.default_rng(seed)) for seed in range(4000)]
+    # Zero gains plus N(0, 0.6^2): the sample std of 4000 draws is within
+    # 5% of 0.6 (its standard error is 0.6 / sqrt(2 * 4000) = 1.1%).
+    assert np.std(draws) == pytest.approx(plan.noise_scale, rel=0.05)
+
+
+def test_clipped_share_counts_values_outside_the_bound_per_row():
+    X = np.array([[0.0, 2.0, -3.0, 0.5], [1.0, -1.0, 0.0, np.inf], [0.0] * 4])
+    np.testing.assert_allclose(clipped_share(X, 1.0), [0.5, 0.25, 0.0])
+    np.testing.assert_allclose(clipped_share(sp.csr_matrix(X), 1.0), [0.5, 0.25, 0.0])
+    np.testing.assert_allclose(clipped_share(X.astype(np.float32), 1.0),
+                               [0.5, 0.25, 0.0])
+
+
+def test_clip_check_sum_moves_by_at_most_one_per_record():
+    """Replacing one row by any other moves the exact sum by at most 1."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 7)) * 2
+    base = release_clip_check(X, 1.0, plan_clip_check(0.0), rng)
+    for row in (np.full(7, 1e300), np.zeros(7), -X[3], np.full(7, np.nan)):
+        other = X.copy()
+        other[3] = row
+        assert abs(release_clip_check(other, 1.0, plan_clip_check(0.0), rng)
+                   - base) <= 1.0 + 1e-12

@@ -1,0 +1,119 @@
+"""The benchmarks' generated tables: the file format read back as written,
+references to cells and figures, and CI's comparison of quick tables."""
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import check_quick_tables  # noqa: E402
+import report  # noqa: E402
+
+
+def written(tmp_path, cells="0.9824", seconds="0.083", figure="14.9"):
+    out = report.Report("bench_x", argparse.Namespace(out=tmp_path, quick=True))
+    out.table("diamonds", "diamonds: n_train=40455 | medians over 5 seeds",
+              ["model", "epsilon", "R^2", "fit s"],
+              [["LinearRegression (not private)", "-", "0.9829", "0.027"],
+               ["DPSGDRegressor", "1", cells, seconds],
+               ["DPSGDRegressor", "3", "0.9825", "0.090"]],
+              timing=["fit s"], note="one note line")
+    out.table("other", "a second table", ["a|b", "c"], [["x|y", "1e-05"]])
+    out.value("opacus.ratio", figure, timing=True)
+    out.value("slope", "0.82")
+    return out.write()
+
+
+def test_a_written_file_reads_back_as_written(tmp_path):
+    generated = report.read(written(tmp_path))
+    assert set(generated.header) >= {"commit", "command", "machine", "date"}
+    table = generated.tables["diamonds"]
+    assert table.title == "diamonds: n_train=40455 | medians over 5 seeds"
+    assert table.columns == ["model", "epsilon", "R^2", "fit s"]
+    assert table.rows[1] == ["DPSGDRegressor", "1", "0.9824", "0.083"]
+    assert table.timing == ["fit s"]
+    assert table.note == ["one note line"]
+    # A pipe inside a cell or a column name survives the round trip.
+    assert generated.tables["other"].columns == ["a|b", "c"]
+    assert generated.tables["other"].rows == [["x|y", "1e-05"]]
+    assert generated.values == {"opacus.ratio": ("14.9", True),
+                                "slope": ("0.82", False)}
+
+
+def test_references_name_one_cell_or_figure_and_refuse_the_rest(tmp_path):
+    generated = report.read(written(tmp_path))
+    assert report.lookup(generated, "diamonds[DPSGDRegressor;1][R^2]") == "0.9824"
+    assert report.lookup(generated, "slope") == "0.82"
+    assert report.span(report.lookup_all(
+        generated, "diamonds[DPSGDRegressor][R^2]")) == "0.9824 to 0.9825"
+    for bad in ("diamonds[DPSGDRegressor][R^2]",   # two rows
+                "diamonds[DPSGDRegressor;8][R^2]",  # no row
+                "diamonds[DPSGDRegressor;1][R2]",   # no column
+                "nodiamonds[DPSGDRegressor;1][R^2]", "noslope"):
+        with pytest.raises(KeyError):
+            report.lookup(generated, bad)
+
+
+def test_quick_tables_compare_equal_but_for_timings(tmp_path):
+    first = written(tmp_path / "a")
+    assert check_quick_tables.compare(first, written(
+        tmp_path / "b", seconds="0.5", figure="3.0")) == []
+
+
+@pytest.mark.parametrize("cell, moved", [("0.9823", False), ("0.9825", False),
+                                         ("0.9822", True), ("0.982", True),
+                                         ("0.9924", True)])
+def test_a_seeded_cell_may_move_one_unit_of_its_last_digit(tmp_path, cell, moved):
+    diff = check_quick_tables.compare(written(tmp_path / "a"),
+                                      written(tmp_path / "b", cells=cell))
+    assert bool(diff) is moved
+    if moved:
+        assert any(cell in line for line in diff)
+
+
+def test_close_compares_every_number_of_a_line():
+    close = check_quick_tables.close
+    assert close("0.716 / 0.667 (drop 0.048)", "0.716 / 0.668 (drop 0.049)")
+    assert not close("0.716 / 0.667 (drop 0.048)", "0.716 / 0.669 (drop 0.048)")
+    assert not close("gain 1 (0.223)", "gain 1.00 (0.223)")
+    assert not close("yes", "no")
+    assert close("1e-05", "1e-05") and not close("1e-05", "3e-05")
+
+
+def test_a_re_rendered_file_keeps_the_earlier_header(tmp_path):
+    earlier = report.read(written(tmp_path / "a"))
+    again = report.Report("bench_x", argparse.Namespace(out=tmp_path / "b",
+                                                        quick=True))
+    again.keep_header(tmp_path / "a" / "bench_x.quick.md")
+    again.table("t", "a table", ["a"], [["1"]])
+    assert report.read(again.write()).header == earlier.header
+
+
+def test_pages_fall_back_to_the_quick_table_only_where_the_full_one_is_missing(
+        tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "docs" / "sphinxext"))
+    import bench_tables
+
+    monkeypatch.setattr(report, "GENERATED", tmp_path)
+    written(tmp_path)                      # bench_x.quick.md only
+    generated, quick = bench_tables.load("bench_x")
+    assert quick and "diamonds" in generated.tables
+    full = report.Report("bench_x", argparse.Namespace(out=tmp_path, quick=False))
+    full.table("diamonds", "full", ["model"], [["DPSGDRegressor"]])
+    full.write()
+    generated, quick = bench_tables.load("bench_x")
+    assert not quick and generated.tables["diamonds"].title == "full"
+    with pytest.raises(KeyError):
+        bench_tables.load("bench_y")
+
+
+def test_a_timing_column_whose_name_holds_a_comma_is_read_as_timing(tmp_path):
+    out = report.Report("bench_x", argparse.Namespace(out=tmp_path, quick=True))
+    out.table("t", "title", ["n", "time (s), median", "R^2"],
+              [["10", "0.5", "0.9"]], timing=["time (s), median"])
+    assert report.read(out.write()).tables["t"].timing == ["time (s), median"]
