@@ -181,26 +181,30 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
         probes.append((value, epsilon_of(value, COARSE_POINTS)))
         return probes[-1][1]
 
-    aim, tolerance, slope = epsilon, rtol, bracket.slope
+    aim, tolerance, slope, toward = epsilon, rtol, bracket.slope, 1.0
     low, high = bracket.factors
     value = bracket.guess
     checked = []
     for _ in range(2):
         value, coarse = _search(
             coarse_of, aim, low * value, high * value,
-            increasing=bracket.increasing, rtol=tolerance, slope=slope)
+            increasing=bracket.increasing, rtol=tolerance, slope=slope,
+            aim=toward)
         checked.append((value, epsilon_of(value)))
         if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
             return Calibrated(*checked[-1])
         aim = epsilon * (1 - rtol / 4) * coarse / checked[-1][1]
         tolerance = rtol / 2
         low, high = 0.97, 1.03
-        # The slope the search saw near its answer, where it saw one: the
-        # corrected search starts at the Newton step to the new aim (its
-        # first probe), not at the value whose coarse epsilon is known.
+        # The corrected aim is an estimate (the factor moves with the
+        # value): its search steps to the middle of its window, starting
+        # at the Newton step there with the slope the first search saw
+        # near its answer, not at the value whose coarse epsilon is known.
+        toward = 0.5
         slope = _local_slope(probes) or bracket.slope
-        if slope and np.isfinite(np.log(aim / coarse)):
-            move = np.log(aim / coarse) / slope
+        middle = aim * (1 - tolerance / 2)
+        if slope and np.isfinite(np.log(middle / coarse)):
+            move = np.log(middle / coarse) / slope
             value *= float(np.exp(move if bracket.increasing else -move))
     # The factor moved too much: finish on the default accounting itself,
     # with the slope seen between the two checks.
@@ -225,14 +229,14 @@ def _local_slope(probes):
 
 
 def _search(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
-              max_evals=60, slope=None):
+              max_evals=60, slope=None, aim=1.0):
     """Solve ``epsilon_of(x) = target`` from below for a monotone ``epsilon_of``.
 
     Runs a bracketing secant search (the Illinois variant of regula falsi) on
     ``log epsilon`` against ``log x`` and stops at the first ``x`` whose
-    epsilon lies in ``[(1 - rtol) * target, target]``; its steps aim at the
-    middle of that window.  The bracket is widened geometrically when the
-    window is not inside ``[lower, upper]``.
+    epsilon lies in ``[(1 - rtol) * target, target]``; its steps aim at
+    ``aim`` of the way from the window's bottom to its top.  The bracket is
+    widened geometrically when the target is not inside ``[lower, upper]``.
 
     Parameters
     ----------
@@ -253,6 +257,9 @@ def _search(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
         A guess of ``|d log epsilon / d log x|``.  If given, the second probe
         is the Newton step from the first instead of the bracket's other
         end, which saves evaluations when the initial bracket is poor.
+    aim : float, default=1.0
+        Where in the accepted window the steps aim: 1 its top (the target),
+        0.5 its middle.
 
     Returns
     -------
@@ -267,10 +274,9 @@ def _search(epsilon_of, target, lower, upper, *, increasing, rtol=0.02,
         If no parameter in (0, inf) reaches the target within the budget.
     """
     sign = 1.0 if increasing else -1.0
-    # Steps aim at the middle of the accepted window, not at its top edge,
-    # where half of the near misses would land above the target.  Every
-    # bracket end with a gap <= 0 is then within budget, with margin.
-    middle = target * (1 - rtol / 2)
+    # Where the steps aim: every bracket end with a gap <= 0 is within
+    # budget.
+    middle = target * (1 - rtol * (1 - aim))
 
     def probe(log_x):
         """Epsilon at exp(log_x), and the log-gap used for interpolation,
