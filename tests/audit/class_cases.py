@@ -55,8 +55,8 @@ def _fit(data, random_state):
     # One full-batch step with a step size of 1e-6 moves the intercept
     # from +-1 by about 1e-6 (the hinge's slope is at most 1 per row, the
     # steps' noise at epsilon 8 about 1.2 clip norms): the sign stays the
-    # released majority's (measured: within 6e-7 of +-1 over 300 fits).  No probability: no calibration, no fit
-    # check.
+    # released majority's (measured: within 6e-7 of +-1 over 300 fits).
+    # No probability: no calibration, no fit check.
     X, y = data
     return DPSGDClassifier(loss="hinge", epsilon=EPSILON, delta=DELTA,
                            max_iter=1, sampling="full", eta0=1e-6,
