@@ -149,6 +149,15 @@ MUTANTS = [
         (f"{AUDITS}::test_audit_within_claim[DPLasso]",
          "tests/privacy/test_sensitivity.py", "tests/test_lasso.py"),
     ),
+    Mutant(
+        "class-totals-sixteenth-noise",
+        "the classifiers' class totals get a sixteenth of their plan's noise",
+        (Patch("skdpopt/solvers/classes.py",
+               "totals = totals + noise(rng, plan.noise_scale, len(totals))",
+               "totals = totals + noise(rng, plan.noise_scale / 16, len(totals))"),),
+        (f"{AUDITS}::test_audit_within_claim[DPSGDClassifier (class totals)]",
+         NOISE, "tests/test_sgd.py"),
+    ),
 ]
 
 

@@ -90,4 +90,7 @@ PLANTED = {
     "DPMinimaxClassifier (auto clip_norm)": Planted(  # claim 0.373
         threshold=0.8324449805019046, direction=-1,
         rates=(0.7846, 0.4695), runs=544),
+    "DPSGDClassifier (class totals)": Planted(  # claim 0.930
+        threshold=-1.0, direction=1,
+        rates=(0.9706, 0.0313), runs=33),
 }

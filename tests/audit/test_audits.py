@@ -15,6 +15,7 @@ import dataclasses
 import os
 
 import auto_bounds_cases
+import class_cases
 import numpy as np
 import preprocessing_cases
 import pytest
@@ -40,9 +41,11 @@ def _with_test(case):
 
 
 # Estimators' releases, then the private bounds of the preprocessing
-# transformers and of the estimators' "auto" bounds.
+# transformers and of the estimators' "auto" bounds, then the classifiers'
+# class totals.
 CASES = [_with_test(c) for c in
-         ESTIMATOR_CASES + preprocessing_cases.CASES + auto_bounds_cases.CASES]
+         ESTIMATOR_CASES + preprocessing_cases.CASES + auto_bounds_cases.CASES
+         + class_cases.CASES]
 
 # The bounds cases are small on purpose (the canary must matter), which
 # the estimators rightly call useless.
