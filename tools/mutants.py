@@ -96,10 +96,8 @@ MUTANTS = [
         "sgd-no-clipping",
         "per-example gradients not clipped",
         (Patch("skdpopt/_data/inmemory.py",
-               "scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), "
-               "limits)",
-               "scaled = np.nan_to_num(np.asarray(residual, dtype=np.float64)"
-               ".ravel())"),),
+               "scaled = clip_scalars(residual, limits)",
+               "scaled = np.nan_to_num(residual)"),),
         ("tests/solvers/test_noisy_sgd.py", "tests/test_sgd.py",
          f"{AUDITS}::test_audit_within_claim"),
     ),
