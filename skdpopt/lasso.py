@@ -390,7 +390,6 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         check."""
         self.target_location_, self.target_bound_ = 0.0, self.target_bound
         if plan.target_draws is not None:
-            # user -> fit's wrapper -> fit -> here -> the warning.
             warn_if_coarse(self, plan.target_draws, ["target_bound"])
             if self.fit_intercept:  # without one, never centred
                 warn_if_not_centred(self, plan.target_draws, "target_bound")

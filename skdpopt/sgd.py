@@ -419,7 +419,6 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             self.target_scale_ = (1.0 if self.target_scale is None
                                   else float(self.target_scale))
         else:
-            # user -> fit's wrapper -> fit -> _fit_problems -> here.
             warn_if_coarse(self, plan.target_draws, ["target_scale"])
             if self.fit_intercept:  # without one, never centred
                 warn_if_not_centred(self, plan.target_draws, "target_scale")
