@@ -83,6 +83,7 @@ def check_fit(estimator, X, targets, weighting, plan, rng):
     positive; ``plan`` is the :class:`~skdpopt.plans.checks.FitCheckPlan`."""
     released = release_fit_check(
         map_rows(partial(quiet_log_proba, estimator), X, len(estimator.classes_)),
-        targets, weighting.log_prior(), weighting.row_weights(targets), plan, rng)
+        targets, weighting.log_prior(), weighting.check_weights(targets), plan,
+        rng)
     warn_if_no_better_than_prior(estimator, released, plan,
                                  spreads=FIT_CHECK_SPREADS)
