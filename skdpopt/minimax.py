@@ -401,7 +401,7 @@ class DPMinimaxClassifier(
         stage = plan.stage(sizes, self._row_norm(problem, plan, rng))
         if plan.solver == "gda":
             warn_if_noise_dominates(
-                self, gda_noise_ratio(plan, stage.clip_norm),
+                self, gda_noise_ratio(stage),
                 levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES))
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)
