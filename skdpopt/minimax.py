@@ -228,7 +228,8 @@ class DPMinimaxClassifier(
     -----
     ``"gda"`` schedule: T = 200 full passes; the budget (zCDP) is split
     5% counts, 5% the row norm (``clip_norm="auto"``), then half of the
-    rest to the model and half to the adversary; the model's step is
+    rest to the model and half to the adversary (all to the model when
+    kappa is 1: the adversary then releases nothing); the model's step is
     ``4 / (S^2 + b^2)``; with f the model's noise floor ``2 sqrt(C^2 +
     b^2) sqrt(d) / (n mu_model)`` (mu_model the Gaussian-DP parameter of
     its releases), kappa is ``clip(0.05 / f, 1, 1 / p_min)`` and the

@@ -68,7 +68,7 @@ AUTO_D_PER_ROW = 0.007
 
 # Shares of the zCDP budget of the group counts and, with
 # clip_norm="auto", of the rows' norm (the rest to the two players; the
-# model's share of it below).
+# model's share of it below, all of it when a stage's kappa is 1).
 COUNT_SHARE = 0.05
 ROW_NORM_SHARE = AUTO_BOUNDS_SHARE
 MODEL_SHARE = 0.50
