@@ -325,9 +325,13 @@ class MinimaxGDAPlan(PrivacyPlan):
             # step's two releases are one Gaussian mechanism of multiplier
             # (1 / s^2 + 1 / s_L^2)^(-1/2) however they split it (their
             # mu^2 add up), so the plan's event stays exact.
-            model_noise = 1.0 / math.hypot(1.0 / model_noise, 1.0 / loss_noise)
+            model_noise = (model_noise * loss_noise
+                           / math.hypot(model_noise, loss_noise)
+                           if model_noise and loss_noise else 0.0)
             loss_noise, group_step = np.inf, 0.0
-        floor = noise_floor(self, clip, model_noise)
+        floor = noise_floor(self, clip)
+        if self.noise_multiplier:  # the floor scales with the model's noise
+            floor *= model_noise / self.noise_multiplier
         return GDAStage(
             proportions=proportions, group_sizes=group_sizes, kappa=kappa,
             step_size=MODEL_STEP * 4.0 / (scale**2 + self.intercept_value**2),
@@ -438,19 +442,17 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
         math.sqrt(n_steps) / model)
 
 
-def noise_floor(plan, clip_norm, noise_multiplier=None):
+def noise_floor(plan, clip_norm):
     """The norm of the noise on the model's gradient at unit weight,
     averaged over the run: ``2 C_w sqrt(d) / (n mu_model)`` with ``C_w =
     sqrt(C^2 + b^2)`` (each step adds ``2 C_w s`` per coordinate to a sum
     over n rows; T steps average it down by ``sqrt(T)``, and ``s / sqrt(T)
-    = 1 / mu_model``).  ``noise_multiplier``: s, the plan's by default.
-    Public: C is public or released.  0 without privacy."""
+    = 1 / mu_model``).  Public: C is public or released.  0 without
+    privacy."""
     if not plan.private:
         return 0.0
-    mu = (plan.model_mu if noise_multiplier is None
-          else math.sqrt(plan.n_steps) / noise_multiplier)
     return 2.0 * math.hypot(clip_norm, plan.intercept_value) * math.sqrt(
-        plan.n_features) / (plan.n_samples * mu)
+        plan.n_features) / (plan.n_samples * plan.model_mu)
 
 
 def gda_noise_ratio(stage):
