@@ -228,7 +228,8 @@ class DPMinimaxClassifier(
     -----
     ``"gda"`` schedule: T = 200 full passes; the budget (zCDP) is split
     5% counts, 5% the row norm (``clip_norm="auto"``), then half of the
-    rest to the model and half to the adversary; the model's step is
+    rest to the model and half to the adversary (all to the model when
+    kappa is 1: the adversary then releases nothing); the model's step is
     ``4 / (S^2 + b^2)``; with f the model's noise floor ``2 sqrt(C^2 +
     b^2) sqrt(d) / (n mu_model)`` (mu_model the Gaussian-DP parameter of
     its releases), kappa is ``clip(0.05 / f, 1, 1 / p_min)`` and the
@@ -401,7 +402,7 @@ class DPMinimaxClassifier(
         stage = plan.stage(sizes, self._row_norm(problem, plan, rng))
         if plan.solver == "gda":
             warn_if_noise_dominates(
-                self, gda_noise_ratio(plan, stage.clip_norm),
+                self, gda_noise_ratio(stage),
                 levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES))
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)

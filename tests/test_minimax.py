@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
-from skdpopt.exceptions import PrivacyLeakWarning
+from skdpopt.exceptions import PrivacyLeakWarning, UtilityWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
 from skdpopt.plans.minimax import (
     CLIP_FACTOR,
@@ -31,6 +31,8 @@ from skdpopt.plans.minimax import (
     plan_minimax_gda,
     vertex_steps,
 )
+from skdpopt.solvers import gda
+from skdpopt.solvers.problems import GroupProblem
 
 pd = pytest.importorskip("pandas")
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -635,6 +637,58 @@ def test_gda_kappa_degrades_to_erm_and_reaches_the_minimax():
         assert k * noise_floor(p, 1.0) == pytest.approx(KAPPA_NOISE)
     assert gda_kappa(_gda_plan(epsilon=np.inf), proportions,
                      np.inf) == pytest.approx(10.0)
+
+
+def test_gda_kappa_one_gives_the_adversarys_share_to_the_model():
+    """With kappa = 1 the adversary releases nothing and the model's noise
+    multiplier is that of a step's two planned releases together: their
+    zCDP costs, 1 / (2 s^2) each, add up to the model's alone, so the
+    plan's spend is that of what the fit releases."""
+    proportions = np.array([0.6, 0.3, 0.1])
+    plan = _gda_plan(epsilon=0.05, n_samples=2000)
+    stage = plan.stage(proportions * 2000, 1.0)
+    assert stage.kappa == 1.0
+    assert stage.loss_noise_multiplier == np.inf and stage.group_step_size == 0
+    assert 1 / stage.noise_multiplier**2 == pytest.approx(
+        1 / plan.noise_multiplier**2 + 1 / plan.loss_noise_multiplier**2)
+    assert stage.noise_floor == pytest.approx(
+        noise_floor(plan, stage.clip_norm) * stage.noise_multiplier
+        / plan.noise_multiplier)
+    # kappa above 1: the plan's split.
+    wide = _gda_plan(epsilon=50.0, n_samples=2000).stage(proportions * 2000, 1.0)
+    assert wide.kappa > 1.0
+    assert wide.noise_multiplier == _gda_plan(
+        epsilon=50.0, n_samples=2000).noise_multiplier
+
+
+def test_gda_without_an_adversary_draws_no_loss_noise(monkeypatch):
+    """kappa = 1: the group weights are the proportions and the fit is the
+    one whose model noise alone is drawn (the adversary's draws would
+    shift the generator's stream)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(3000, 4))
+    y = (X[:, 0] > 0).astype(int)
+    g = rng.choice([0, 1], size=3000, p=[0.8, 0.2])
+    clf = DPMinimaxClassifier(solver="gda", epsilon=0.05, delta=1e-8,
+                              classes=[0, 1], groups=[0, 1], group_priors=[0.8, 0.2],
+                              random_state=0)
+    with pytest.warns(UtilityWarning):
+        clf.fit(X, y, sensitive_features=g)
+    assert clf.kappa_ == 1.0
+    np.testing.assert_allclose(clf.group_weights_, [0.8, 0.2], rtol=1e-12)
+    stage = clf.privacy_plan_.stage(np.array([2400.0, 600.0]), 1.0)
+    assert stage.kappa == 1.0
+    calls = []
+    original = gda.gaussian_noise
+
+    def counting(generator, std, shape):
+        calls.append(shape)
+        return original(generator, std, shape)
+
+    monkeypatch.setattr(gda, "gaussian_noise", counting)
+    problem = GroupProblem(X, np.where(y == 1, 1.0, -1.0), g, 2, 1.0)
+    gda.noisy_gda(problem, stage, np.random.default_rng(0))
+    assert calls == [(5,)] * stage.n_steps  # the model's noise only
 
 
 def test_gda_needs_delta():

@@ -156,6 +156,16 @@ MUTANTS = [
         (f"{AUDITS}::test_audit_within_claim[DPSGDClassifier (class totals)]",
          NOISE, "tests/test_sgd.py"),
     ),
+    Mutant(
+        "gda-kappa-one-share-doubled",
+        "DPMinimaxClassifier's gda stage with kappa = 1 gives the model twice "
+        "the adversary's share (its noise below the plan's)",
+        (Patch("skdpopt/plans/minimax.py",
+               "/ math.hypot(model_noise, loss_noise)",
+               "/ math.hypot(model_noise, loss_noise / math.sqrt(2.0))"),),
+        ("tests/test_minimax.py::"
+         "test_gda_kappa_one_gives_the_adversarys_share_to_the_model",),
+    ),
 ]
 
 

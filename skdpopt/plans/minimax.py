@@ -68,7 +68,7 @@ AUTO_D_PER_ROW = 0.007
 
 # Shares of the zCDP budget of the group counts and, with
 # clip_norm="auto", of the rows' norm (the rest to the two players; the
-# model's share of it below).
+# model's share of it below, all of it when a stage's kappa is 1).
 COUNT_SHARE = 0.05
 ROW_NORM_SHARE = AUTO_BOUNDS_SHARE
 MODEL_SHARE = 0.50
@@ -212,7 +212,12 @@ class GDAStage:
         lambda r / 2 ||coef||^2``, r the step's largest ``q_g / p_g``,
         which scales that step's noise (the intercept is not decayed).
     noise_multiplier, loss_bound, loss_noise_multiplier, radius
-        As in :class:`MinimaxGDAPlan`.
+        As in :class:`MinimaxGDAPlan`, but with ``kappa = 1`` the model's
+        multiplier is that of the plan's two releases of a step together
+        and the adversary's ``inf`` (it releases nothing).
+    noise_floor : float
+        The model's noise floor at unit weight (:func:`noise_floor`) at
+        the stage's noise multiplier.
     """
 
     proportions: np.ndarray
@@ -227,6 +232,7 @@ class GDAStage:
     loss_bound: float
     loss_noise_multiplier: float
     radius: float
+    noise_floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -312,15 +318,29 @@ class MinimaxGDAPlan(PrivacyPlan):
                 self.loss_bound * self.loss_noise_multiplier * root))
         clip = CLIP_FACTOR * scale if self.private else np.inf
         kappa = gda_kappa(self, proportions, clip)
-        decay = WEIGHT_DECAY * noise_floor(self, clip)
+        model_noise, loss_noise = self.noise_multiplier, self.loss_noise_multiplier
+        if self.private and kappa <= 1.0:
+            # kappa = 1 pins q at p: the adversary's releases could move
+            # nothing, so the model takes its share of every step.  One
+            # step's two releases are one Gaussian mechanism of multiplier
+            # (1 / s^2 + 1 / s_L^2)^(-1/2) however they split it (their
+            # mu^2 add up), so the plan's event stays exact.
+            model_noise = (model_noise * loss_noise
+                           / math.hypot(model_noise, loss_noise)
+                           if model_noise and loss_noise else 0.0)
+            loss_noise, group_step = np.inf, 0.0
+        floor = noise_floor(self, clip)
+        if self.noise_multiplier:  # the floor scales with the model's noise
+            floor *= model_noise / self.noise_multiplier
         return GDAStage(
             proportions=proportions, group_sizes=group_sizes, kappa=kappa,
             step_size=MODEL_STEP * 4.0 / (scale**2 + self.intercept_value**2),
             group_step_size=group_step,
-            n_steps=self.n_steps, clip_norm=clip, weight_decay=decay,
-            noise_multiplier=self.noise_multiplier,
+            n_steps=self.n_steps, clip_norm=clip,
+            weight_decay=WEIGHT_DECAY * floor, noise_multiplier=model_noise,
             loss_bound=self.loss_bound if self.private else np.inf,
-            loss_noise_multiplier=self.loss_noise_multiplier, radius=self.radius)
+            loss_noise_multiplier=loss_noise, radius=self.radius,
+            noise_floor=floor)
 
 
 def gda_noise(rho, shares, n_steps):
@@ -435,11 +455,11 @@ def noise_floor(plan, clip_norm):
         plan.n_features) / (plan.n_samples * plan.model_mu)
 
 
-def gda_noise_ratio(plan, clip_norm):
-    """The noise floor at unit weight over ``USEFUL_NOISE_FLOOR``: above 1
-    the fit is likely little better than the intercept-only model (public
-    and released quantities only)."""
-    return noise_floor(plan, clip_norm) / USEFUL_NOISE_FLOOR
+def gda_noise_ratio(stage):
+    """The stage's noise floor at unit weight over ``USEFUL_NOISE_FLOOR``:
+    above 1 the fit is likely little better than the intercept-only model
+    (public and released quantities only)."""
+    return stage.noise_floor / USEFUL_NOISE_FLOOR
 
 
 def gda_kappa(plan, proportions, clip_norm):

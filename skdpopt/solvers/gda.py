@@ -193,8 +193,11 @@ def noisy_gda(problem, plan, rng):
     # Without privacy nothing is clipped (bounds of inf) and nothing added.
     model_std = (2.0 * np.hypot(clip_norm, b) * plan.noise_multiplier
                  if plan.noise_multiplier else 0.0)
+    # kappa = 1 pins q at p: the adversary releases nothing (the plan gave
+    # its share to the model).
+    adversary = kappa > 1.0
     loss_std = (loss_bound * plan.loss_noise_multiplier
-                if plan.loss_noise_multiplier else 0.0)
+                if adversary and plan.loss_noise_multiplier else 0.0)
     half_bound = 0.5 * loss_bound if np.isfinite(loss_bound) else 0.0
     for t in range(n_steps):
         ratio = q / proportions
@@ -205,13 +208,15 @@ def noisy_gda(problem, plan, rng):
         grad += gaussian_noise(rng, model_std, w.shape)
         grad *= top / n_samples
         grad[:n_features] += plan.weight_decay * top * w[:n_features]
-        sums += gaussian_noise(rng, loss_std, n_groups)
-        group_loss = sums / plan.group_sizes + half_bound
         # Simultaneous updates from the same iterate.
         w = project_l2_ball(w - plan.step_size * grad, plan.radius)
-        log_q = np.log(q) + plan.group_step_size * (group_loss - group_loss.max())
-        q = project_capped_simplex(np.exp(log_q - log_q.max()), caps)
-        q = np.maximum(q, 1e-300)  # keep log(q) finite
+        if adversary:
+            sums += gaussian_noise(rng, loss_std, n_groups)
+            group_loss = sums / plan.group_sizes + half_bound
+            log_q = np.log(q) + plan.group_step_size * (group_loss
+                                                        - group_loss.max())
+            q = project_capped_simplex(np.exp(log_q - log_q.max()), caps)
+            q = np.maximum(q, 1e-300)  # keep log(q) finite
         if t >= keep_from:
             w_sum += w
             q_sum += q

@@ -412,6 +412,14 @@ def _expected_minimax(est, draws, n):
         # its intercept's at most b; the sum moves by 2 sqrt(C^2 + b^2).
         # Each group's loss sum (losses within [0, l_max]) moves by l_max.
         b = est.feature_bound if est.fit_intercept else 0.0
+        if est.kappa_ == 1.0:
+            # q pinned at p: the adversary releases nothing and each step's
+            # model release is the pair's one Gaussian mechanism (mu^2 add).
+            z = 1.0 / math.hypot(1.0 / model.noise_multiplier,
+                                 1.0 / loss.noise_multiplier)
+            expected.append(("normal", 2.0 * math.hypot(est.clip_norm_, b) * z,
+                             plan.n_steps * dim))
+            return expected
         expected.append(("normal", 2.0 * math.hypot(est.clip_norm_, b)
                          * model.noise_multiplier, plan.n_steps * dim))
         expected.append(("normal", plan.loss_bound * loss.noise_multiplier,
