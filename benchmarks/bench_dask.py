@@ -26,12 +26,15 @@ the targets to ``docs/benchmarks/_generated/bench_dask.md`` (see
 once (``bench_dask.quick.md``).  With ``--sizes`` it prints the JSON lines
 of the fits asked for.
 
-With ``--workers 1 2 ...`` it prints two tables instead, on data of
+With ``--workers 1 2 ...`` it runs two tables instead, on data of
 ``--size`` rows persisted in the workers' memory, medians of
 ``--repeats`` fits: per-core efficiency (one worker with one thread
 against numpy with one BLAS thread) and strong scaling (1, 2, ...
 workers of one thread against one numpy process with a BLAS thread per
-core), with the processor seconds of all the processes of each fit.
+core), with the processor seconds of all the processes of each fit, and
+writes them with every single fit to
+``docs/benchmarks/_generated/bench_dask.cores.md`` (with all three fits;
+a subset of ``--estimators`` only prints them).
 
 Usage::
 
@@ -504,24 +507,42 @@ def workers_tables(args):
     def med(run, key="all_seconds"):
         return statistics.median(run[key]) if key in run else float("nan")
 
-    print(f"\nPer-core efficiency, n = {n:.0e} x {D} persisted, medians of "
-          f"{args.repeats} fits (seconds; processor seconds in brackets)\n")
-    print("| fit | numpy, 1 thread | Dask, 1 worker (1 thread) | ratio |")
-    print("| --- | ---: | ---: | ---: |")
+    # The documented run writes bench_dask.cores.md; a subset only prints.
+    report = Report("bench_dask.cores", args, packages=("dask", "distributed"),
+                    write=set(args.estimators) == set(ESTIMATORS))
+    report.note(f"{n:.0e} x {D} float64 rows persisted in the workers' memory; "
+                f"medians of {args.repeats} fits")
+    rows = []
     for name in args.estimators:
         a, b = runs[name, "numpy", 1], runs[name, "dask", 1]
-        print(f"| {name} | {med(a):.2f} ({med(a, 'cpu_seconds'):.2f}) | "
-              f"{med(b):.2f} ({med(b, 'cpu_seconds'):.2f}) | "
-              f"{med(b) / med(a):.2f}x |")
-    print(f"\nStrong scaling, the same data: one numpy process with {cores} "
-          "threads against Dask with w workers of one thread (seconds)\n")
-    print("| fit | numpy, " + f"{cores} threads | "
-          + " | ".join(f"Dask, {w} worker{'s' * (w > 1)}" for w in counts) + " |")
-    print("| --- | ---: | " + " | ".join("---:" for _ in counts) + " |")
-    for name in args.estimators:
-        a = runs[name, "numpy", cores]
-        print(f"| {name} | {med(a):.2f} | "
-              + " | ".join(f"{med(runs[name, 'dask', w]):.2f}" for w in counts) + " |")
+        wall, cpu = med(b) / med(a), med(b, "cpu_seconds") / med(a, "cpu_seconds")
+        rows.append([name, f"{med(a):.2f}", f"{med(b):.2f}", f"{wall:.2f}",
+                     f"{med(a, 'cpu_seconds'):.2f}", f"{med(b, 'cpu_seconds'):.2f}",
+                     f"{cpu:.2f}", "yes" if wall <= 2 else "no"])
+    timed = ["numpy, 1 thread (s)", "Dask, 1 worker (s)", "ratio (wall)",
+             "numpy processor (s)", "Dask processor (s)", "ratio (processor)",
+             "wall ratio at most 2"]
+    report.table("efficiency", "Per-core efficiency: one Dask worker of one "
+                 "thread against numpy on one thread (medians; processor "
+                 "seconds of every process of the fit)", ["fit", *timed], rows,
+                 timing=timed)
+    dask_columns = [f"Dask, {w} worker{'s' * (w > 1)} (s)" for w in counts]
+    timed = [f"numpy, {cores} threads (s)", *dask_columns]
+    report.table("scaling", f"Strong scaling: one numpy process with {cores} "
+                 "threads against Dask with w workers of one thread (medians)",
+                 ["fit", *timed],
+                 [[name, f"{med(runs[name, 'numpy', cores]):.2f}",
+                   *(f"{med(runs[name, 'dask', w]):.2f}" for w in counts)]
+                  for name in args.estimators], timing=timed)
+    timed = ["wall (s)", "processor (s)"]
+    single = [[name, backend, str(k), f"{wall:.3f}", f"{cpu:.3f}"]
+              for (name, backend, k), run in runs.items()
+              for wall, cpu in zip(run.get("all_seconds", ()),
+                                   run.get("cpu_seconds", ()), strict=True)]
+    report.table("single", "Every fit, in the order run (backend: numpy with k "
+                 "threads, or Dask with k workers)",
+                 ["fit", "backend", "k", *timed], single, timing=timed)
+    report.write()
 
 
 def main():
