@@ -26,6 +26,7 @@ thread: the model crosses once per thread) and receives a few numbers.
 
 import math
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -233,11 +234,6 @@ class LeastSquaresShares:
         self.y_blocks = [np.asarray(y, dtype=np.float64) for y in y_blocks]
         self.shares = shares  # positions in X_blocks, per share
         self.residuals = [None] * len(X_blocks)
-        self.pool = None
-        if len(shares) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self.pool = ThreadPoolExecutor(len(shares))
 
     def _each(self, function, *args):
         """``function(k, *args)`` for each block k, the shares in parallel;
@@ -245,10 +241,11 @@ class LeastSquaresShares:
         def share(positions):
             return [(k, function(k, *args)) for k in positions]
 
-        if self.pool is None:
-            results = [share(p) for p in self.shares]
-        else:
-            results = list(self.pool.map(share, self.shares))
+        if len(self.shares) == 1:
+            results = [share(self.shares[0])]
+        else:  # threads for the call only: none outlives the actor
+            with ThreadPoolExecutor(len(self.shares)) as pool:
+                results = list(pool.map(share, self.shares))
         out = [None] * len(self.X_blocks)
         for k, result in (pair for part in results for pair in part):
             out[k] = result
