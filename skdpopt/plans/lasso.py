@@ -28,12 +28,16 @@ from .clipping import CLIP_CHECK_SHARE, ClipCheck, clip_check
 from .targets import TargetDraws, centring_share, target_draws, target_units
 
 # Shares of each step's privacy budget (in zCDP units, rho) given to the
-# selection, the coordinate gradient and, with curvature="private", the
-# coordinate curvature and, with residual_bound="auto", the residual scale.
-# Chosen by measurement (docs/benchmarks/dplasso.md).
-SELECTION_SHARE = 0.5
+# coordinate curvature (curvature="private") and the residual scale
+# (residual_bound="auto"); the selection and the coordinate gradient share
+# the rest in the ratio selection_ratio(n_features) (chosen by measurement,
+# docs/benchmarks/dplasso.md and benchmarks/design_regression.py).
 CURVATURE_SHARE = 0.05
 RESIDUAL_SHARE = 0.05
+# The selection's share over the gradient's for SELECTION_COLUMNS
+# candidates, growing as log(candidates)^(2/3) (selection_ratio).
+SELECTION_RATIO = 0.5
+SELECTION_COLUMNS = 20
 # "auto" target bound: rank of the bound among the |y_i - location|, and
 # the most of the budget the releases before the steps may take when the
 # rows are too few for AUTO_BOUNDS_SHARE to find the target's scale.
@@ -162,7 +166,34 @@ class LassoFrankWolfePlan(PrivacyPlan):
         return replace(self, residual_bound=residual_bound, score_scale=score_scale)
 
 
-def greedy_cd_step_parameters(rho, *, selection, curvature, adaptive_residual):
+def selection_ratio(n_features):
+    """The selection's share of a DP-GCD step over the gradient's.
+
+    The exponential mechanism misses the best coordinate by about
+    ``log(p) / epsilon_sel`` score units, ``epsilon_sel`` growing as the
+    root of its share s; the released gradient's error falls as the root
+    of its share g.  The sum ``a log(p) / sqrt(s) + b / sqrt(g)`` at a
+    fixed ``s + g`` is smallest where ``s / g`` grows as
+    ``log(p)^(2/3)``: here ``SELECTION_RATIO`` at ``SELECTION_COLUMNS``
+    candidates (a few standardised and one-hot columns: 0.3 of the step
+    with the curvature and residual releases) and about 1 at 4,000 (0.45).
+    Public: the number of candidates, ``n_features + 1``.
+    """
+    grow = np.log(n_features + 1.0) / np.log(SELECTION_COLUMNS + 1.0)
+    return SELECTION_RATIO * grow ** (2.0 / 3.0)
+
+
+def selection_share(n_features):
+    """The selection's share of a DP-GCD step: it and the gradient split
+    what the optional curvature and residual releases leave in the ratio
+    :func:`selection_ratio` (a share those leave unused goes to the
+    gradient)."""
+    ratio = selection_ratio(n_features)
+    return (1.0 - CURVATURE_SHARE - RESIDUAL_SHARE) * ratio / (1.0 + ratio)
+
+
+def greedy_cd_step_parameters(rho, *, n_features, selection, curvature,
+                              adaptive_residual):
     """Per-step privacy parameters of DP-GCD with per-step budget ``rho``.
 
     Every mechanism gets its share of ``rho`` as a zCDP cost: the
@@ -181,8 +212,10 @@ def greedy_cd_step_parameters(rho, *, selection, curvature, adaptive_residual):
     """
     curvature_share = CURVATURE_SHARE if curvature == "private" else 0.0
     residual_share = RESIDUAL_SHARE if adaptive_residual else 0.0
-    selection_rho = SELECTION_SHARE * rho
-    gradient_rho = (1.0 - SELECTION_SHARE - curvature_share - residual_share) * rho
+    selection_rho = selection_share(n_features) * rho
+    # A share not used (public curvature, fixed residual bound) goes to
+    # the gradient.
+    gradient_rho = rho - selection_rho - (curvature_share + residual_share) * rho
     # The exponential mechanism's pure epsilon is twice its score
     # sensitivity.  A Laplace release of scale s sensitivities is (1/s)-DP
     # and costs 1/(2 s^2), as a Gaussian of multiplier s does.
@@ -314,8 +347,8 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
               "centre_target": centre_target}
     bounds_share, check_share = bounds_budget(**bounds)
     share = bounds_share + check_share
-    options = {"selection": selection, "curvature": curvature,
-               "adaptive_residual": adaptive_residual}
+    options = {"n_features": n_features, "selection": selection,
+               "curvature": curvature, "adaptive_residual": adaptive_residual}
     if epsilon == np.inf:
         # Without noise there is nothing to gain from clipping residuals
         # tighter than the public bound.
