@@ -484,6 +484,10 @@ def workers_tables(args):
 
     n, cores = int(args.size), os.cpu_count()
     counts = sorted(set(args.workers) | {1})
+    # Made first, so that its header has the run's time and starting load.
+    # The documented run writes bench_dask.cores.md; a subset only prints.
+    report = Report("bench_dask.cores", args, packages=("dask", "distributed"),
+                    write=set(args.estimators) == set(ESTIMATORS))
     runs = {}
     for name in args.estimators:
         for threads in sorted({1, cores}):
@@ -511,9 +515,6 @@ def workers_tables(args):
     def med(run, key="all_seconds"):
         return statistics.median(run[key]) if key in run else float("nan")
 
-    # The documented run writes bench_dask.cores.md; a subset only prints.
-    report = Report("bench_dask.cores", args, packages=("dask", "distributed"),
-                    write=set(args.estimators) == set(ESTIMATORS))
     report.note(f"{n:.0e} x {D} float64 rows persisted in the workers' memory; "
                 f"medians of {args.repeats} fits")
     rows = []
@@ -616,6 +617,7 @@ def profile(args):
     from distributed import Client, LocalCluster, get_task_stream
 
     n = int(args.size)
+    report = Report("bench_dask.profile", args, packages=("dask", "distributed"))
     calls = []
     _time_calls(calls)
     fits = []
@@ -647,7 +649,6 @@ def profile(args):
                 phases[phase] = [count + 1, wall + b - a, work + on_worker(a, b)]
             fits.append(phases)
     fits = fits[1:]
-    report = Report("bench_dask.profile", args, packages=("dask", "distributed"))
     report.note(f"DPLasso as in the per-core table, {n:.0e} x {D} persisted on "
                 f"one worker of one thread; medians of {args.repeats} fits after "
                 "one to warm the worker up")
