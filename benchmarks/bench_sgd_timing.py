@@ -16,10 +16,15 @@ session does), and **warm**, the cache kept (a fit with the public
 parameters of an earlier one: a refit, a grid search over
 hyperparameters that leave the plan unchanged).
 
+The table is written through :mod:`report` to
+``docs/benchmarks/_generated/bench_sgd_timing.md`` (``--quick``: 3 pairs
+per row, to ``bench_sgd_timing.quick.md``; every cell is a timing).
+
 Usage::
 
     python benchmarks/bench_sgd_timing.py              # 9 pairs per row
     python benchmarks/bench_sgd_timing.py --repeats 5
+    python benchmarks/bench_sgd_timing.py --quick
 """
 
 import argparse
@@ -29,6 +34,7 @@ import time
 import warnings
 
 import numpy as np
+from report import Report
 from sklearn.linear_model import SGDRegressor
 
 from skdpopt import DPSGDRegressor
@@ -67,25 +73,40 @@ def pairs(X, y, repeats, cold):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="pairs per row (default 9, 3 with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="3 pairs per row, to the quick table")
+    Report.add_arguments(parser)
     args = parser.parse_args(argv)
+    repeats = args.repeats or (3 if args.quick else 9)
+    report = Report("bench_sgd_timing", args)
     X, y = data()
     warnings.simplefilter("ignore")
     # Warm-up: imports, BLAS, the first calibration.
     DPSGDRegressor(delta=1.0 / N_SAMPLES**2, random_state=0).fit(X[:20_000], y[:20_000])
     SGDRegressor(max_iter=EPOCHS, tol=None).fit(X[:20_000], y[:20_000])
+    load = os.getloadavg()[0]
     print(f"{N_SAMPLES:,} rows x {N_FEATURES} features, {EPOCHS} epochs, "
-          f"{args.repeats} alternating pairs per row; {platform.machine()}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at "
-          "the start")
-    print(f"{'DPSGDRegressor':22s} {'DP wall s':>9s} {'SGD wall s':>10s} "
-          f"{'wall ratio':>10s} {'CPU ratio':>9s}")
+          f"{repeats} alternating pairs per row; {platform.machine()}, "
+          f"{os.cpu_count()} CPUs, load average {load:.1f} at the start")
+    rows = []
     for label, cold in (("cold (cache cleared)", True), ("warm (cache kept)", False)):
-        t = pairs(X, y, args.repeats, cold)
-        wall_ratio = np.median(t[:, 0] / t[:, 2])
-        cpu_ratio = np.median(t[:, 1] / t[:, 3])
-        print(f"{label:22s} {np.median(t[:, 0]):9.3f} {np.median(t[:, 2]):10.3f} "
-              f"{wall_ratio:10.2f} {cpu_ratio:9.2f}", flush=True)
+        t = pairs(X, y, repeats, cold)
+        rows.append([label, f"{np.median(t[:, 0]):.3f}", f"{np.median(t[:, 2]):.3f}",
+                     f"{np.median(t[:, 0] / t[:, 2]):.2f}",
+                     f"{np.median(t[:, 1] / t[:, 3]):.2f}"])
+    report.table(
+        "timing",
+        f"DPSGDRegressor(epsilon=1, delta=1/n^2, max_iter={EPOCHS}) against "
+        f"SGDRegressor(max_iter={EPOCHS}, tol=None): {N_SAMPLES:,} rows x "
+        f"{N_FEATURES} features, medians over {repeats} alternating pairs",
+        ["DPSGDRegressor", "DP wall s", "SGD wall s", "wall ratio", "CPU ratio"],
+        rows, timing=["DP wall s", "SGD wall s", "wall ratio", "CPU ratio"],
+        note=[f"Load average {load:.1f} at the start of the timed pairs, "
+              f"{os.getloadavg()[0]:.1f} at their end, on "
+              f"{os.cpu_count()} logical cores."])
+    report.write()
 
 
 if __name__ == "__main__":

@@ -79,10 +79,13 @@ def quiet_log_proba(estimator, rows):
 
 def check_fit(estimator, X, targets, weighting, plan, rng):
     """Release the fit check of the fitted ``estimator`` (its training
-    log-likelihood over the class prior) and warn when it is not clearly
-    positive; ``plan`` is the :class:`~skdpopt.plans.checks.FitCheckPlan`."""
+    log-likelihood over the class prior, the classes balanced by
+    :meth:`~skdpopt.solvers.classes.ClassWeighting.check_weights`) and warn
+    when it is not clearly positive; ``plan`` is the
+    :class:`~skdpopt.plans.checks.FitCheckPlan`."""
     released = release_fit_check(
         map_rows(partial(quiet_log_proba, estimator), X, len(estimator.classes_)),
-        targets, weighting.log_prior(), weighting.row_weights(targets), plan, rng)
+        targets, weighting.log_prior(), weighting.check_weights(targets), plan,
+        rng)
     warn_if_no_better_than_prior(estimator, released, plan,
                                  spreads=FIT_CHECK_SPREADS)

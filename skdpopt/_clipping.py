@@ -120,6 +120,25 @@ def clip_scalars(values, limit):
     ndarray
         ``values``.
     """
+    return clip_scalars_and_sum(values, limit)[0]
+
+
+def clip_scalars_and_sum(values, limit):
+    """:func:`clip_scalars`, and the clipped values' sum (``values.sum()``,
+    which the NaN check computes anyway).
+
+    Parameters
+    ----------
+    values : 1-D ndarray of float64
+        Written to.
+    limit : float or ndarray
+        Non-negative bound, per entry or shared.
+
+    Returns
+    -------
+    values : ndarray
+    total : float
+    """
     # In place, without temporaries (np.clip, or a negated copy of limit,
     # are several times slower on large arrays): max(v, -L) = -min(-v, L).
     # minimum propagates NaN.
@@ -129,9 +148,11 @@ def clip_scalars(values, limit):
     np.negative(values, out=values)
     # A sum is NaN if some entry is (or, rarely, if it overflows): only
     # then look for the NaN entries.
-    if np.isnan(values.sum()):
+    total = float(values.sum())
+    if total != total:
         values[np.isnan(values)] = 0.0
-    return values
+        total = float(values.sum())
+    return values, total
 
 
 def row_abs_max(X):

@@ -40,6 +40,32 @@ def test_counts_below_match_a_direct_count():
     np.testing.assert_array_equal(counts_below(X[:, 0], grid), expected[0])
 
 
+@pytest.mark.parametrize("grid", [GRID, plans.bound_grid((-3, 10), 2),
+                                  np.linspace(1990.0, 2010.0, 4097)])
+def test_counts_below_on_long_columns_match_a_direct_count(grid):
+    # Long columns read positions off the values' float64 bits where the
+    # grid allows (one candidate per bucket): the same counts, ties at the
+    # candidates, their float neighbours, signed zeros, infinities, NaN and
+    # extreme magnitudes included.
+    rng = np.random.default_rng(3)
+    edges = np.concatenate([grid, np.nextafter(grid, np.inf),
+                            np.nextafter(grid, -np.inf)])
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324,
+               -5e-324, 1e-300, 2000.0]
+    column = np.concatenate([edges, -edges, special,
+                             rng.normal(0, 5, 3000),
+                             rng.lognormal(0, 20, 3000) * rng.choice([-1, 1], 3000),
+                             rng.uniform(1990, 2010, 3000)])
+    rng.shuffle(column)
+    X = np.column_stack([column, column[::-1]])
+    assert X.size >= 2 * 4096
+    # NaN counts as infinite: below no candidate.
+    expected = (np.nan_to_num(X, nan=np.inf).T[:, :, None]
+                < grid[None, None, :]).sum(axis=1)
+    np.testing.assert_array_equal(counts_below(X, grid), expected)
+    np.testing.assert_array_equal(counts_below(X[:, 0], grid), expected[0])
+
+
 def test_replacing_one_record_moves_every_score_by_at_most_one():
     # The sensitivity argument: counts below a candidate, and the median
     # cell's distance, move by at most 1 when one record is replaced.

@@ -1,10 +1,12 @@
 """In-memory backend of the data-access layer: numpy arrays and scipy
 sparse matrices, the code paths the estimators always ran."""
 
+from functools import lru_cache
+
 import numpy as np
 import scipy.sparse as sp
 
-from .._clipping import clip_scalars, example_norms
+from .._clipping import clip_scalars, clip_scalars_and_sum, example_norms
 from .._sums import (
     ROWS_PER_BLOCK,
     VALUES_PER_BLOCK,
@@ -15,6 +17,7 @@ from .._sums import (
 )
 from ..mechanisms import poisson_batches
 
+_FLOAT64 = np.dtype(np.float64)
 # Index of the intercept's coordinate in greedy coordinate descent.
 INTERCEPT = -1
 
@@ -70,26 +73,27 @@ class InMemoryLinearRows:
             X_batch = self.X[rows]
         y_batch = self.y if rows is None else self.y[rows]
         limits = self.limits
-        if rows is not None and np.ndim(limits):
+        if rows is not None and type(limits) is np.ndarray:
             limits = limits[rows]
         n_rows, n_columns = X_batch.shape
         # The per-step arithmetic of DP-SGD on a batch of a few hundred
         # rows, in as few numpy calls as it needs: one float64 block is
-        # summed in one pass (what column_sums and total do with it).
-        one_block = (type(X_batch) is np.ndarray and X_batch.dtype == np.float64
+        # summed in one pass (what column_sums and total do with it);
+        # np.dot is the same BLAS call as @, with less overhead.
+        one_block = (type(X_batch) is np.ndarray and X_batch.dtype == _FLOAT64
                      and n_rows <= ROWS_PER_BLOCK
                      and n_rows * n_columns <= VALUES_PER_BLOCK)
-        prediction = (X_batch @ coef if one_block and type(coef) is np.ndarray
-                      and coef.dtype == np.float64 else row_dots(X_batch, coef))
+        prediction = (np.dot(X_batch, coef) if one_block and type(coef) is np.ndarray
+                      and coef.dtype == _FLOAT64 else row_dots(X_batch, coef))
         prediction += intercept
         residual = np.asarray(self.loss.derivative(prediction, y_batch),
                               dtype=np.float64).ravel()
         if self.sample_weight is not None:
             weight = self.sample_weight
             residual *= weight if rows is None else weight[rows]
-        scaled = clip_scalars(residual, limits)
+        scaled, scaled_sum = clip_scalars_and_sum(residual, limits)
         if one_block:
-            return X_batch.T @ scaled, float(np.add.reduce(scaled))
+            return np.dot(scaled, X_batch), scaled_sum
         # Sums in float64 whatever X's dtype (see skdpopt._sums).
         return column_sums(X_batch, scaled), total(scaled)
 
@@ -196,6 +200,64 @@ def merge_by_step(pieces, buffers=None):
     return X_rows, y_rows, limits, offsets
 
 
+# grid_positions reads a value's position among the candidates off the top
+# _BUCKET_BITS bits of its float64 pattern (sign, exponent and 4 bits of
+# mantissa: buckets a factor 2^(1/16) wide) where each bucket holds at most
+# one candidate, as on the geometric grids of private bounds; arrays
+# shorter than _MIN_BUCKETED values use a binary search.
+_BUCKET_BITS = 16
+_BUCKET_SHIFT = 64 - _BUCKET_BITS
+_MIN_BUCKETED = 4096
+_SIGN_MASK = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def _ordered_keys(values):
+    """float64 values as int64 keys in the same order (-0.0 just below 0.0)."""
+    bits = values.view(np.int64)
+    return bits ^ ((bits >> 63) & _SIGN_MASK)
+
+
+def _bucket(values):
+    return (_ordered_keys(values) >> _BUCKET_SHIFT) + (1 << (_BUCKET_BITS - 1))
+
+
+@lru_cache(maxsize=8)
+def _bucket_bounds(grid_bytes):
+    """For each bucket, ``#{candidates <= v}`` at its least and its largest
+    value v, or None where some bucket holds two candidates or more."""
+    grid = np.frombuffer(grid_bytes, dtype=np.float64)
+    if np.any(np.diff(_bucket(grid)) == 0):
+        return None
+    ends = _ordered_keys(np.array([-np.inf, np.inf]))
+    start = (np.arange(1 << _BUCKET_BITS, dtype=np.int64)
+             - (1 << (_BUCKET_BITS - 1))) << _BUCKET_SHIFT
+    first = np.clip(start, *ends)
+    last = np.clip(start | ((1 << _BUCKET_SHIFT) - 1), *ends)
+    # Back from keys to floats (the map is its own inverse).
+    low, high = (np.searchsorted(grid, _ordered_keys(keys).view(np.float64),
+                                 side="right") for keys in (first, last))
+    return low, high - low
+
+
+def grid_positions(grid, values):
+    """``np.searchsorted(grid, values, side="right")`` for a sorted float64
+    grid and NaN-free float64 values, the same integers, faster on long
+    arrays: a value's bucket gives its position, or (where the bucket holds
+    a candidate) one comparison with that candidate does."""
+    bounds = (_bucket_bounds(grid.tobytes()) if values.size >= _MIN_BUCKETED
+              else None)
+    if bounds is None:
+        return np.searchsorted(grid, values, side="right")
+    low, width = bounds
+    bucket = _bucket(values)
+    position = low[bucket]
+    # width 1: the bucket's one candidate, grid[position], is above its
+    # least value; is it at most v?
+    holds = width[bucket] == 1
+    position += holds & (grid[np.minimum(position, len(grid) - 1)] <= values)
+    return position
+
+
 def grid_counts(values, grid):
     """``#{i : values[i, j] < grid[k]}`` for every column j and candidate k
     (a 1-D ``values`` is one column and gives a 1-D answer).
@@ -209,7 +271,7 @@ def grid_counts(values, grid):
     columns = values[:, None] if values.ndim == 1 else values
     n_columns, m = columns.shape[1], len(grid)
     # x < grid[k] exactly when k >= #{candidates <= x}.
-    position = np.searchsorted(grid, columns, side="right")
+    position = grid_positions(np.asarray(grid, dtype=np.float64), columns)
     offsets = np.arange(n_columns) * (m + 1)
     hist = np.bincount((position + offsets).ravel(),
                        minlength=n_columns * (m + 1)).reshape(n_columns, m + 1)

@@ -254,6 +254,7 @@ def clear_cache():
     """Forget cached results (for benchmarks that time calibration cold)."""
     _rdp_epsilon.cache_clear()
     _pld_epsilon.cache_clear()
+    pld.clear_cache()
 
 
 def privacy_spent(event, delta, relation=rdp.REPLACE_ONE):

@@ -23,6 +23,7 @@ directions of the replace-one relation.
 """
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy import fft as sp_fft
@@ -354,7 +355,22 @@ def discretize(pair, step, tail_mass, tilt):
 
 
 class LossPair:
-    """Interface of a mechanism's dominating pair, as seen by the PLD code."""
+    """Interface of a mechanism's dominating pair, as seen by the PLD code.
+
+    Pairs are equal when their ``key`` (class and parameters) is, so that
+    what is computed from a pair alone (:func:`_pair_summary`) is computed
+    once for the many runs a calibration composes it into.
+    """
+
+    key = None
+
+    def __eq__(self, other):
+        if self.key is None:
+            return self is other
+        return type(other) is type(self) and other.key == self.key
+
+    def __hash__(self):
+        return id(self) if self.key is None else hash((type(self), self.key))
 
     def support(self, tail_mass):
         """Loss interval outside which each tail has P-mass <= ``tail_mass``."""
@@ -384,6 +400,7 @@ class SubsampledGaussianPair(LossPair):
     def __init__(self, sampling_rate, noise_multiplier):
         self.q = float(sampling_rate)
         self.s = float(noise_multiplier)
+        self.key = (self.q, self.s)
 
     def loss(self, x):
         """Privacy loss log(P/Q) at output x (increasing in x)."""
@@ -452,6 +469,7 @@ class LaplacePair(LossPair):
 
     def __init__(self, epsilon0):
         self.t = float(epsilon0)
+        self.key = (self.t,)
 
     def support(self, tail_mass):
         return -self.t, self.t
@@ -481,6 +499,7 @@ class RandomizedResponsePair(LossPair):
 
     def __init__(self, epsilon0):
         self.t = float(epsilon0)
+        self.key = (self.t,)
 
     def support(self, tail_mass):
         return -self.t, self.t
@@ -518,6 +537,15 @@ def _coarse_summary(pair, tail_mass, orders):
     return high - low, var, cgf
 
 
+@lru_cache(maxsize=256)
+def _pair_summary(pair, tail_mass):
+    """:func:`_coarse_summary` at the tilt orders, kept per pair and tail
+    (read-only)."""
+    summary = _coarse_summary(pair, tail_mass, _TILT_ORDERS)
+    summary[2].flags.writeable = False
+    return summary
+
+
 def compose_pairs(pairs_and_counts, delta, points=None):
     """PLD of a run composing ``count`` copies of each pair.
 
@@ -547,7 +575,7 @@ def compose_pairs(pairs_and_counts, delta, points=None):
     orders = _TILT_ORDERS
     cgf = np.zeros(len(orders))
     for pair, count in pairs_and_counts:
-        single, var, pair_cgf = _coarse_summary(pair, tail / count, orders)
+        single, var, pair_cgf = _pair_summary(pair, tail / count)
         width += min(count * single, max(single, 20.0 * np.sqrt(count * var)))
         cgf += count * pair_cgf
     _, order = rdp.rdp_to_epsilon_and_order(orders, cgf / (orders - 1.0), delta)
@@ -560,6 +588,11 @@ def compose_pairs(pairs_and_counts, delta, points=None):
         pld = pld.self_compose(count, tail)
         result = pld if result is None else result.compose(pld, tail)
     return result
+
+
+def clear_cache():
+    """Forget the pairs' cached summaries."""
+    _pair_summary.cache_clear()
 
 
 def gaussian_curve_delta(mu, epsilon):

@@ -5,9 +5,10 @@ checks release, with noise accounted in the fit's plan, one number each:
 
 * the fit check (both linear classifiers): the sum over the training rows
   of the fitted model's gain in log-likelihood over the class prior, each
-  row's gain clipped to ``[-bound, bound]``, so that replacing one record
-  moves the sum by at most ``2 bound``; the fit warns when the released
-  sum is not clearly positive;
+  row's gain clipped to ``[-bound, bound]`` and weighted in [0, 1] so that
+  every class weighs as much as the smallest (from the released totals),
+  so that replacing one record moves the sum by at most ``2 bound``; the
+  fit warns when the released sum is not clearly positive;
 * the clip check (DPLogisticSimplex): the sum over the rows of the share
   of the row's features outside ``[-feature_bound, feature_bound]``, each
   term in [0, 1] (sensitivity 1); the fit warns when most values are

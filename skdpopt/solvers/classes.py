@@ -215,6 +215,15 @@ class WeightedProblem:
             plan.calibration_noise, rng)
 
 
+def _per_class(targets, values):
+    """Each row's class's entry of ``values`` (one per class), from the
+    +-1 targets of the binary problems."""
+    if len(targets) == 1:
+        return np.where(targets[0] > 0, values[1], values[0])
+    return sum(np.where(target > 0, values[k], 0.0)
+               for k, target in enumerate(targets))
+
+
 @dataclass(frozen=True)
 class ClassWeighting:
     """A classifier fit's weighting, from public and released values.
@@ -245,17 +254,31 @@ class ClassWeighting:
         """Each row's weight in [0, 1]: its class's weight over the largest
         class weight, times its sample weight over the bound."""
         scaled = self.class_weights / self.class_weights.max()
-        weights = None
-        if not np.all(scaled == 1.0):
-            if len(targets) == 1:
-                weights = np.where(targets[0] > 0, scaled[1], scaled[0])
-            else:
-                weights = sum(np.where(target > 0, scaled[k], 0.0)
-                              for k, target in enumerate(targets))
-        if self.sample_weight is not None:
-            weights = (self.sample_weight if weights is None
-                       else weights * self.sample_weight)
-        return weights
+        return self._times_sample_weight(
+            None if np.all(scaled == 1.0) else _per_class(targets, scaled))
+
+    def _times_sample_weight(self, weights):
+        if self.sample_weight is None:
+            return weights
+        return self.sample_weight if weights is None else weights * self.sample_weight
+
+    def check_weights(self, targets):
+        """Each row's weight in the fit check, in [0, 1]: one over its
+        class's released total, times the smallest total (every class then
+        weighs as much as the smallest), times its sample weight over the
+        bound.
+
+        Each class's mean gain in log-likelihood over the prior is
+        non-negative for a calibrated model (it is the divergence of the
+        class's rows from all rows), so the balanced sum is too.  An
+        unbalanced sum of clipped gains is not: with 8% negatives, a model
+        that predicts 0.96 where the prior says 0.92 gains log(0.96 / 0.92)
+        on each common row and loses log(0.04 / 0.08) on each rare one,
+        which the clipping cuts to its bound, so the sum came out positive
+        for a model worse than the prior.
+        """
+        return self._times_sample_weight(
+            _per_class(targets, self.totals.min() / self.totals))
 
 
 def weigh_problems(targets, loss, stage, *, sample_weight, fit_intercept):

@@ -485,3 +485,23 @@ def test_interval_masses_sum_to_one_and_match_cdfs(q, s):
         pb, qb = _sg_tails(b, q, s)
         assert p[i] == pytest.approx(pa - pb, rel=1e-8, abs=1e-16)
         assert qq[i] == pytest.approx(qa - qb, rel=1e-8, abs=1e-16)
+
+
+def test_pairs_equal_by_parameters_share_their_summary():
+    # A calibration composes the same pairs into every run it tries: their
+    # summaries are computed once, and the composed answer is the same
+    # bits as a cold computation's.
+    pairs = [(pld.RandomizedResponsePair(0.03), 2),
+             (pld.SubsampledGaussianPair(0.002, 0.9), 3000)]
+    assert pld.RandomizedResponsePair(0.03) == pairs[0][0]
+    assert pld.RandomizedResponsePair(0.03) != pld.LaplacePair(0.03)
+    assert pld.SubsampledGaussianPair(0.002, 0.8) != pairs[1][0]
+    assert len({pld.SubsampledGaussianPair(0.002, 0.9), pairs[1][0]}) == 1
+    pld.clear_cache()
+    cold = pld.compose_pairs(pairs, 1e-5, 2**10)
+    copies = [(type(p)(*p.key), c) for p, c in pairs]
+    assert pld._pair_summary.cache_info().currsize == 2
+    warm = pld.compose_pairs(copies, 1e-5, 2**10)
+    assert pld._pair_summary.cache_info().hits == 2
+    np.testing.assert_array_equal(warm.tilted, cold.tilted)
+    assert warm.epsilon(1e-5) == cold.epsilon(1e-5)

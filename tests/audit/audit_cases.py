@@ -246,10 +246,16 @@ def _naive_clip(values, limit):
     return values * limit / np.maximum(np.abs(values), limit)
 
 
+def _naive_clip_and_sum(values, limit):
+    clipped = _naive_clip(values, limit)
+    return clipped, float(clipped.sum())
+
+
 def _plant_naive_clipping(monkeypatch):
     # DP-SGD reads its rows through the in-memory data-access backend.
     monkeypatch.setattr(skdpopt._data.inmemory, "example_norms", _naive_norms)
-    monkeypatch.setattr(skdpopt._data.inmemory, "clip_scalars", _naive_clip)
+    monkeypatch.setattr(skdpopt._data.inmemory, "clip_scalars_and_sum",
+                        _naive_clip_and_sum)
 
 
 SGD_EXTREME = AuditCase(

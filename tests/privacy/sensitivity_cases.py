@@ -322,7 +322,7 @@ def _class_releases_observe(make, weighted=False):
                 log_proba = skdpopt._data.map_rows(
                     partial(quiet_log_proba, est), X, len(est.classes_))
                 exact = release_fit_check(
-                    log_proba, targets, log_prior, weighting.row_weights(targets),
+                    log_proba, targets, log_prior, weighting.check_weights(targets),
                     plan_fit_check(0.0, bound=plan.fit_check.bound), rng)
                 stats[f"fit check at probe {i}"] = Statistic(exact, bound, norm)
         for call in clipped.calls:

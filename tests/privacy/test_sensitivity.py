@@ -194,8 +194,8 @@ def test_catches_planted_missing_gradient_clip(monkeypatch):
     """DP-SGD's per-example loss derivatives not clipped."""
     case, pair = SGD_CASES[0], _outside_pair()
     assert not check(case, pair)
-    monkeypatch.setattr(skdpopt._data.inmemory, "clip_scalars",
-                        lambda values, limit: values)
+    monkeypatch.setattr(skdpopt._data.inmemory, "clip_scalars_and_sum",
+                        lambda values, limit: (values, float(values.sum())))
     assert check(case, pair)
 
 

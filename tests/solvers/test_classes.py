@@ -6,7 +6,9 @@ from scipy.special import expit
 
 from skdpopt.losses import LogLoss, ModifiedHuber
 from skdpopt.plans.classes import plan_class_totals
+from skdpopt.solvers.checks import log_likelihood_gains
 from skdpopt.solvers.classes import (
+    ClassWeighting,
     calibrate_intercept,
     class_totals,
     probability_sum,
@@ -91,3 +93,39 @@ def test_weighted_calibration_uses_the_weighted_mean():
                                     noise_std=0.0, rng=rng)
     p = expit(X @ coef + intercept)
     assert (weights * p).sum() / weights.sum() == pytest.approx(0.2, abs=1e-6)
+
+
+def test_fit_check_weights_balance_the_classes_from_the_released_totals():
+    # Each class's weights sum to the smallest released total, whatever
+    # its size; the rows' sample weights multiply them.
+    y = np.array([1] * 9 + [-1])
+    totals = np.array([1.0, 9.0])
+    weighting = ClassWeighting([], totals, np.ones(2))
+    weights = weighting.check_weights([y])
+    assert weights[y < 0].sum() == pytest.approx(1.0)
+    assert weights[y > 0].sum() == pytest.approx(1.0)
+    assert weights.max() == 1.0
+    sample_weight = np.linspace(0.1, 1.0, 10)
+    weighted = ClassWeighting([], totals, np.ones(2), sample_weight)
+    np.testing.assert_allclose(weighted.check_weights([y]), weights * sample_weight)
+    # Multiclass: one target per class.
+    labels = np.array([0, 0, 0, 1, 2, 2])
+    targets = [np.where(labels == k, 1, -1) for k in range(3)]
+    multi = ClassWeighting([], np.array([3.0, 1.0, 2.0]), np.ones(3))
+    np.testing.assert_allclose(multi.check_weights(targets),
+                               [1 / 3] * 3 + [1.0] + [0.5] * 2)
+
+
+def test_the_balanced_fit_check_is_negative_for_an_overconfident_model():
+    # The failure it fixes: 8% negatives, a model that predicts 0.96 for
+    # every row where the prior is 0.92.  Unbalanced, the clipped gains
+    # (+log(0.96/0.92) = 0.043 on each common row, -0.1 clipped from
+    # log(0.04/0.08) on each rare one) sum to a positive value; balanced,
+    # to a negative one.
+    y = np.array([1] * 92 + [-1] * 8)
+    log_prior = np.log([0.08, 0.92])
+    log_proba = np.tile(np.log([0.04, 0.96]), (100, 1))
+    weighting = ClassWeighting([], np.array([8.0, 92.0]), np.ones(2))
+    gains = log_likelihood_gains(log_proba, [y], log_prior, 0.1)
+    assert gains.sum() > 0
+    assert (gains * weighting.check_weights([y])).sum() < 0
