@@ -26,12 +26,18 @@ the targets to ``docs/benchmarks/_generated/bench_dask.md`` (see
 once (``bench_dask.quick.md``).  With ``--sizes`` it prints the JSON lines
 of the fits asked for.
 
-With ``--workers 1 2 ...`` it prints two tables instead, on data of
+With ``--workers 1 2 ...`` it runs two tables instead, on data of
 ``--size`` rows persisted in the workers' memory, medians of
 ``--repeats`` fits: per-core efficiency (one worker with one thread
 against numpy with one BLAS thread) and strong scaling (1, 2, ...
 workers of one thread against one numpy process with a BLAS thread per
-core), with the processor seconds of all the processes of each fit.
+core), with the processor seconds of all the processes of each fit, and
+writes them with every single fit to
+``docs/benchmarks/_generated/bench_dask.cores.md`` (with all three fits;
+a subset of ``--estimators`` only prints them).  ``--profile`` times the
+phases of one-worker DPLasso fits on such data (the client's calls
+against the worker's busy time in them) and writes
+``bench_dask.profile.md``.
 
 Usage::
 
@@ -40,6 +46,7 @@ Usage::
     python benchmarks/bench_dask.py --sizes 1e7 3e7 --estimators sgd_poisson \
         --lazy sgd_poisson --in-memory-max 0 --memory-limit 2GB
     python benchmarks/bench_dask.py --workers 1 2 --size 2e6 --repeats 3
+    python benchmarks/bench_dask.py --profile --size 2e6 --repeats 3
     python benchmarks/bench_dask.py --synthetic 1e7
 
 ``--memory-limit`` is each worker's ``memory_limit`` (beyond it a worker
@@ -477,6 +484,10 @@ def workers_tables(args):
 
     n, cores = int(args.size), os.cpu_count()
     counts = sorted(set(args.workers) | {1})
+    # Made first, so that its header has the run's time and starting load.
+    # The documented run writes bench_dask.cores.md; a subset only prints.
+    report = Report("bench_dask.cores", args, packages=("dask", "distributed"),
+                    write=set(args.estimators) == set(ESTIMATORS))
     runs = {}
     for name in args.estimators:
         for threads in sorted({1, cores}):
@@ -504,24 +515,160 @@ def workers_tables(args):
     def med(run, key="all_seconds"):
         return statistics.median(run[key]) if key in run else float("nan")
 
-    print(f"\nPer-core efficiency, n = {n:.0e} x {D} persisted, medians of "
-          f"{args.repeats} fits (seconds; processor seconds in brackets)\n")
-    print("| fit | numpy, 1 thread | Dask, 1 worker (1 thread) | ratio |")
-    print("| --- | ---: | ---: | ---: |")
+    report.note(f"{n:.0e} x {D} float64 rows persisted in the workers' memory; "
+                f"medians of {args.repeats} fits")
+    rows = []
     for name in args.estimators:
         a, b = runs[name, "numpy", 1], runs[name, "dask", 1]
-        print(f"| {name} | {med(a):.2f} ({med(a, 'cpu_seconds'):.2f}) | "
-              f"{med(b):.2f} ({med(b, 'cpu_seconds'):.2f}) | "
-              f"{med(b) / med(a):.2f}x |")
-    print(f"\nStrong scaling, the same data: one numpy process with {cores} "
-          "threads against Dask with w workers of one thread (seconds)\n")
-    print("| fit | numpy, " + f"{cores} threads | "
-          + " | ".join(f"Dask, {w} worker{'s' * (w > 1)}" for w in counts) + " |")
-    print("| --- | ---: | " + " | ".join("---:" for _ in counts) + " |")
-    for name in args.estimators:
-        a = runs[name, "numpy", cores]
-        print(f"| {name} | {med(a):.2f} | "
-              + " | ".join(f"{med(runs[name, 'dask', w]):.2f}" for w in counts) + " |")
+        wall, cpu = med(b) / med(a), med(b, "cpu_seconds") / med(a, "cpu_seconds")
+        rows.append([name, f"{med(a):.2f}", f"{med(b):.2f}", f"{wall:.2f}",
+                     f"{med(a, 'cpu_seconds'):.2f}", f"{med(b, 'cpu_seconds'):.2f}",
+                     f"{cpu:.2f}", "yes" if wall <= 2 else "no"])
+    timed = ["numpy, 1 thread (s)", "Dask, 1 worker (s)", "ratio (wall)",
+             "numpy processor (s)", "Dask processor (s)", "ratio (processor)",
+             "wall ratio at most 2"]
+    report.table("efficiency", "Per-core efficiency: one Dask worker of one "
+                 "thread against numpy on one thread (medians; processor "
+                 "seconds of every process of the fit)", ["fit", *timed], rows,
+                 timing=timed)
+    dask_columns = [f"Dask, {w} worker{'s' * (w > 1)} (s)" for w in counts]
+    timed = [f"numpy, {cores} threads (s)", *dask_columns]
+    report.table("scaling", f"Strong scaling: one numpy process with {cores} "
+                 "threads against Dask with w workers of one thread (medians)",
+                 ["fit", *timed],
+                 [[name, f"{med(runs[name, 'numpy', cores]):.2f}",
+                   *(f"{med(runs[name, 'dask', w]):.2f}" for w in counts)]
+                  for name in args.estimators], timing=timed)
+    timed = ["wall (s)", "processor (s)"]
+    single = [[name, backend, str(k), f"{wall:.3f}", f"{cpu:.3f}"]
+              for (name, backend, k), run in runs.items()
+              for wall, cpu in zip(run.get("all_seconds", ()),
+                                   run.get("cpu_seconds", ()), strict=True)]
+    report.table("single", "Every fit, in the order run (backend: numpy with k "
+                 "threads, or Dask with k workers)",
+                 ["fit", "backend", "k", *timed], single, timing=timed)
+    report.write()
+
+
+# Where a one-worker DPLasso fit spends its time (--profile): the
+# client-side calls timed, by phase, against the worker's busy time in
+# them (its tasks' compute spans and its actor's method spans).
+PROFILED = [
+    ("validation", "skdpopt._data.dask_backend", None, "validate_training_data"),
+    ("clip check", "skdpopt.lasso", None, "far_rows_share"),
+    ("blocks held", "skdpopt._data.dask_backend", None, "HeldBlocks"),
+    ("residual scale", "skdpopt._data.dask_held", "HeldLeastSquares", "square_sum"),
+    ("gradient", "skdpopt._data.dask_held", "HeldLeastSquares", "gradient_sums"),
+    ("column statistics", "skdpopt._data.dask_held", "HeldLeastSquares",
+     "column_squares"),
+]
+ACTOR_METHODS = ("square_sums", "gradient_sums", "column_squares")
+
+
+def _time_calls(spans):
+    """Wrap the profiled functions of this process to append
+    ``(phase, start, stop)`` to ``spans``."""
+    import functools
+    import importlib
+
+    for phase, module, owner, name in PROFILED:
+        where = importlib.import_module(module)
+        where = getattr(where, owner) if owner else where
+        function = getattr(where, name)
+
+        def timed(*a, _function=function, _phase=phase, **k):
+            start = time.time()
+            try:
+                return _function(*a, **k)
+            finally:
+                spans.append((_phase, start, time.time()))
+
+        setattr(where, name, functools.wraps(function)(timed))
+
+
+def _time_actor():
+    """On a worker: record the spans of the least-squares actor's methods."""
+    import skdpopt._data.dask_held as held
+
+    held.PROFILE_SPANS = []
+    for name in ACTOR_METHODS:
+        method = getattr(held.LeastSquaresShares, name)
+
+        def timed(*a, _method=method, **k):
+            start = time.time()
+            try:
+                return _method(*a, **k)
+            finally:
+                held.PROFILE_SPANS.append((start, time.time()))
+
+        setattr(held.LeastSquaresShares, name, timed)
+
+
+def _actor_spans():
+    import skdpopt._data.dask_held as held
+
+    spans, held.PROFILE_SPANS = held.PROFILE_SPANS, []
+    return spans
+
+
+def profile(args):
+    """The phases of one-worker DPLasso fits on persisted data: wall time
+    on the client against the worker's busy time, medians over fits."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    n = int(args.size)
+    report = Report("bench_dask.profile", args, packages=("dask", "distributed"))
+    calls = []
+    _time_calls(calls)
+    fits = []
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        client.run(_import_package)
+        client.run(_time_actor)
+        X, y = client.persist(list(lazy_data(n)))
+        distributed.wait([X, y])
+        for _ in range(args.repeats + 1):  # the first warms the worker up
+            calls.clear()
+            model = make("lasso")
+            with get_task_stream(client) as stream, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.time()
+                model.fit(X, y)
+                stop = time.time()
+            busy = [(s["start"], s["stop"]) for record in stream.data
+                    for s in record["startstops"] if s["action"] == "compute"]
+            busy += [tuple(span) for spans in client.run(_actor_spans).values()
+                     for span in spans]
+
+            def on_worker(a, b, busy=busy):
+                return sum(max(0.0, min(e, b) - max(s, a)) for s, e in busy)
+
+            phases = {"whole fit": [1, stop - start, on_worker(start, stop)]}
+            for phase, a, b in calls:
+                count, wall, work = phases.get(phase, [0, 0.0, 0.0])
+                phases[phase] = [count + 1, wall + b - a, work + on_worker(a, b)]
+            fits.append(phases)
+    fits = fits[1:]
+    report.note(f"DPLasso as in the per-core table, {n:.0e} x {D} persisted on "
+                f"one worker of one thread; medians of {args.repeats} fits after "
+                "one to warm the worker up")
+    rows = []
+    for phase in ["whole fit", *dict.fromkeys(p for p, *_ in PROFILED)]:
+        cells = [f[phase] for f in fits if phase in f]
+        if not cells:
+            continue
+        wall = statistics.median(c[1] for c in cells)
+        work = statistics.median(c[2] for c in cells)
+        rows.append([phase, str(cells[0][0]), f"{wall:.3f}", f"{work:.3f}",
+                     f"{wall - work:.3f}",
+                     f"{1e3 * (wall - work) / cells[0][0]:.1f}"])
+    timed = ["wall (s)", "worker busy (s)", "not on the worker (s)",
+             "not on the worker per call (ms)"]
+    report.table("phases", "Where a one-worker DPLasso fit's time goes: each "
+                 "phase's calls on the client, their wall time and the "
+                 "worker's busy time within them (medians over fits)",
+                 ["phase", "calls", *timed], rows, timing=timed)
+    report.write()
 
 
 def main():
@@ -553,6 +700,9 @@ def main():
                         help="runs of each fit of the plan and fits per cell "
                         "of the --workers tables, medians (default 3; once "
                         "from 1e8 rows, and with --sizes)")
+    parser.add_argument("--profile", action="store_true",
+                        help="where one-worker DPLasso fits on persisted data "
+                        "of --size rows spend their time, by phase")
     parser.add_argument("--synthetic", type=float, default=None,
                         help="fit DPSyntheticData on a lazily generated "
                         "Adult-like table of this many rows instead")
@@ -570,7 +720,7 @@ def main():
     if args.daskml:
         print(json.dumps(run_daskml(int(args.daskml))))
         return
-    if args.sizes is None and not (args.workers or args.synthetic):
+    if args.sizes is None and not (args.workers or args.synthetic or args.profile):
         report = Report("bench_dask", args, packages=("dask", "distributed"))
         if args.daskml_python:
             report.note("dask-ml peer: " + subprocess.run(
@@ -590,6 +740,9 @@ def main():
 
     if args.workers:
         workers_tables(args)
+        return
+    if args.profile:
+        profile(args)
         return
     if args.synthetic:
         print(json.dumps(run_synthetic(int(args.synthetic))), flush=True)

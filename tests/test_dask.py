@@ -348,11 +348,16 @@ def test_same_plan_and_utility_within_seed_noise(client, name, make):
     assert on_dask.mean() > 0.5  # and the model learned something
 
 
-def test_full_batch_fits_draw_the_same_noise(client):
+@pytest.mark.parametrize("persisted", [False, True], ids=["lazy", "persisted"])
+def test_full_batch_fits_draw_the_same_noise(client, persisted):
     # Full-batch fits release the same sums (up to rounding) with noise
-    # from the same generator: the models agree to rounding.
+    # from the same generator: the models agree to rounding.  Persisted,
+    # the blocks are read where they are held (DPLasso's residual kept
+    # there by an actor per worker, see dask_held).
     X, y = regression(n=5_000)
     Xd, yd = as_dask(X, y, rows=1_700)
+    if persisted:
+        Xd, yd = client.persist([Xd, yd])
     for make in (lambda: DPLasso(feature_bound=1.0, target_bound=1.0, alpha=0.001,
                                  max_iter=8, delta=1e-7,
                                  random_state=3),
@@ -360,6 +365,47 @@ def test_full_batch_fits_draw_the_same_noise(client):
                                         delta=1e-7, random_state=3)):
         a, b = make().fit(X, y), make().fit(Xd, yd)
         np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-9)
+
+
+def test_held_least_squares_match_memory_on_a_worker_of_two_threads():
+    # One worker of two threads holds two shares of the blocks: its actor
+    # reads them in two threads.  A reset and moves sent with the next
+    # aggregate give the in-memory residual's sums, to rounding.
+    from skdpopt._data import ClippedLeastSquares
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False,
+            dashboard_address=None)
+    with cluster, distributed.Client(cluster) as own:
+        X, y = regression(n=3_000)
+        Xd, yd = own.persist(list(as_dask(X, y, rows=700)))
+        held = dask_backend.DaskClippedLeastSquares(Xd, yd, 1.0, 0.5)
+        (address, first), (same, second) = held.held.blocks.groups
+        assert address == same and (first, second) == ([0, 2, 4], [1, 3])
+        memory = ClippedLeastSquares(X, y, 1.0, 0.5)
+        coef = np.array([0.3, 0.0, -0.2, 0.0, 0.1])
+        for data in (held, memory):
+            data.reset(coef, 0.05)
+            data.move(1, 0.25)
+            data.move(dask_backend.INTERCEPT, -0.1)
+        for data in (held, memory):  # the moves after a read, then the reset
+            data.mean_square_residual()
+        np.testing.assert_allclose(held.gradient()[0], memory.gradient()[0],
+                                   rtol=1e-12)
+        held.move(3, 0.5)
+        memory.move(3, 0.5)
+        np.testing.assert_allclose(held.mean_square_residual(),
+                                   memory.mean_square_residual(), rtol=1e-12)
+        np.testing.assert_allclose(held.gradient()[1], memory.gradient()[1],
+                                   rtol=1e-12)
+        held.reset(np.zeros(5), 0.0)
+        memory.reset(np.zeros(5), 0.0)
+        np.testing.assert_allclose(held.gradient()[0], memory.gradient()[0],
+                                   rtol=1e-12)
+        np.testing.assert_allclose(held.curvature(2), memory.curvature(2),
+                                   rtol=1e-12)
 
 
 def test_classifiers_and_block_wise_prediction(client):
