@@ -104,6 +104,7 @@ RUNS = [
     Run("bench_minimax", "bench_minimax.py", [], ["--quick"],
         modules={"fairlearn": ["--no-fairlearn"]}),
     Run("design_minimax", "design_minimax.py", ["--report"], ["--quick"]),
+    Run("design_synthetic_bounds", "design_synthetic_bounds.py", [], ["--quick"]),
     Run("bench_synthetic", "bench_synthetic.py", [], ["--quick"],
         {"--mbi-python": "SKDPOPT_MBI_PYTHON",
          "--smartnoise-python": "SKDPOPT_SMARTNOISE_PYTHON"}),
