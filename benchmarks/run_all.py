@@ -105,6 +105,8 @@ RUNS = [
         modules={"fairlearn": ["--no-fairlearn"]}),
     Run("design_minimax", "design_minimax.py", ["--report"], ["--quick"]),
     Run("design_synthetic_bounds", "design_synthetic_bounds.py", [], ["--quick"]),
+    Run("design_synthetic", "design_synthetic.py", ["--report"],
+        ["--report", "--quick"]),
     Run("bench_synthetic", "bench_synthetic.py", [], ["--quick"],
         {"--mbi-python": "SKDPOPT_MBI_PYTHON",
          "--smartnoise-python": "SKDPOPT_SMARTNOISE_PYTHON"}),
