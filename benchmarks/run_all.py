@@ -113,6 +113,7 @@ RUNS = [
     Run("bench_dask", "bench_dask.py", [], ["--quick"],
         {"--daskml-python": "SKDPOPT_DASKML_PYTHON"}),
     Run("selection", "bench_selection.py", ["--write"], ["--quick"]),
+    Run("audits", "../tests/audit/make_audit_table.py", ["--runs", "20000"], None),
     *(Run(f"selection_design_{tag}", "bench_selection.py",
           ["--half", "design", "--seeds", "3", "--epsilon", "1", "--methods",
            "search", "--write", "--tag", tag, *variant], None)
@@ -127,7 +128,7 @@ def installed(module):
 def command(run, args, peer_paths, kind="full"):
     """The run's command line, or None where it cannot run without a
     missing peer."""
-    cmd = [sys.executable, str(HERE / run.script), *args]
+    cmd = [sys.executable, str((HERE / run.script).resolve()), *args]
     for option in run.peers:
         if peer_paths.get(option):
             cmd += [option, peer_paths[option]]
