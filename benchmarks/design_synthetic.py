@@ -49,6 +49,18 @@ Usage::
         --variant '{"anneal": {"first_per_column": 4, "threshold": 1}}'
     python benchmarks/design_synthetic.py --rho
     python benchmarks/design_synthetic.py --table 3 --breakdown
+    python benchmarks/design_synthetic.py --report     # the design page's table
+    python benchmarks/design_synthetic.py --report --quick
+
+``--report`` runs the variants of ``REPORTED`` (the alternatives the
+design page weighs against each default) on GSS, TV16 and Adult, seeds
+10 to 12, and writes their mean 3-way errors and CPU seconds to
+``docs/benchmarks/_generated/design_synthetic.md`` (``--quick``: GSS,
+seed 10, three variants, ``design_synthetic.quick.md``).  Besides the keys
+above, a variant may set ``round_factor`` (rounds ``round_factor * d *
+2 ** log10(epsilon)`` instead of the default's factor 2),
+``max_model_size`` (the estimator's parameter) and ``patch`` (module
+constants of the library set for the run, restored after it).
 
 ``--breakdown`` splits the estimator's 3-way error on a table: the
 released rows', the fitted model's (its exact marginals) and that of a
@@ -57,10 +69,12 @@ the selections would give without noise).
 """
 
 import argparse
+import importlib
 import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -68,6 +82,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import bench_synthetic as bench  # noqa: E402
+from report import Report  # noqa: E402
 
 import skdpopt.synthetic  # noqa: E402
 from skdpopt import DPSyntheticData  # noqa: E402
@@ -76,6 +91,31 @@ from skdpopt.solvers import query_release as qr  # noqa: E402
 from skdpopt.solvers.graphical_model import GraphicalModel  # noqa: E402
 
 SEEDS = (10, 11, 12)
+# The library's selection penalty (a variant's fit sets the module's).
+NOISE_PENALTY = qr.NOISE_PENALTY
+REPORT_TABLES = ("happiness (GSS)", "TV16 (CCES)", "Adult")
+# The design page's alternatives: (name, epsilon, variant).
+REPORTED = (
+    ("the estimator's defaults", 1.0, {}),
+    ("rounds: factor 1 (d rounds) instead of 2", 1.0, {"round_factor": 1}),
+    ("one-way and selection shares halved (0.05)", 1.0,
+     {"patch": {"skdpopt.plans.synthetic.ONE_WAY_SHARE": 0.05,
+                "skdpopt.plans.synthetic.SELECTION_SHARE": 0.05}}),
+    ("the estimator's defaults", 0.3, {}),
+    ("one-way and selection shares halved (0.05)", 0.3,
+     {"patch": {"skdpopt.plans.synthetic.ONE_WAY_SHARE": 0.05,
+                "skdpopt.plans.synthetic.SELECTION_SHARE": 0.05}}),
+    ("noise penalty 1 (AIM's) instead of 0.5", 1.0, {"penalty": 1.0}),
+    ("noise penalty 0.25", 1.0, {"penalty": 0.25}),
+    ("damping 1 noise std instead of 3", 1.0,
+     {"patch": {"skdpopt.solvers.query_release.DAMPING": 1.0}}),
+    ("damping 10 noise std", 1.0,
+     {"patch": {"skdpopt.solvers.query_release.DAMPING": 10.0}}),
+    ("200 estimation steps instead of 40", 1.0, {"iters": 200}),
+    ("max_model_size 1e5 instead of 2e5", 1.0, {"max_model_size": 1e5}),
+    ("max_model_size 1e6", 1.0, {"max_model_size": 1e6}),
+)
+QUICK_REPORTED = (0, 5, 9)
 
 
 class GroupedMarginals(qr.MarginalWorkload):
@@ -196,7 +236,7 @@ def make_fit(variant, log):
     exponent = variant.get("one_way_exponent")
     group = variant.get("group")
     iters = variant.get("iters", qr.ESTIMATION_ITERS)
-    penalty = variant.get("penalty", qr.NOISE_PENALTY)
+    penalty = variant.get("penalty", NOISE_PENALTY)
 
     def fit(problem, plan, rng, *, verbose=0):
         codes, workload = problem.codes, problem.workload
@@ -313,6 +353,86 @@ def breakdown(title, epsilon, seeds):
               f"same marginals without noise {model_error(exact):.4f}", flush=True)
 
 
+@contextmanager
+def patched(constants):
+    """Set library module constants (``"module.NAME": value``) for a run."""
+    saved = []
+    try:
+        for path, value in constants.items():
+            module_name, name = path.rsplit(".", 1)
+            module = importlib.import_module(module_name)
+            saved.append((module, name, getattr(module, name)))
+            setattr(module, name, value)
+        yield
+    finally:
+        for module, name, value in reversed(saved):
+            setattr(module, name, value)
+
+
+def run_variant(codes, sizes, epsilon, variant, seeds, *, verbose=True):
+    """Mean over seeds of [2-way error, 3-way error, CPU seconds]."""
+    max_iter = variant.get("max_iter")
+    if "round_factor" in variant:
+        max_iter = max(2, round(variant["round_factor"] * codes.shape[1]
+                                * 2 ** np.log10(epsilon)))
+    rows = []
+    fit_synthetic = skdpopt.synthetic.fit_synthetic
+    try:
+        for seed in seeds:
+            log = {"anneals": []}
+            skdpopt.synthetic.fit_synthetic = make_fit(variant, log)
+            start = time.process_time()
+            with patched(variant.get("patch", {})):
+                gen = DPSyntheticData(
+                    epsilon=epsilon, delta=bench.DELTA, domain=list(sizes),
+                    random_state=seed, max_iter=max_iter,
+                    max_model_size=variant.get(
+                        "max_model_size", skdpopt.synthetic.DEFAULT_MAX_MODEL_SIZE),
+                ).fit(codes)
+            cpu = time.process_time() - start
+            errors = bench.summary(
+                codes, gen.sample(random_state=seed + 1000).astype(int), sizes)
+            rows.append([errors[0], errors[2], cpu])
+            if verbose:
+                print(f"  seed {seed}: 2-way {errors[0]:.4f}, 3-way {errors[2]:.4f}, "
+                      f"{cpu:.1f} s CPU, {len(gen.selected_)} rounds, "
+                      f"annealed after rounds {log['anneals']}, "
+                      f"{gen.model_.cells:,} cells", flush=True)
+    finally:
+        skdpopt.synthetic.fit_synthetic = fit_synthetic
+        qr.NOISE_PENALTY = NOISE_PENALTY
+    return np.mean(rows, axis=0)
+
+
+def report_variants(args):
+    report = Report("design_synthetic", args)
+    titles = REPORT_TABLES[:1] if args.quick else REPORT_TABLES
+    seeds = SEEDS[:1] if args.quick else SEEDS
+    reported = ([REPORTED[i] for i in QUICK_REPORTED] if args.quick
+                else REPORTED)
+    data = {title: bench.load(*bench.TABLES[title]) for title in titles}
+    rows = []
+    for name, epsilon, variant in reported:
+        row = [name, f"{epsilon:g}"]
+        cpu = []
+        for title in titles:
+            codes, sizes = data[title]
+            mean = run_variant(codes, sizes, epsilon, variant, seeds,
+                               verbose=False)
+            row.append(f"{mean[1]:.3f}")
+            cpu.append(mean[2])
+        row.append(f"{np.sum(cpu):.1f}")
+        rows.append(row)
+        print(" | ".join(row), flush=True)
+    report.table(
+        "variants",
+        "Mean 3-way marginal error of the synthetic records, by variant "
+        f"(mean over seeds {seeds[0]} to {seeds[-1]}; CPU s: the fits' "
+        "processor seconds per seed, summed over the tables)",
+        ["variant", "epsilon", *titles, "CPU s"], rows, timing=["CPU s"])
+    report.write()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", type=int, default=3,
@@ -324,7 +444,15 @@ def main():
                         help="only compare the plans' zCDP budgets")
     parser.add_argument("--breakdown", action="store_true",
                         help="only split the estimator's 3-way error")
+    parser.add_argument("--report", action="store_true",
+                        help="run the design page's variants, write its table")
+    parser.add_argument("--quick", action="store_true",
+                        help="with --report: CI's subset")
+    Report.add_arguments(parser)
     args = parser.parse_args()
+    if args.report:
+        report_variants(args)
+        return
     if args.rho:
         budget_check()
         return
@@ -334,23 +462,8 @@ def main():
         return
     variant = json.loads(args.variant)
     codes, sizes = bench.load(*bench.TABLES[title])
-    rows = []
-    for seed in (int(s) for s in args.seeds.split(",")):
-        log = {"anneals": []}
-        skdpopt.synthetic.fit_synthetic = make_fit(variant, log)
-        start = time.process_time()
-        gen = DPSyntheticData(epsilon=args.epsilon, delta=bench.DELTA,
-                              domain=list(sizes), random_state=seed,
-                              max_iter=variant.get("max_iter")).fit(codes)
-        cpu = time.process_time() - start
-        errors = bench.summary(codes, gen.sample(random_state=seed + 1000).astype(int),
-                               sizes)
-        rows.append([errors[0], errors[2], cpu])
-        print(f"  seed {seed}: 2-way {errors[0]:.4f}, 3-way {errors[2]:.4f}, "
-              f"{cpu:.1f} s CPU, {len(gen.selected_)} rounds, "
-              f"annealed after rounds {log['anneals']}, {gen.model_.cells:,} cells",
-              flush=True)
-    mean = np.mean(rows, axis=0)
+    mean = run_variant(codes, sizes, args.epsilon, variant,
+                       [int(s) for s in args.seeds.split(",")])
     print(f"{title}, epsilon {args.epsilon:g}, {json.dumps(variant)}: "
           f"mean over seeds 2-way {mean[0]:.4f}, 3-way {mean[1]:.4f}, "
           f"{mean[2]:.1f} s CPU", flush=True)

@@ -105,12 +105,16 @@ RUNS = [
     Run("bench_minimax", "bench_minimax.py", [], ["--quick"],
         modules={"fairlearn": ["--no-fairlearn"]}),
     Run("design_minimax", "design_minimax.py", ["--report"], ["--quick"]),
+    Run("design_synthetic_bounds", "design_synthetic_bounds.py", [], ["--quick"]),
+    Run("design_synthetic", "design_synthetic.py", ["--report"],
+        ["--report", "--quick"]),
     Run("bench_synthetic", "bench_synthetic.py", [], ["--quick"],
         {"--mbi-python": "SKDPOPT_MBI_PYTHON",
          "--smartnoise-python": "SKDPOPT_SMARTNOISE_PYTHON"}),
     Run("bench_dask", "bench_dask.py", [], ["--quick"],
         {"--daskml-python": "SKDPOPT_DASKML_PYTHON"}),
     Run("selection", "bench_selection.py", ["--write"], ["--quick"]),
+    Run("audits", "../tests/audit/make_audit_table.py", ["--runs", "20000"], None),
     *(Run(f"selection_design_{tag}", "bench_selection.py",
           ["--half", "design", "--seeds", "3", "--epsilon", "1", "--methods",
            "search", "--write", "--tag", tag, *variant], None)
@@ -125,7 +129,7 @@ def installed(module):
 def command(run, args, peer_paths, kind="full"):
     """The run's command line, or None where it cannot run without a
     missing peer."""
-    cmd = [sys.executable, str(HERE / run.script), *args]
+    cmd = [sys.executable, str((HERE / run.script).resolve()), *args]
     for option in run.peers:
         if peer_paths.get(option):
             cmd += [option, peer_paths[option]]
