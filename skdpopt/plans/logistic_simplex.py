@@ -56,14 +56,12 @@ AUTO_SQRT_D_PER_ROW = 0.05
 # bound of 1 with a clip of one bound: 0.80 -> 0.84 median fraction of the
 # non-private gain on the panel's design half at epsilon 1 (10 seeds), a
 # larger clip norm adds more noise than signal on the weak tables
-# (benchmarks/bench_panel.py).
+# (benchmarks/design_simplex_sgd.py).
 SGD_EPOCHS = 5
 SGD_FEATURE_BOUND = 2.0
 SGD_CLIP = 0.5
 # Its step size, constant (DPSGDClassifier's default eta0).
 SGD_STEP = 0.5
-# The output averages the iterates after this share of the epochs.
-SGD_AVERAGE_AFTER = 0.0
 
 
 @dataclass(frozen=True)
@@ -567,9 +565,7 @@ def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
     return plan_dpsgd(
         n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
         delta=delta, sampling="poisson", batch_size="auto",
-        max_iter=SGD_EPOCHS,
-        average=max(1, round(SGD_AVERAGE_AFTER * SGD_EPOCHS * n_samples)),
-        n_classes=n_classes,
+        max_iter=SGD_EPOCHS, average=True, n_classes=n_classes,
         weight_bound=weight_bound, calibrate_intercept=fit_intercept,
         fit_check=True, clip_check=True, learning_rate="constant",
         eta0=SGD_STEP)
