@@ -100,7 +100,7 @@ class DPLogisticSimplex(
         (Talwar, Thakurta and Zhang 2015), full-batch gradients and one
         exponential-mechanism draw per step; the classical baseline.
         "sgd": DP-SGD over the polytope (Poisson batches, gradients
-        clipped to one feature bound, a projection after every step, the
+        clipped to half a feature bound, a projection after every step, the
         intercept outside it and calibrated after the run).  "auto":
         mirror descent where ``sqrt(n_features) > 0.05 n_samples epsilon``
         (wide, sparse designs, where its ``log d`` error wins) and for
