@@ -55,8 +55,8 @@ VARIANTS = {
     "defaults": ({}, {}),
     "bound 3, clip 1": ({"feature_bound": 3.0}, {"SGD_CLIP": 1.0 / 3.0}),
     "bound 2, clip 2": ({"feature_bound": 2.0}, {"SGD_CLIP": 1.0}),
-    "bound 1, radius 5": ({"feature_bound": 1.0, "radius": 5.0},
-                          {"SGD_CLIP": 1.0}),
+    "radius 3": ({"radius": 3.0}, {}),
+    "radius 30": ({"radius": 30.0}, {}),
 }
 
 
