@@ -20,7 +20,9 @@ from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws
 from .checks import (
     CLIP_CHECK_SHARE,
+    FIT_CHECK_BOUND,
     FIT_CHECK_SHARE,
+    REGRESSION_CHECK_SHARE,
     ClipCheckPlan,
     FitCheckPlan,
     plan_clip_check,
@@ -94,7 +96,7 @@ class DPSGDPlan(PrivacyPlan):
         weights in [0, 1]: sensitivity 1).
     fit_check : FitCheckPlan or None
         The release of the fit check, last (classifiers with
-        probabilities).
+        probabilities, and the regressor).
     clip_check : ClipCheckPlan or None
         The release of the clip check, first (DPLogisticSimplex).
     single_pass : bool
@@ -173,7 +175,8 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
                n_classes=None, weight_bound=1.0, calibrate_intercept=False,
-               fit_check=False, clip_check=False, centre_target=True,
+               fit_check=False, fit_check_bound=None, clip_check=False,
+               centre_target=True,
                learning_rate="invscaling", eta0=0.01, power_t=0.25):
     """Plan a DP-SGD fit from public quantities.
 
@@ -210,7 +213,12 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         ``CALIBRATION_SHARE`` of the budget.
     fit_check : bool, default=False
         Release the fit check last (:mod:`skdpopt.plans.checks`), on
-        ``FIT_CHECK_SHARE`` of the budget.
+        ``FIT_CHECK_SHARE`` of the budget (``REGRESSION_CHECK_SHARE`` for
+        the regressor's).
+    fit_check_bound : float or None, default=None
+        The bound on each row's term of the fit check: None for the
+        classifiers' ``FIT_CHECK_BOUND`` (nats); the regressor's is
+        ``REGRESSION_CHECK_BOUND`` (squared target scales).
     clip_check : bool, default=False
         Release the clip check first, on ``CLIP_CHECK_SHARE``.
     centre_target : bool, default=True
@@ -252,7 +260,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                                centre=centre_target)
     count_share = COUNT_SHARE if n_classes is not None else 0.0
     calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
-    check_share = FIT_CHECK_SHARE if fit_check else 0.0
+    check_share = 0.0
+    if fit_check:
+        check_share = (FIT_CHECK_SHARE if fit_check_bound is None
+                       else REGRESSION_CHECK_SHARE)
     clip_check_share = CLIP_CHECK_SHARE if clip_check else 0.0
     share = (clip_share + target_share + count_share + calibration_share
              + check_share + clip_check_share)
@@ -270,7 +281,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     check = clipped = None
     if fit_check:
         check = plan_fit_check(
-            zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0)
+            zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0,
+            bound=FIT_CHECK_BOUND if fit_check_bound is None else fit_check_bound)
     if clip_check:
         clipped = plan_clip_check(
             zcdp.gaussian_noise_multiplier(clip_check_share * rho) if rho else 0.0)
