@@ -383,7 +383,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.n_iter_ = plan.n_steps
         self.selected_ = result.selected
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
-        self._check_fit(X, y, result, plan.fit_check, rng)
+        if plan.fit_check is not None and plan.target_draws.centre:
+            self._check_fit(X, y, result, plan.fit_check, rng)
         self._finish_release(plan, previous_event)
         return self
 

@@ -218,7 +218,9 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     fit_check_bound : float or None, default=None
         The bound on each row's term of the fit check: None for the
         classifiers' ``FIT_CHECK_BOUND`` (nats); the regressor's is
-        ``REGRESSION_CHECK_BOUND`` (squared target scales).
+        ``REGRESSION_CHECK_BOUND`` (squared target scales), and its check
+        is planned only where the target is centred (``auto_target`` with
+        a released location).
     clip_check : bool, default=False
         Release the clip check first, on ``CLIP_CHECK_SHARE``.
     centre_target : bool, default=True
@@ -260,6 +262,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                                centre=centre_target)
     count_share = COUNT_SHARE if n_classes is not None else 0.0
     calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
+    if fit_check_bound is not None and not (targets is not None and targets.centre):
+        # The regressor's check compares with the released location: none
+        # without one (a fit whose target is not centred warns of that).
+        fit_check = False
     check_share = 0.0
     if fit_check:
         check_share = (FIT_CHECK_SHARE if fit_check_bound is None
