@@ -12,8 +12,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdpopt import DPSGDClassifier, DPSGDRegressor, PrivacyLedger, PrivacySpent
-from skdpopt.plans.checks import FIT_CHECK_BOUND
 from skdpopt.exceptions import UtilityWarning
+from skdpopt.plans.checks import FIT_CHECK_BOUND
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
