@@ -84,10 +84,11 @@ def squared_error_gains(predictions, targets, bound):
     location and divided by the target's scale, so that the constant 0 is
     the trivial model.  Every term lies in ``[-bound, bound]``, so replacing
     one record moves their sum by at most ``2 bound``.  Targets are clipped
-    to ``TARGET_CLIP`` and predictions to ``2 TARGET_CLIP + 1``, which
-    changes no clipped gain for ``bound <= 1`` (beyond that prediction the
-    gain is below -1 for every target within the clip) and keeps every
-    product finite; a NaN prediction counts 0.
+    to ``TARGET_CLIP`` (a per-record map: a target that far counts as
+    clipped there) and predictions to ``2 TARGET_CLIP + 1``, which changes
+    no clipped gain for ``bound <= 1`` (beyond that prediction the gain is
+    below -1 for every target within the clip) and keeps every product
+    finite; a NaN prediction counts 0.
 
     Parameters
     ----------
