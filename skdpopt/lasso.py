@@ -131,7 +131,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         a private window, in two rounds) and a private 0.99 quantile of
         ``|y_i - location|`` before the first step; see
         ``target_location_`` and ``target_bound_``
-        (``docs/privacy/targets.md``).
+        (``docs/privacy/targets.md``).  With an intercept it also plans
+        the fit check (2% of the budget): after the steps, the training
+        rows' gains in squared error over the location, clipped per row,
+        summed and released (where the target was centred); a sum not
+        clearly positive warns with a
+        :class:`~skdpopt.exceptions.UtilityWarning`.
     residual_bound : "auto" or float, default="auto"
         Bound C on ``|x_i . w + b - y_i|`` used in the gradient; larger
         residuals are clipped, and the noise is proportional to C.  A float

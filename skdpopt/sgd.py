@@ -251,7 +251,12 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         for 5% of the budget in zCDP units (up to 25% when the rows are
         too few for 5% to find the targets), and fits ``(y - location) /
         scale``; see ``target_location_`` and ``target_scale_``
-        (``docs/privacy/targets.md``).  ``loss_epsilon`` stays in the
+        (``docs/privacy/targets.md``).  With a released location the fit
+        then checks itself against it: the training rows' gains in squared
+        error over the location, clipped per row, summed and released on
+        2% of the budget; a sum not clearly positive warns with a
+        :class:`~skdpopt.exceptions.UtilityWarning` (the model may be worse
+        than the mean).  ``loss_epsilon`` stays in the
         targets' units.  A float is public and free, and does not centre
         (targets already centred and scaled by public constants: pass
         1.0).  None is the same as 1.0.
