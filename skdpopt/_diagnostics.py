@@ -163,21 +163,10 @@ def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
 def warn_if_no_better_than_mean(estimator, released, plan, *, spreads, levers):
     """Warn when a released regression fit check is not clearly positive.
 
-    ``released`` is the noisy sum of the training rows' clipped gains in
-    squared error of the fitted model over the trivial one, the targets'
-    released location
-    (:func:`skdpopt.solvers.checks.release_squared_error_check`): a
-    released value, compared with a public multiple of its noise's
-    standard deviation and never printed.
-
-    Parameters
-    ----------
-    estimator : object
-    released : float
-    plan : FitCheckPlan
-    spreads : float
-        The sum must exceed this many standard deviations of its noise.
-    levers : sequence of str
+    As :func:`warn_if_no_better_than_prior`, for the noisy sum of the
+    training rows' clipped gains in squared error of the fitted model over
+    the targets' released location
+    (:func:`skdpopt.solvers.checks.release_squared_error_check`).
 
     Returns
     -------
@@ -192,8 +181,7 @@ def warn_if_no_better_than_mean(estimator, released, plan, *, spreads, levers):
         "error against the targets' released location, within its noise), "
         "so its predictions may be worse than the mean's. Levers: "
         f"{', '.join(levers)}; or the features carry little signal about "
-        "the target.",
-        UtilityWarning)
+        "the target.", UtilityWarning)
     return True
 
 

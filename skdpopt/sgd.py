@@ -700,16 +700,6 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     def _class_plan(self, loss, sample_weight):
         return class_plan(self, sample_weight, proba=self._has_proba())
 
-    def _check_plan(self):
-        """The plan's fit check of a regressor (classifiers: in
-        :meth:`_class_plan`)."""
-        return {}
-
-    def _check_fit(self, X, targets, weighting, plan, rng):
-        """Release the fit check and warn if the model is not clearly
-        better than the class prior (classifiers)."""
-        check_fit(self, X, targets, weighting, plan, rng)
-
     def _weighting(self, targets, loss, sample_weight, plan, rng):
         return release_weighting(self, targets, loss, sample_weight,
                                  plan.class_totals, rng)
