@@ -31,15 +31,13 @@ from ._diagnostics import (
     noisy_sum_ratio,
     warn_if_clipped,
     warn_if_coarse,
-    warn_if_no_better_than_mean,
     warn_if_noise_dominates,
     warn_if_not_centred,
     warn_if_signal_is_weak,
 )
+from ._regressors import check_fit
 from .plans.bounds import is_auto
-from .plans.checks import FIT_CHECK_SPREADS
 from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, plan_lasso
-from .solvers.checks import release_squared_error_check
 from .solvers.clipping import far_rows_share
 from .solvers.frank_wolfe import frank_wolfe_lasso
 from .solvers.greedy_cd import private_greedy_cd
@@ -425,17 +423,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                             noise=plan.clip_check.noise_multiplier / X.shape[0])
 
     def _check_fit(self, X, y, result, plan, rng):
-        """Release the fit check on the clipped rows and centred targets,
-        in units of ``target_bound_`` (the trivial model is the constant
-        0), and warn when the model is not clearly better than it."""
+        """The fit check on the clipped rows and centred targets, in units
+        of ``target_bound_`` (the trivial model is the constant 0)."""
         scale = self.target_bound_
-        coef, intercept = result.coef / scale, result.intercept / scale
-        predictions = map_rows(lambda rows: np.asarray(rows @ coef).ravel()
-                               + intercept, X)
-        released = release_squared_error_check(predictions, y / scale, plan, rng)
-        warn_if_no_better_than_mean(
-            self, released, plan, spreads=FIT_CHECK_SPREADS,
-            levers=(MORE_EPSILON, MORE_ROWS, "fewer steps (max_iter)"))
+        check_fit(self, X, y / scale, result.coef / scale,
+                  result.intercept / scale, plan, rng,
+                  (MORE_EPSILON, MORE_ROWS, "fewer steps (max_iter)"))
 
     def predict(self, X):
         """Predict with the fitted linear model.

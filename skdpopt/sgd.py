@@ -30,16 +30,14 @@ from ._diagnostics import (
     MORE_ROWS,
     noisy_sum_ratio,
     warn_if_coarse,
-    warn_if_no_better_than_mean,
     warn_if_noise_dominates,
     warn_if_not_centred,
 )
+from ._regressors import check_sgd_fit
 from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.bounds import is_auto
-from .plans.checks import FIT_CHECK_SPREADS, REGRESSION_CHECK_BOUND
 from .plans.sgd import plan_dpsgd
-from .solvers.checks import release_squared_error_check
 from .solvers.noisy_sgd import noisy_sgd
 from .solvers.problems import LinearProblem
 from .solvers.targets import release_location_scale
@@ -91,7 +89,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             auto_target=self._auto_target_scale(),
             centre_target=self.fit_intercept,
             learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t,
-            **self._class_plan(loss, sample_weight), **self._check_plan())
+            **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
@@ -111,8 +109,9 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         # The fit check reads the fitted model.
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
-        if plan.fit_check is not None:
-            self._check_fit(X, targets, weighting, plan.fit_check, rng)
+        if plan.fit_check is not None:  # classifiers weigh their classes
+            check = check_sgd_fit if weighting is None else check_fit
+            check(self, X, targets, weighting, plan.fit_check, rng)
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
@@ -134,16 +133,6 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
     def _class_plan(self, loss, sample_weight):
         """The plan's class totals and calibration (classifier)."""
         return {}
-
-    def _check_plan(self):
-        """The plan's fit check of a regressor (classifiers: in
-        :meth:`_class_plan`)."""
-        return {}
-
-    def _check_fit(self, X, targets, weighting, plan, rng):
-        """Release the fit check and warn if the model is not clearly
-        better than the class prior (classifiers)."""
-        check_fit(self, X, targets, weighting, plan, rng)
 
     def _weighting(self, targets, loss, sample_weight, plan, rng):
         """The classes' weighting (classifier; None for regression)."""
@@ -422,20 +411,6 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
 
     def _auto_target_scale(self):
         return is_auto(self.target_scale)
-
-    def _check_plan(self):
-        return {"fit_check": True, "fit_check_bound": REGRESSION_CHECK_BOUND}
-
-    def _check_fit(self, X, targets, weighting, plan, rng):
-        # On the centred and scaled targets, with the model of them (before
-        # it is moved back): the trivial model is the constant 0.
-        coef, intercept = self.coef_[0], float(self.intercept_[0])
-        predictions = map_rows(lambda rows: np.asarray(rows @ coef).ravel()
-                               + intercept, X)
-        released = release_squared_error_check(predictions, targets[0], plan, rng)
-        warn_if_no_better_than_mean(
-            self, released, plan, spreads=FIT_CHECK_SPREADS,
-            levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
 
     def _loss(self, target_scale):
         """The loss on targets divided by ``target_scale``: the width of

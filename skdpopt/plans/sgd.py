@@ -22,6 +22,7 @@ from .checks import (
     CLIP_CHECK_SHARE,
     FIT_CHECK_BOUND,
     FIT_CHECK_SHARE,
+    REGRESSION_CHECK_BOUND,
     REGRESSION_CHECK_SHARE,
     ClipCheckPlan,
     FitCheckPlan,
@@ -175,8 +176,7 @@ def sgd_schedule(n_samples, *, sampling, batch_size, max_iter, epsilon=1.0):
 def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
                n_classes=None, weight_bound=1.0, calibrate_intercept=False,
-               fit_check=False, fit_check_bound=None, clip_check=False,
-               centre_target=True,
+               fit_check=False, clip_check=False, centre_target=True,
                learning_rate="invscaling", eta0=0.01, power_t=0.25):
     """Plan a DP-SGD fit from public quantities.
 
@@ -212,15 +212,11 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         ``CALIBRATION_STEPS`` noisy sums per problem on
         ``CALIBRATION_SHARE`` of the budget.
     fit_check : bool, default=False
-        Release the fit check last (:mod:`skdpopt.plans.checks`), on
-        ``FIT_CHECK_SHARE`` of the budget (``REGRESSION_CHECK_SHARE`` for
-        the regressor's).
-    fit_check_bound : float or None, default=None
-        The bound on each row's term of the fit check: None for the
-        classifiers' ``FIT_CHECK_BOUND`` (nats); the regressor's is
-        ``REGRESSION_CHECK_BOUND`` (squared target scales), and its check
-        is planned only where the target is centred (``auto_target`` with
-        a released location).
+        Release the classifiers' fit check last (:mod:`skdpopt.plans.checks`),
+        on ``FIT_CHECK_SHARE`` of the budget.  A regressor whose target is
+        centred at a released location (``auto_target``) releases the
+        regression fit check there instead, on ``REGRESSION_CHECK_SHARE``
+        (``docs/privacy/targets.md``).
     clip_check : bool, default=False
         Release the clip check first, on ``CLIP_CHECK_SHARE``.
     centre_target : bool, default=True
@@ -262,14 +258,11 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                                centre=centre_target)
     count_share = COUNT_SHARE if n_classes is not None else 0.0
     calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
-    if fit_check_bound is not None and not (targets is not None and targets.centre):
-        # The regressor's check compares with the released location: none
-        # without one (a fit whose target is not centred warns of that).
-        fit_check = False
-    check_share = 0.0
-    if fit_check:
-        check_share = (FIT_CHECK_SHARE if fit_check_bound is None
-                       else REGRESSION_CHECK_SHARE)
+    # The regressor's check compares with the released location: none
+    # without one (a fit whose target is not centred warns of that).
+    regression_check = auto_target and targets.centre
+    check_share = (FIT_CHECK_SHARE if fit_check else
+                   REGRESSION_CHECK_SHARE if regression_check else 0.0)
     clip_check_share = CLIP_CHECK_SHARE if clip_check else 0.0
     share = (clip_share + target_share + count_share + calibration_share
              + check_share + clip_check_share)
@@ -285,10 +278,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         calibration_noise = multiplier  # sensitivity 1
         calibration_event = repeat(GaussianMechanism(multiplier), releases)
     check = clipped = None
-    if fit_check:
+    if fit_check or regression_check:
         check = plan_fit_check(
             zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0,
-            bound=FIT_CHECK_BOUND if fit_check_bound is None else fit_check_bound)
+            bound=FIT_CHECK_BOUND if fit_check else REGRESSION_CHECK_BOUND)
     if clip_check:
         clipped = plan_clip_check(
             zcdp.gaussian_noise_multiplier(clip_check_share * rho) if rho else 0.0)

@@ -33,6 +33,7 @@ import skdpopt._bounds
 import skdpopt._classifiers
 import skdpopt._data.inmemory
 import skdpopt._domain
+import skdpopt._regressors
 import skdpopt.lasso
 import skdpopt.logistic_simplex
 import skdpopt.minimax
@@ -434,8 +435,7 @@ def _regression_check_observe(make):
     def observe(side, rng):
         est = make()
         with observing() as patch:
-            module = sys.modules[type(est).__module__]
-            released = spy(patch, module, "release_squared_error_check")
+            released = spy(patch, skdpopt._regressors, "release_squared_error_check")
             fitted = spy(patch, type(est), "_check_fit")
             est.fit(side.X, side.y)
         assert released.calls, "the fit check was not released"
