@@ -423,7 +423,7 @@ def _clip_check_observe(side, rng):
     return {"count of far rows": Statistic(count.first.result, 1.0)}
 
 
-def _regression_check_observe(make):
+def _regression_check_observe(make, owner):
     """The regressors' fit check: the sum of per-row squared-error gains
     of the fitted model over the constant 0 on the centred and scaled
     targets, each clipped to +-bound (2 bound).  The model and the
@@ -436,7 +436,8 @@ def _regression_check_observe(make):
         est = make()
         with observing() as patch:
             released = spy(patch, skdpopt._regressors, "release_squared_error_check")
-            fitted = spy(patch, type(est), "_check_fit")
+            # The rows as the estimator hands them to the check.
+            fitted = spy(patch, owner, "check_fit")
             est.fit(side.X, side.y)
         assert released.calls, "the fit check was not released"
         bound, norm = _declared(est.privacy_plan_.fit_check)
@@ -469,11 +470,11 @@ TARGET_CASES = [
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
     Case("DPSGDRegressor: the fit check (squared-error gains)",
          _regression_check_observe(lambda: DPSGDRegressor(
-             epsilon=1e5, max_iter=1, random_state=0)),
+             epsilon=1e5, max_iter=1, random_state=0), skdpopt._regressors),
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
     Case("DPLasso: the fit check (squared-error gains)",
          _regression_check_observe(lambda: DPLasso(
-             epsilon=1e5, max_iter=1, random_state=0)),
+             epsilon=1e5, max_iter=1, random_state=0), skdpopt.lasso),
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
 ]
 
