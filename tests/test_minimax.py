@@ -749,11 +749,6 @@ def test_gda_without_privacy_reaches_the_exact_minimax(data):
     assert clf.kappa_ == pytest.approx(len(y) / np.sum(groups == "minor"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DPSGDClassifier's intercept now starts at the released class log-odds "
-    "and is calibrated after the run: on one of the five seeds its "
-    "worst-group loss is below gda's (0.010); gda's target is to be met "
-    "against the stronger baseline"))
 def test_gda_beats_erm_on_the_worst_group_and_is_never_the_zero_model():
     """On a synthetic design (4 groups), epsilon = 1: worst-group test log
     loss below DP-SGD's on every seed, never the zero model."""
