@@ -166,6 +166,29 @@ class Accountant:
                 bounds.append(_rdp_epsilon(events, self.relation, orders, delta))
         return float(min(bounds))
 
+    def pld_epsilon(self, delta, points):
+        """The PLD bound alone on the grid of ``points`` points (``inf``
+        where it does not apply, for example under add/remove); an upper
+        bound like every other, for calibration probes that need not pay
+        for the Renyi curve.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in (0, 1).
+        points : int
+            Grid size (see :func:`skdpopt.accounting.pld.compose_pairs`).
+
+        Returns
+        -------
+        float
+        """
+        if (self._is_free() or self._noiseless() or delta <= 0
+                or any(isinstance(m, EpsilonDeltaEvent) for m, _ in self.events)):
+            return self.epsilon(delta, points, fast=True)
+        return float(_pld_epsilon(tuple(self.events), self.relation,
+                                  float(delta), points))
+
     def spent(self, delta):
         """The run's guarantee as a :class:`PrivacySpent` at ``delta``.
 
