@@ -246,7 +246,10 @@ def _pld_epsilon(events, relation, delta, points):
         return np.inf
     # Gaussian mechanisms compose exactly into one with mu^2 = sum mu_i^2.
     mu_squared = 0.0
-    pairs = []
+    # Equal pairs anywhere in the run are composed as one run of them (the
+    # composed loss is a sum of independent losses, so order is free): one
+    # discretisation and one power each.
+    counts = {}
     for mechanism, count in events:
         if isinstance(mechanism, GaussianMechanism):
             mu_squared += count * mechanism.mu**2
@@ -255,9 +258,11 @@ def _pld_epsilon(events, relation, delta, points):
             # Full batch: sensitivity 2C under replace-one, so mu = 2 / s.
             mu_squared += count * (2.0 / mechanism.noise_multiplier) ** 2
         elif hasattr(mechanism, "loss_pair"):
-            pairs.append((mechanism.loss_pair(), count))
+            pair = mechanism.loss_pair()
+            counts[pair] = counts.get(pair, 0) + count
         else:
             return np.inf
+    pairs = list(counts.items())
     if not pairs:
         return pld.gaussian_epsilon(np.sqrt(mu_squared), delta)
     if points is None:
