@@ -138,12 +138,17 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
     least ``(1 - rtol) epsilon`` where the parameter allows.
 
     The search runs first on the accountant's coarse PLD grid (an upper
-    bound on the default accounting's answer, and cheaper), then checks the
+    bound on the default accounting's answer, and cheaper; its probes skip
+    the Renyi curve where the PLD binds at the first), then checks the
     value with the default accounting, which is the same coarse answer
-    wherever that grid has converged (most runs: no extra cost).  Near the
-    answer the two differ by an almost constant factor, so a correction of
-    the coarse target usually lands the default epsilon in tolerance; if
-    not, the search finishes on the default accounting itself.
+    wherever that grid has converged (most runs: no extra cost).  Where it
+    has not, the default answer is first predicted from the coarse grid and
+    the grid half its size, so that the fine grid is paid for only at a
+    value predicted to land.  Near the answer the two differ by an almost
+    constant factor, so a correction of the coarse target usually lands
+    the default epsilon in tolerance; if not, the search finishes on the
+    default accounting itself.  Every value returned is the default
+    accounting's, whatever the prediction said.
 
     Parameters
     ----------
@@ -255,13 +260,15 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
     # from the Newton step to the middle of the window off the last check,
     # with the slope seen between the checks where they are far enough
     # apart to tell it, else near the coarse answer.
-    (v1, e1), (v2, e2) = checked[0], checked[-1]
+    (v1, _), (v2, e2) = checked[0], checked[-1]
     slope = None
     if abs(np.log(v1 / v2)) > 1e-3:
         slope = _local_slope(checked)
     slope = slope or _local_slope(probes) or bracket.slope
-    move = np.log(epsilon * (1 - rtol / 2) / e2) / slope
-    start = v2 * float(np.exp(move if bracket.increasing else -move))
+    start = v2
+    if 0 < e2 < np.inf:
+        move = np.log(epsilon * (1 - rtol / 2) / e2) / slope
+        start = v2 * float(np.exp(move if bracket.increasing else -move))
     value, spent = _search(epsilon_of, epsilon, start, start,
                            increasing=bracket.increasing, rtol=rtol, slope=slope,
                            aim=0.5)
