@@ -24,19 +24,23 @@ score is the worst-group test log loss (lower is better).
 
 Seeds: the development seeds 0-2 choose; the table of
 ``docs/design/minimax.md`` is printed from the fresh seeds 100-104
-(``--report``), which nothing was chosen on.  ``--candidates`` compares
-the defaults with the last round of alternatives (``CANDIDATES``) on the
-development seeds; the earlier rounds (``docs/design/minimax.md``) were
-the same call of :func:`sweep` with other constants.
+(``--report``), which nothing was chosen on.  ``--develop`` compares the
+defaults with the alternatives to each constant (``CANDIDATES``, one
+replaced at a time) on the development seeds, and gda without privacy
+with the exact minimax on the member ``four``.
 
 Usage::
 
-    python benchmarks/design_minimax.py [--members a,b] [--candidates]
-    python benchmarks/design_minimax.py --report     # writes the page's table
-    python benchmarks/design_minimax.py --quick      # CI's subset
+    python benchmarks/design_minimax.py --report     # the fresh seeds' table
+    python benchmarks/design_minimax.py --develop --n-jobs 2  # the alternatives
+    python benchmarks/design_minimax.py --quick      # CI's subsets
+    python benchmarks/design_minimax.py --develop --quick
+    python benchmarks/design_minimax.py --members a,b  # printed only
 
-``--report`` writes ``docs/benchmarks/_generated/design_minimax.md``
-(``--quick``: ``design_minimax.quick.md``; see ``report.py``).
+``--report`` writes ``docs/benchmarks/_generated/design_minimax.md``,
+``--develop`` ``design_minimax.develop.md`` (with ``--quick``:
+``design_minimax.quick.md`` and ``design_minimax.develop.quick.md``; see
+``report.py``).
 """
 
 import argparse
@@ -46,6 +50,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.linear_model import LogisticRegression
 
 HERE = Path(__file__).resolve().parent
@@ -164,58 +169,104 @@ def candidate(train, test, seed, epsilon, consts=None, **params):
     return worst(model, Xt, yt, gt), model
 
 
-# The last round of the choice (development seeds): constants replaced
-# for the run, estimator parameters.
+# The alternatives to each constant (``--develop``, development seeds):
+# one module constant of ``skdpopt.plans.minimax`` replaced at a time.
 CANDIDATES = {
     "defaults": ({}, {}),
-    "decay 0.5": ({"WEIGHT_DECAY": 0.5}, {}),
-    "decay 0.5, kappa noise 0.03": ({"WEIGHT_DECAY": 0.5, "KAPPA_NOISE": 0.03},
-                                    {}),
-    "decay 2": ({"WEIGHT_DECAY": 2.0}, {}),
+    **{f"{name} = {value:g}": ({name: value}, {}) for name, value in (
+        ("CLIP_FACTOR", 0.5), ("CLIP_FACTOR", 1.0),
+        ("KAPPA_NOISE", 0.03), ("KAPPA_NOISE", 0.1),
+        ("WEIGHT_DECAY", 0.5), ("WEIGHT_DECAY", 2.0),
+        ("GROUP_TEMPERATURE", 0.5), ("GROUP_TEMPERATURE", 2.0),
+        ("MODEL_SHARE", 0.7), ("MODEL_SHARE", 0.85))},
 }
 
-_CACHE = {}
+def member_seed(member, seed, epsilon, candidates, exact=True):
+    """References and every candidate's score on one member and seed."""
+    warnings.simplefilter("ignore")
+    train, test = make_task(seed, *member[1:])
+    scores = references(train, test, seed, epsilon, exact)
+    for label, (consts, params) in candidates.items():
+        scores[label] = candidate(train, test, seed, epsilon, consts,
+                                  **params)[0]
+    return scores
 
 
-def cached_references(member, seed, epsilon, exact=True):
-    """References of one member and seed (computed once per process)."""
-    key = (member[0], seed, epsilon)
-    if key not in _CACHE:
-        train, test = make_task(seed, *member[1:])
-        _CACHE[key] = (train, test, references(train, test, seed, epsilon, exact))
-    return _CACHE[key]
-
-
-def sweep(members, candidates, seeds, epsilon, exact=True, out=print):
+def sweep(members, candidates, seeds, epsilon, exact=True, n_jobs=1,
+          out=print):
     """Median worst-group test log loss per member of each candidate.
 
     ``candidates``: ``{label: (constants, params)}``.  Prints one row per
     member, then per candidate the members where the exact minimax beats
     ERM, how many of them it is at most DP-SGD on, and its mean excess
-    over DP-SGD there.
+    over DP-SGD there.  The (member, seed) fits run in ``n_jobs``
+    processes (each replaces the constants in its own process).
     """
+    jobs = [(member, seed) for member in members for seed in seeds]
+    scores = Parallel(n_jobs=n_jobs)(
+        delayed(member_seed)(member, seed, epsilon, candidates, exact)
+        for member, seed in jobs)
     table = {}
     for member in members:
-        refs, cands = [], {label: [] for label in candidates}
-        for seed in seeds:
-            train, test, ref = cached_references(member, seed, epsilon, exact)
-            refs.append(ref)
-            for label, (consts, params) in candidates.items():
-                cands[label].append(candidate(train, test, seed, epsilon,
-                                              consts, **params)[0])
-        med = {k: float(np.median([r[k] for r in refs])) for k in refs[0]}
-        med.update({label: float(np.median(v)) for label, v in cands.items()})
+        runs = [s for (m, _), s in zip(jobs, scores, strict=True) if m is member]
+        med = {k: float(np.median([r[k] for r in runs])) for k in runs[0]}
         table[member[0]] = med
         out(f"| {member[0]} | " + " | ".join(f"{v:.4f}" for v in med.values())
             + " |")
+    for label, (wins, n, mean, worst_excess) in summary(table, candidates).items():
+        out(f"{label}: at most DP-SGD on {wins}/{n} members where the minimax "
+            f"beats ERM; mean excess {mean:+.4f}, worst {worst_excess:+.4f}")
+    return table
+
+
+def summary(table, candidates):
+    """Per candidate: members at most DP-SGD, of the members where the exact
+    minimax beats ERM, and the mean and worst excess over DP-SGD there."""
     relevant = [m for m, v in table.items() if v.get("exact", 0) < v["erm"]]
+    out = {}
     for label in candidates:
         excess = [table[m][label] - table[m]["dpsgd"] for m in relevant]
-        wins = sum(e <= 0 for e in excess)
-        out(f"{label}: at most DP-SGD on {wins}/{len(relevant)} members where "
-            f"the minimax beats ERM; mean excess {np.mean(excess):+.4f}, "
-            f"worst {np.max(excess):+.4f}")
-    return table
+        out[label] = (sum(e <= 0 for e in excess), len(relevant),
+                      float(np.mean(excess)), float(np.max(excess)))
+    return out
+
+
+def develop_tables(report, table, seeds, n_jobs=1):
+    """The alternatives' summary on the development seeds (``--develop``),
+    and gda without privacy against the exact minimax on ``four``."""
+    rows = []
+    for label, (wins, n, mean, worst_excess) in summary(table, CANDIDATES).items():
+        consts = CANDIDATES[label][0]
+        default = ", ".join(f"{getattr(plans, k):g}" for k in consts)
+        rows.append([label, default, f"{wins} of {n}", f"{mean:+.3f}",
+                     f"{worst_excess:+.3f}"])
+    report.table(
+        "candidates", "One constant replaced at a time: members where "
+        "DPMinimaxClassifier's worst-group test log loss is at most DP-SGD's "
+        "(of those where the exact minimax beats ERM), and its mean and worst "
+        "excess over DP-SGD there; epsilon = 1, medians over the seeds "
+        + ", ".join(map(str, seeds)),
+        ["setting", "default", "at most DP-SGD", "mean excess", "worst excess"],
+        rows)
+    four = next(m for m in MEMBERS if m[0] == "four")
+    runs = Parallel(n_jobs=n_jobs)(
+        delayed(nonprivate_four)(four, seed) for seed in seeds)
+    report.table(
+        "nonprivate", "Without privacy, member four: worst-group test log "
+        "loss of gda (its default steps) and of the exact minimax over the "
+        "same l2 ball", ["seed", "gda", "exact minimax"],
+        [[seed, f"{g:.3f}", f"{e:.3f}"] for seed, (g, e) in
+         zip(seeds, runs, strict=True)])
+
+
+def nonprivate_four(member, seed):
+    from bench_minimax import ExactMinimaxL2
+
+    warnings.simplefilter("ignore")
+    train, test = make_task(seed, *member[1:])
+    (X, y, g), (Xt, yt, gt) = train, test
+    gda = candidate(train, test, seed, np.inf)[0]
+    return gda, worst(ExactMinimaxL2().fit(X, y, g), Xt, yt, gt)
 
 
 def report_tables(report, members, table):
@@ -249,36 +300,45 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--members", default=None)
     parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--report", action="store_true")
+    parser.add_argument("--report", action="store_true",
+                        help="the fresh seeds' table (design_minimax.md)")
+    parser.add_argument("--develop", action="store_true",
+                        help="the alternatives (CANDIDATES) on the development "
+                             "seeds (design_minimax.develop.md)")
     parser.add_argument("--quick", action="store_true",
-                        help=f"--report on {', '.join(QUICK_MEMBERS)}, "
-                             "the first fresh seed")
+                        help=f"on {', '.join(QUICK_MEMBERS)} and one seed "
+                             "(the first fresh or development seed)")
     parser.add_argument("--no-exact", action="store_true")
-    parser.add_argument("--candidates", action="store_true")
+    parser.add_argument("--n-jobs", type=int, default=1)
     Report.add_arguments(parser)
     args = parser.parse_args(argv)
-    args.report = args.report or args.quick
-    seeds = REPORT_SEEDS[:1] if args.quick else \
-        REPORT_SEEDS if args.report else DEVELOP_SEEDS
+    args.report = (args.report or args.quick) and not args.develop
+    seeds = DEVELOP_SEEDS if args.develop else REPORT_SEEDS if args.report \
+        else DEVELOP_SEEDS
+    seeds = seeds[:1] if args.quick else seeds
     names = args.members.split(",") if args.members else \
         QUICK_MEMBERS if args.quick else None
     warnings.simplefilter("ignore")
     members = [m for m in MEMBERS if not names or m[0] in names]
-    candidates = CANDIDATES if args.candidates else {"dpminimax": ({}, {})}
-    # Only the whole --report run (every member, epsilon 1, the exact
-    # minimax, the defaults) writes its table; --quick writes the quick one.
-    written = args.report and not (args.candidates or args.no_exact
-                                   or args.epsilon != 1.0
-                                   or (args.members and not args.quick))
-    report = Report("design_minimax", args, write=written)
+    candidates = CANDIDATES if args.develop else {"dpminimax": ({}, {})}
+    # Only a whole run (every member, or the quick ones with --quick;
+    # epsilon 1, the exact minimax) writes its table.
+    written = (args.report or args.develop) and not (
+        args.no_exact or args.epsilon != 1.0 or (args.members and not args.quick))
+    name = "design_minimax.develop" if args.develop else "design_minimax"
+    report = Report(name, args, write=written)
     print("| member | " + " | ".join(
         ["ERM"] + (["exact minimax"] if not args.no_exact else [])
         + ["DP-SGD", *candidates]) + " |")
     table = sweep(members, candidates, seeds, args.epsilon,
-                  exact=not args.no_exact)
-    if written:
+                  exact=not args.no_exact, n_jobs=args.n_jobs)
+    if written and args.develop:
+        develop_tables(report, table, seeds, n_jobs=args.n_jobs)
+        report.write()
+    elif written:
         report_tables(report, members, table)
         report.write()
+
 
 if __name__ == "__main__":
     main()

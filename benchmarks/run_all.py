@@ -105,6 +105,8 @@ RUNS = [
     Run("bench_minimax", "bench_minimax.py", [], ["--quick"],
         modules={"fairlearn": ["--no-fairlearn"]}),
     Run("design_minimax", "design_minimax.py", ["--report"], ["--quick"]),
+    Run("design_minimax.develop", "design_minimax.py", ["--develop"],
+        ["--develop", "--quick"]),
     Run("design_synthetic_bounds", "design_synthetic_bounds.py", [], ["--quick"]),
     Run("design_synthetic", "design_synthetic.py", ["--report"],
         ["--report", "--quick"]),
