@@ -94,6 +94,8 @@ RUNS = [
         ["--task", "scaler_cost"], ["--task", "scaler_cost", "--quick"]),
     Run("bench_scale", "bench_scale.py", [], ["--quick"]),
     Run("design_simplex", "design_simplex.py", [], ["--quick"]),
+    Run("design_regression.clip_check", "design_regression.py",
+        ["--task", "clip_check"], ["--task", "clip_check", "--quick"]),
     Run("bench_lasso", "bench_lasso.py", [], ["--quick"]),
     Run("bench_simplex", "bench_simplex.py", [], ["--quick"]),
     Run("panel_outside", "bench_panel.py", ["--outside"], None),
