@@ -11,7 +11,8 @@ blocks), maths and the roles that quote generated files.
 
 A number found here is not necessarily a measured figure: parameter
 defaults, privacy parameters (epsilon, delta), a derivation's constants
-and version numbers are typed on purpose.  ``--allow FILE`` reads one
+and version numbers are typed on purpose (a version of two parts,
+``1.9``, reads as a decimal: allow it).  ``--allow FILE`` reads one
 ``path:token`` a line (``#`` comments) that are accepted; the rest is
 printed as ``path:line: tokens | the line``.  The exit status is 1 when
 something is printed and ``--check`` is given.
