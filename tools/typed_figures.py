@@ -7,7 +7,9 @@ The pages quote measured figures through the generated tables
 build left out) and ``README.md``: decimals (``0.83``), percentages
 (``9%``), ratios (``2.4x``) and numbers in scientific notation
 (``6.6e-3``) in prose, outside code (inline literals, fenced and literal
-blocks), maths and the roles that quote generated files.
+blocks), maths and the roles that quote generated files.  Integers are
+not listed: counts, sizes and years are too many to tell from measured
+ones, so a typed "14 of 16" or "99 s" is not found.
 
 A number found here is not necessarily a measured figure: parameter
 defaults, privacy parameters (epsilon, delta), a derivation's constants
@@ -31,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP_PARTS = {"_generated", "_build", "auto_examples", "generated", "_templates"}
+# Written by sphinx-gallery at every build.
+SKIP_NAMES = {"sg_execution_times.rst"}
 
 # A figure: a decimal, a percentage, a ratio "2.4x" or a number in
 # scientific notation; not part of a name, a path or a version (1.2.3).
@@ -59,7 +63,8 @@ def pages(paths):
         files = [path] if path.is_file() else sorted(
             p for p in path.rglob("*") if p.suffix in (".md", ".rst"))
         for page in files:
-            if not SKIP_PARTS & set(page.relative_to(ROOT).parts):
+            if not (SKIP_PARTS & set(page.relative_to(ROOT).parts)
+                    or page.name in SKIP_NAMES):
                 yield page
 
 
