@@ -27,7 +27,10 @@ Seeds: the development seeds 0-2 choose; the table of
 (``--report``), which nothing was chosen on.  ``--develop`` compares the
 defaults with the alternatives to each constant (``CANDIDATES``, one
 replaced at a time) on the development seeds, and gda without privacy
-with the exact minimax on the member ``four``.
+with the exact minimax on the member ``four``.  ``--auto`` measures
+``solver="auto"``'s rule: gda against vertex sampling on the tuning
+designs of ``bench_minimax.py`` (``AUTO_DESIGNS``), with privacy and
+without, beside the solver the rule picks.
 
 Usage::
 
@@ -35,11 +38,13 @@ Usage::
     python benchmarks/design_minimax.py --develop --n-jobs 2  # the alternatives
     python benchmarks/design_minimax.py --quick      # CI's subsets
     python benchmarks/design_minimax.py --develop --quick
+    python benchmarks/design_minimax.py --auto --n-jobs 2   # the auto rule
+    python benchmarks/design_minimax.py --auto --quick
     python benchmarks/design_minimax.py --members a,b  # printed only
 
 ``--report`` writes ``docs/benchmarks/_generated/design_minimax.md``,
-``--develop`` ``design_minimax.develop.md`` (with ``--quick``:
-``design_minimax.quick.md`` and ``design_minimax.develop.quick.md``; see
+``--develop`` ``design_minimax.develop.md``, ``--auto``
+``design_minimax.auto.md`` (with ``--quick``: ``NAME.quick.md``; see
 ``report.py``).
 """
 
@@ -269,6 +274,81 @@ def nonprivate_four(member, seed):
     return gda, worst(ExactMinimaxL2().fit(X, y, g), Xt, yt, gt)
 
 
+# solver="auto"'s rule (``--auto``): gda against vertex sampling on the
+# tuning designs of ``bench_minimax.py`` (never reported there), with
+# privacy and without.  Quick: the smallest two, one seed, two epsilons.
+AUTO_DESIGNS = ("4 groups", "8 groups", *(f"{d} features" for d in (
+    30, 100, 300, 500, 1000, 3000)))
+AUTO_EPSILONS = (1.0, 3.0, 10.0, np.inf)
+AUTO_SEEDS = (0, 1, 2)
+QUICK_AUTO = ("4 groups", "30 features")
+
+
+def auto_design(name, seed):
+    import bench_minimax
+
+    if name == "4 groups":
+        return bench_minimax.tuning_groups(seed)
+    if name == "8 groups":
+        return bench_minimax.tuning_groups8(seed)
+    return bench_minimax.tuning_sparse(seed, int(name.split()[0]))
+
+
+def auto_run(name, seed, epsilons):
+    """Worst-group test log loss of both solvers on one design and seed."""
+    warnings.simplefilter("ignore")
+    X, y, g = auto_design(name, 5000 + seed)
+    Xt, yt, gt = auto_design(name, 6000 + seed)
+    out = {}
+    for epsilon in epsilons:
+        for solver in ("gda", "vertex_sampling"):
+            model = DPMinimaxClassifier(
+                epsilon=epsilon, delta=1.0 / len(y) ** 2, solver=solver,
+                random_state=seed).fit(X, y, sensitive_features=g)
+            out[epsilon, solver] = worst(model, Xt, yt, gt)
+    return len(y), X.shape[1] + 1, len(set(g)), out
+
+
+def auto_tables(report, designs, seeds, epsilons, n_jobs=1):
+    """The medians per design and epsilon, the winner, the rule's pick, and
+    the ranges the page quotes."""
+    runs = Parallel(n_jobs=n_jobs)(delayed(auto_run)(name, seed, epsilons)
+                                   for name in designs for seed in seeds)
+    rows, private, public = [], [], []
+    for i, name in enumerate(designs):
+        part = runs[i * len(seeds):(i + 1) * len(seeds)]
+        n, d, k = part[0][:3]
+        for epsilon in epsilons:
+            loss = {s: f"{np.median([r[3][epsilon, s] for r in part]):.3f}"
+                    for s in ("gda", "vertex_sampling")}
+            winner = ("tie" if loss["gda"] == loss["vertex_sampling"] else
+                      min(loss, key=lambda s: float(loss[s])))
+            pick = plans.choose_solver(n, d, k, epsilon, 1.0 / n**2)
+            ratio = np.sqrt(d) / (n * epsilon)
+            rows.append([name, n, d, f"{epsilon:g}",
+                         "" if np.isinf(epsilon) else f"{ratio:.1e}",
+                         f"{d / n:.4f}", loss["gda"], loss["vertex_sampling"],
+                         winner, pick])
+            (public if np.isinf(epsilon) else private).append(
+                (ratio if not np.isinf(epsilon) else d / n, winner, pick))
+    report.table(
+        "auto", "gda against vertex sampling: worst-group test log loss, "
+        "medians over the seeds " + ", ".join(map(str, seeds))
+        + " (d counts the intercept; \"auto\" is the rule's pick)",
+        ["design", "n", "d", "epsilon", "sqrt(d) / (n epsilon)", "d / n",
+         "gda", "vertex_sampling", "lower", "auto"], rows)
+    for key, cases, fmt in (("private", private, "{:.1e}"),
+                            ("nonprivate", public, "{:.4f}")):
+        gda = [r for r, w, _ in cases if w == "gda"]
+        vertex = [r for r, w, _ in cases if w == "vertex_sampling"]
+        report.value(f"{key}_gda_won_up_to",
+                     fmt.format(max(gda)) if gda else "none")
+        report.value(f"{key}_vertex_won_from",
+                     fmt.format(min(vertex)) if vertex else "none")
+        agree = sum(w in (p, "tie") for _, w, p in cases)
+        report.value(f"{key}_rule_agrees", f"{agree} of {len(cases)}")
+
+
 def report_tables(report, members, table):
     """The fresh seeds' table and its summary figures (``--report``)."""
     rows = []
@@ -305,13 +385,26 @@ def main(argv=None):
     parser.add_argument("--develop", action="store_true",
                         help="the alternatives (CANDIDATES) on the development "
                              "seeds (design_minimax.develop.md)")
+    parser.add_argument("--auto", action="store_true",
+                        help="solver='auto''s rule on the tuning designs "
+                             "(design_minimax.auto.md)")
     parser.add_argument("--quick", action="store_true",
                         help=f"on {', '.join(QUICK_MEMBERS)} and one seed "
-                             "(the first fresh or development seed)")
+                             "(the first fresh or development seed); with "
+                             f"--auto {', '.join(QUICK_AUTO)}")
     parser.add_argument("--no-exact", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=1)
     Report.add_arguments(parser)
     args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    if args.auto:
+        report = Report("design_minimax.auto", args)
+        auto_tables(report, QUICK_AUTO if args.quick else AUTO_DESIGNS,
+                    AUTO_SEEDS[:1] if args.quick else AUTO_SEEDS,
+                    (1.0, np.inf) if args.quick else AUTO_EPSILONS,
+                    n_jobs=args.n_jobs)
+        report.write()
+        return
     args.report = (args.report or args.quick) and not args.develop
     seeds = DEVELOP_SEEDS if args.develop else REPORT_SEEDS if args.report \
         else DEVELOP_SEEDS

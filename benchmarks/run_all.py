@@ -109,6 +109,8 @@ RUNS = [
     Run("design_minimax", "design_minimax.py", ["--report"], ["--quick"]),
     Run("design_minimax.develop", "design_minimax.py",
         ["--develop", "--n-jobs", "2"], ["--develop", "--quick"]),
+    Run("design_minimax.auto", "design_minimax.py",
+        ["--auto", "--n-jobs", "2"], ["--auto", "--quick"]),
     Run("design_synthetic_bounds", "design_synthetic_bounds.py", [], ["--quick"]),
     Run("design_synthetic", "design_synthetic.py", ["--report"],
         ["--report", "--quick"]),
