@@ -30,7 +30,9 @@ replaced at a time) on the development seeds, and gda without privacy
 with the exact minimax on the member ``four``.  ``--auto`` measures
 ``solver="auto"``'s rule: gda against vertex sampling on the tuning
 designs of ``bench_minimax.py`` (``AUTO_DESIGNS``), with privacy and
-without, beside the solver the rule picks.
+without, beside the solver the rule picks; ``--vertex`` the vertex
+sampler's constants (``NON_PRIVATE_PASSES``, ``STEP_CAP_FACTOR``,
+``STEP_RATIO``) against their alternatives on the same designs.
 
 Usage::
 
@@ -40,12 +42,14 @@ Usage::
     python benchmarks/design_minimax.py --develop --quick
     python benchmarks/design_minimax.py --auto --n-jobs 2   # the auto rule
     python benchmarks/design_minimax.py --auto --quick
+    python benchmarks/design_minimax.py --vertex --n-jobs 2  # vertex sampler
+    python benchmarks/design_minimax.py --vertex --quick
     python benchmarks/design_minimax.py --members a,b  # printed only
 
 ``--report`` writes ``docs/benchmarks/_generated/design_minimax.md``,
 ``--develop`` ``design_minimax.develop.md``, ``--auto``
-``design_minimax.auto.md`` (with ``--quick``: ``NAME.quick.md``; see
-``report.py``).
+``design_minimax.auto.md``, ``--vertex`` ``design_minimax.vertex.md``
+(with ``--quick``: ``NAME.quick.md``; see ``report.py``).
 """
 
 import argparse
@@ -349,6 +353,136 @@ def auto_tables(report, designs, seeds, epsilons, n_jobs=1):
         report.value(f"{key}_rule_agrees", f"{agree} of {len(cases)}")
 
 
+# The vertex sampler's constants (``--vertex``), on the tuning designs
+# of ``bench_minimax.py``: the passes without privacy, the step cap
+# factor and STEP_RATIO, each against its alternatives.
+VERTEX_PASSES = (1, 5, 20)
+VERTEX_CAPS = (1.0, 3.0, 10.0)
+VERTEX_RATIOS = (0.25, 0.075, 0.05, 0.025, 0.0075)
+VERTEX_EPSILONS = (1.0, 3.0, 10.0)
+VERTEX_DESIGNS = ("4 groups", "4 groups x10", "8 groups")
+
+
+def vertex_design(name, seed):
+    import bench_minimax
+
+    if name == "4 groups":
+        return bench_minimax.tuning_groups(seed)
+    if name == "4 groups x10":
+        return bench_minimax.tuning_groups(
+            seed, tuple(10 * size for size in (6000, 1500, 600, 200)))
+    return bench_minimax.tuning_groups8(seed)
+
+
+def vertex_fit(X, y, g, epsilon, seed, **params):
+    from bench_minimax import RADIUS
+
+    delta = 0.0 if np.isinf(epsilon) else 1.0 / len(y) ** 2
+    return DPMinimaxClassifier(solver="vertex_sampling", epsilon=epsilon,
+                               delta=delta, radius=RADIUS, random_state=seed,
+                               **params).fit(X, y, sensitive_features=g)
+
+
+def vertex_passes(seed, passes):
+    """Train worst-group log loss after ``passes`` passes without privacy,
+    and the exact minimax's over the same l1 ball."""
+    from bench_minimax import ExactMinimax
+
+    warnings.simplefilter("ignore")
+    X, y, g = vertex_design("4 groups", 5000 + seed)
+    exact = ExactMinimax().fit(X, y, g).objective_
+    root = round(np.sqrt(len(y)))
+    return exact, [worst(vertex_fit(X, y, g, np.inf, seed,
+                                    max_iter=p * root), X, y, g)
+                   for p in passes]
+
+
+def vertex_accuracy(design, seed, epsilons, name, values):
+    """Worst-group test accuracy per epsilon and value of the constant
+    ``name`` (None: DP-SGD at its defaults)."""
+    from skdpopt.metrics import worst_group_accuracy
+
+    warnings.simplefilter("ignore")
+    X, y, g = vertex_design(design, 5000 + seed)
+    Xt, yt, gt = vertex_design(design, 6000 + seed)
+    out = {}
+    for epsilon in epsilons:
+        for value in values:
+            if value is None:
+                model = DPSGDClassifier(epsilon=epsilon, delta=1.0 / len(y) ** 2,
+                                        random_state=seed).fit(X, y)
+            else:
+                with constants(**{name: value}):
+                    model = vertex_fit(X, y, g, epsilon, seed)
+            out[epsilon, value] = worst_group_accuracy(
+                yt, model.predict(Xt), sensitive_features=gt)
+    return out
+
+
+def vertex_tables(report, quick=False, n_jobs=1):
+    seeds = (0,) if quick else (0, 1, 2)
+    passes = (1, 20) if quick else VERTEX_PASSES
+    runs = Parallel(n_jobs=n_jobs)(delayed(vertex_passes)(seed, passes)
+                                   for seed in seeds)
+    rows, gaps = [], {p: [] for p in passes}
+    for seed, (exact, losses) in zip(seeds, runs, strict=True):
+        for p, loss in zip(passes, losses, strict=True):
+            gaps[p].append(loss - exact)
+            rows.append([p, seed, f"{loss:.3f}", f"{exact:.3f}",
+                         f"{loss - exact:.3f}"])
+    report.table(
+        "passes", "Without privacy, 4 groups: train worst-group log loss "
+        "after the passes, against the exact minimax over the l1 ball",
+        ["passes", "seed", "vertex sampling", "exact minimax", "gap"], rows)
+    report.value("passes_20_worst_gap", f"{max(gaps[20]):.3f}")
+    report.value("passes_1_gaps", f"{min(gaps[1]):.3f} to {max(gaps[1]):.3f}")
+
+    seeds = (0, 1) if quick else (0, 1, 2, 3, 4)
+    epsilons = (1.0,) if quick else VERTEX_EPSILONS
+    runs = Parallel(n_jobs=n_jobs)(
+        delayed(vertex_accuracy)("4 groups", seed, epsilons, "STEP_CAP_FACTOR",
+                                 (*VERTEX_CAPS, None)) for seed in seeds)
+    rows, beats = [], 0
+    for epsilon in epsilons:
+        med = {v: np.median([r[epsilon, v] for r in runs])
+               for v in (*VERTEX_CAPS, None)}
+        # As printed: a tie to the third decimal is no win.
+        beats += all(round(med[c], 3) > round(med[1.0], 3) for c in (3.0, 10.0))
+        rows += [[f"{epsilon:g}", "DPSGDClassifier" if v is None else f"{v:g}",
+                  f"{med[v]:.3f}"] for v in (*VERTEX_CAPS, None)]
+    report.table(
+        "step_cap", "4 groups: median worst-group test accuracy over the seeds "
+        + ", ".join(map(str, seeds)) + " per step cap factor (DP-SGD beside)",
+        ["epsilon", "STEP_CAP_FACTOR", "worst-group accuracy"], rows)
+    report.value("caps_beat_1", f"{beats} of {len(epsilons)}")
+
+    designs = ("4 groups",) if quick else VERTEX_DESIGNS
+    jobs = [(d, seed) for d in designs for seed in seeds]
+    runs = Parallel(n_jobs=n_jobs)(
+        delayed(vertex_accuracy)(d, seed, epsilons, "STEP_RATIO", VERTEX_RATIOS)
+        for d, seed in jobs)
+    rows, medians = [], {r: [] for r in VERTEX_RATIOS}
+    for design in designs:
+        part = [r for (d, _), r in zip(jobs, runs, strict=True) if d == design]
+        for epsilon in epsilons:
+            cells = []
+            for ratio in VERTEX_RATIOS:
+                med = float(np.median([r[epsilon, ratio] for r in part]))
+                medians[ratio].append(med)
+                cells.append(f"{med:.3f}")
+            rows.append([design, f"{epsilon:g}", *cells])
+    report.table(
+        "step_ratio", "Median worst-group test accuracy over the seeds "
+        + ", ".join(map(str, seeds)) + " per STEP_RATIO",
+        ["design", "epsilon", *(f"{r:g}" for r in VERTEX_RATIOS)], rows)
+    means = {r: np.mean(v) for r, v in medians.items()}
+    report.table(
+        "step_ratio_means", "Mean of the medians above per STEP_RATIO",
+        ["STEP_RATIO", "mean"], [[f"{r:g}", f"{m:.4f}"] for r, m in means.items()])
+    best = max(means, key=means.get)
+    report.value("best_step_ratio", f"{best:g}")
+
+
 def report_tables(report, members, table):
     """The fresh seeds' table and its summary figures (``--report``)."""
     rows = []
@@ -388,6 +522,9 @@ def main(argv=None):
     parser.add_argument("--auto", action="store_true",
                         help="solver='auto''s rule on the tuning designs "
                              "(design_minimax.auto.md)")
+    parser.add_argument("--vertex", action="store_true",
+                        help="the vertex sampler's constants on the tuning "
+                             "designs (design_minimax.vertex.md)")
     parser.add_argument("--quick", action="store_true",
                         help=f"on {', '.join(QUICK_MEMBERS)} and one seed "
                              "(the first fresh or development seed); with "
@@ -403,6 +540,11 @@ def main(argv=None):
                     AUTO_SEEDS[:1] if args.quick else AUTO_SEEDS,
                     (1.0, np.inf) if args.quick else AUTO_EPSILONS,
                     n_jobs=args.n_jobs)
+        report.write()
+        return
+    if args.vertex:
+        report = Report("design_minimax.vertex", args)
+        vertex_tables(report, quick=args.quick, n_jobs=args.n_jobs)
         report.write()
         return
     args.report = (args.report or args.quick) and not args.develop

@@ -111,6 +111,8 @@ RUNS = [
         ["--develop", "--n-jobs", "2"], ["--develop", "--quick"]),
     Run("design_minimax.auto", "design_minimax.py",
         ["--auto", "--n-jobs", "2"], ["--auto", "--quick"]),
+    Run("design_minimax.vertex", "design_minimax.py",
+        ["--vertex", "--n-jobs", "2"], ["--vertex", "--quick"]),
     Run("design_synthetic_bounds", "design_synthetic_bounds.py", [], ["--quick"]),
     Run("design_synthetic", "design_synthetic.py", ["--report"],
         ["--report", "--quick"]),
