@@ -527,7 +527,7 @@ def main(argv=None):
                         help="the alternatives (CANDIDATES) on the development "
                              "seeds (design_minimax.develop.md)")
     parser.add_argument("--auto", action="store_true",
-                        help="solver='auto''s rule on the tuning designs "
+                        help="the rule of solver='auto' on the tuning designs "
                              "(design_minimax.auto.md)")
     parser.add_argument("--vertex", action="store_true",
                         help="the vertex sampler's constants on the tuning "
