@@ -201,7 +201,11 @@ def warn_if_mostly_clipped(estimator, released, n_samples, plan, *, spreads,
     """
     if not released > 0.5 * n_samples + spreads * plan.spread:
         return False
-    bound = getattr(estimator, bound_name)
+    # The bound the fit used: its fitted value where the parameter has a
+    # default that depends on the fit (``feature_bound_``).
+    bound = getattr(estimator, f"{bound_name}_", None)
+    if bound is None:
+        bound = getattr(estimator, bound_name)
     warn_at_caller(
         f"{type(estimator).__name__}: most feature values lie outside "
         f"[-{bound_name}, {bound_name}] = [-{bound:g}, {bound:g}] (a private "

@@ -345,7 +345,7 @@ def _expected_lasso(est, draws, n):
 
 def _expected_simplex(est, draws, n):
     plan = est.privacy_plan_
-    b, R = est.feature_bound, est.radius
+    b, R = est.feature_bound_, est.radius
     n_classes = len(est.classes_)
     if est.solver_ == "sgd":
         # DP-SGD over the polytope: rows clipped to b, gradients to SGD_CLIP b.
