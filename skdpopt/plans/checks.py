@@ -37,9 +37,8 @@ from ..accounting import EpsilonDeltaEvent, GaussianMechanism, LaplaceMechanism
 # when the released sum is not above FIT_CHECK_SPREADS standard deviations
 # of its noise (the model is then not clearly better than the prior).  A
 # tight bound makes the sum count rows the model helps against rows it
-# hurts, with little noise: on the panel's design half its signal over
-# noise was about twice that of a 0.5 nat bound for the models that help
-# (benchmarks/design_classify.py).
+# hurts, with little noise (chosen on the panel's design half against
+# wider bounds).
 FIT_CHECK_SHARE = 0.02
 FIT_CHECK_BOUND = 0.1
 FIT_CHECK_SPREADS = 2.0

@@ -48,7 +48,7 @@ REFIT_STEPS = 3
 REFIT_START = 0.5
 # solver="auto": mirror descent where sqrt(d) exceeds this many times
 # n epsilon, DP-SGD over the polytope below (chosen on generated sparse
-# families and the panel's design half: benchmarks/design_classify.py).
+# families and the panel's design half).
 AUTO_SQRT_D_PER_ROW = 0.05
 # DP-SGD over the polytope: epochs, the default feature bound (standardized
 # columns keep two standard deviations), and each example's gradient clipped
