@@ -17,7 +17,7 @@ from ._base import (
     check_features,
     keep_fit_on_error,
 )
-from ._bounds import private_bounds, private_moments
+from ._bounds import private_bounds, private_location_scale, private_moments
 from ._data import refuse_dask
 from ._diagnostics import warn_if_bounds_wide, warn_if_coarse
 from .plans.preprocessing import plan_scaler
@@ -108,6 +108,8 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         rng = self._begin_release(plan)
         if public is not None:
             low, high = public
+        elif plan.bounds is not None and any(moments):
+            low, high = private_location_scale(X, plan.bounds, rng)
         elif plan.bounds is not None:
             low, high = private_bounds(X, plan.bounds, rng)
         else:  # nothing to compute: no bounds needed
@@ -268,7 +270,11 @@ class DPStandardScaler(_DPScaler):
             var = half**2 * var_unit
             scale = half * np.sqrt(np.maximum(var_unit, floor))
             scale = np.where(scale > 0, scale, 1.0)
-            warn_if_bounds_wide(self, low, high, scale)
+            # Warned from the released spread, 0 where the noise hides it
+            # (the bounds are then too wide to tell it: a ratio of inf).
+            with np.errstate(divide="ignore"):
+                warn_if_bounds_wide(self, low, high, half * np.sqrt(
+                    np.where(var_unit >= floor, var_unit, 0.0)))
         self.mean_ = mean if self.with_mean or self.with_std else None
         self.var_ = var
         self.scale_ = scale

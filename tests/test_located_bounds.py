@@ -6,9 +6,13 @@ import numpy as np
 import pytest
 
 from skdpopt import DPMinMaxScaler, DPStandardScaler
-from skdpopt.accounting import ExponentialMechanism, leaves, privacy_spent
+from skdpopt.accounting import (
+    ExponentialMechanism,
+    GaussianMechanism,
+    leaves,
+    privacy_spent,
+)
 from skdpopt.exceptions import UtilityWarning
-from skdpopt.plans.bounds import LOCATION_WEIGHT, draws_per_column
 
 
 def _years(n, seed):
@@ -17,14 +21,19 @@ def _years(n, seed):
 
 def test_a_year_column_keeps_its_scale_at_a_pipeline_share():
     # n = 3000, epsilon = 1 split as make_private_pipeline splits it (20%
-    # to the scaler), two columns (years, ages).  Margin: the draws aim at
-    # the effective ranks (about 0.11 and 0.89 at this budget), which clip
-    # at most the outer two of the seven years: the clipped std is at least
-    # 0.6 of the true one; the located grid's candidates near the data are
-    # 19% of their offset (a few years) apart, so a bound lands at most one
-    # year outside the data, which the clip to the data leaves unchanged;
-    # the moments' noise on the scale is a few percent.  Factor 2 either
-    # way holds with room; the old grid-cell bounds [1448, 2048] gave 0.01.
+    # to the scaler), two columns (years, ages).  Each of the three draws
+    # per column has D n / 2 = 15 here, against log(160) = 5.1 for the
+    # coarse grid's cells: the median cell is [1024, 2048); the location
+    # is the midpoint of one of its 4096 cells of width 1/4, and the cells
+    # more than a year from 2006 are n / 14 = 214 counts from holding the
+    # median (D * 214 = 2.2 nats each, against the 4 cells per year that
+    # hold it), so m is in [2005, 2007] but with small probability; then
+    # the median of |x - m| is in [1, 3], in the scale cell [1, 2) or
+    # [2, 4): s <= 4 and the bounds are within m +- 3.45 s, inside
+    # [1991, 2021]; they hold every year (s >= 2 gives +-6.9), so the
+    # clipped std is the true one up to the moments' noise (a few
+    # percent).  Factor 2 either way holds with room; the old grid-cell
+    # bounds [1448, 2048] gave 0.01.
     ratios = []
     for seed in range(5):
         X = np.column_stack([_years(3000, seed),
@@ -35,18 +44,22 @@ def test_a_year_column_keeps_its_scale_at_a_pipeline_share():
                                       random_state=seed).fit(X)
         ratios.append(scaler.scale_[0] / X[:, 0].std())
         low, high = scaler.bounds_
-        assert 1990 < low[0] < high[0] < 2020
+        assert 1985 < low[0] < high[0] < 2025
     assert 0.5 < min(ratios) and max(ratios) < 2.0
 
 
-@pytest.mark.parametrize("offset, scale", [(1e3, 1e-2), (1e3, 1.0), (1e3, 1e4),
-                                           (1e6, 1.0), (1e6, 1e4)])
+@pytest.mark.parametrize("offset, scale", [(1e3, 1e-1), (1e3, 1.0), (1e3, 1e4),
+                                           (1e6, 1e2), (1e6, 1e4)])
 def test_offset_families_keep_their_scale(offset, scale):
-    # One normal column, n = 3000, epsilon = 1: the location is known to
-    # 0.19 / 8192 of its magnitude (0.023 at 1e3, 23 at 1e6), within a std
-    # for every pair here; the ranks (about 0.05 and 0.95 here) clip a
-    # normal column to +-1.6 std (clipped std 0.8 of the true one) and the
-    # grid places them within 19% of their offset: factor 2 either way.
+    # One normal column, n = 3000, epsilon = 1: the location is the
+    # midpoint of one of 4096 cells of the median's coarse cell [2^k,
+    # 2^(k+1)), within 2^k / 8192 of the median (0.06 at 1e3, 64 at 1e6),
+    # at most 0.6 std for every pair here; the scale is the upper end of
+    # the coarse cell [2^j, 2^(j+1)) holding the median of |x - m|, between
+    # 0.67 and 1.3 std (up to 1.6 with the location's error): the bounds
+    # m +- 3.45 s clip a normal column at 2.3 std or more (clipped std
+    # 0.95 of the true one) and are 4.6 to 12 std wide: factor 2 and
+    # width < 20 std.
     X = np.random.default_rng(0).normal(offset, scale, (3000, 1))
     scaler = DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
     assert 0.5 < scaler.scale_[0] / X.std() < 2.0
@@ -54,9 +67,10 @@ def test_offset_families_keep_their_scale(offset, scale):
 
 
 def test_a_column_beyond_one_refinement_warns():
-    # std 0.01 around 1e6: the location is known to 23 only, so the bounds
-    # are hundreds of stds wide; the scaler says so.
-    X = np.random.default_rng(0).normal(1e6, 1e-2, (3000, 1))
+    # std 0.01 about 1e6 + 20: the location is a midpoint of cells 128
+    # wide (1e6 is one), 20 from the data, so the bounds are thousands of
+    # stds wide; the scaler says so.
+    X = np.random.default_rng(0).normal(1e6 + 20, 1e-2, (3000, 1))
     with pytest.warns(UtilityWarning, match="bounds of column"):
         DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
 
@@ -86,11 +100,10 @@ def test_minmax_bounds_of_a_year_column_are_about_its_range():
 
 
 def test_located_spend_recomputed_with_dp_accounting():
-    # Per column: the median cell, the location cell and two ranks, each an
-    # exponential mechanism with score sensitivity D (2D-DP; the location
-    # draw's D is sqrt(LOCATION_WEIGHT) times the others', LOCATION_WEIGHT
-    # = 1); then two Gaussian moments.  dp-accounting's composition of the
-    # same releases bounds ours from above.
+    # Per column: the median cell, the location cell and the scale cell,
+    # each an exponential mechanism with score sensitivity D (2D-DP); then
+    # two Gaussian moments.  dp-accounting's composition of the same
+    # releases bounds ours from above.
     pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
@@ -101,13 +114,14 @@ def test_located_spend_recomputed_with_dp_accounting():
         scaler = DPStandardScaler(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
     plan = scaler.privacy_plan_
     D = plan.bounds.score_sensitivity
-    assert LOCATION_WEIGHT == 1.0
-    assert draws_per_column(2, plan.bounds.location_cells) == 4
     counted = {}
     for leaf, count in leaves(plan.event):
         counted[leaf] = counted.get(leaf, 0) + count
-    n_draws = d * 4
-    assert counted[ExponentialMechanism(D)] == n_draws
+    n_draws = d * 3
+    expected = {ExponentialMechanism(D): n_draws}
+    for z in plan.noise_multipliers:
+        expected[GaussianMechanism(z)] = expected.get(GaussianMechanism(z), 0) + 1
+    assert counted == expected
     z1, z2 = plan.noise_multipliers
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
