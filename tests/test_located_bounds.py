@@ -28,12 +28,13 @@ def test_a_year_column_keeps_its_scale_at_a_pipeline_share():
     # more than a year from 2006 are n / 14 = 214 counts from holding the
     # median (D * 214 = 2.2 nats each, against the 4 cells per year that
     # hold it), so m is in [2005, 2007] but with small probability; then
-    # the median of |x - m| is in [1, 3], in the scale cell [1, 2) or
-    # [2, 4): s <= 4 and the bounds are within m +- 3.45 s, inside
-    # [1991, 2021]; they hold every year (s >= 2 gives +-6.9), so the
-    # clipped std is the true one up to the moments' noise (a few
-    # percent).  Factor 2 either way holds with room; the old grid-cell
-    # bounds [1448, 2048] gave 0.01.
+    # the scale's rank (between 1/2 and 3/4) of |x - m| is in [1, 4), in
+    # the scale cell [1, 2) or [2, 4): s <= 4 and the bounds are within
+    # m +- 3.45 s (m +- 2.02 s at rank 3/4), inside [1991, 2021]; they
+    # hold every year (s >= 2 gives +-4 or more), so the clipped std is
+    # the true one up to the moments' noise (a few percent).  Factor 2
+    # either way holds with room; the old grid-cell bounds [1448, 2048]
+    # gave 0.01.
     ratios = []
     for seed in range(5):
         X = np.column_stack([_years(3000, seed),
@@ -54,12 +55,12 @@ def test_offset_families_keep_their_scale(offset, scale):
     # One normal column, n = 3000, epsilon = 1: the location is the
     # midpoint of one of 4096 cells of the median's coarse cell [2^k,
     # 2^(k+1)), within 2^k / 8192 of the median (0.06 at 1e3, 64 at 1e6),
-    # at most 0.6 std for every pair here; the scale is the upper end of
-    # the coarse cell [2^j, 2^(j+1)) holding the median of |x - m|, between
-    # 0.67 and 1.3 std (up to 1.6 with the location's error): the bounds
-    # m +- 3.45 s clip a normal column at 2.3 std or more (clipped std
-    # 0.95 of the true one) and are 4.6 to 12 std wide: factor 2 and
-    # width < 20 std.
+    # at most 0.6 std for every pair here; D n = 530, so the scale is the
+    # upper end of the coarse cell [2^j, 2^(j+1)) holding the rank-3/4
+    # deviation |x - m|, 1.15 std: s between 1.15 and 2.3 std (up to 2.9
+    # with the location's error); the bounds m +- 2.02 s clip a normal
+    # column at 2.3 std or more (clipped std 0.95 of the true one) and are
+    # 4.6 to 12 std wide: factor 2 and width < 20 std.
     X = np.random.default_rng(0).normal(offset, scale, (3000, 1))
     scaler = DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
     assert 0.5 < scaler.scale_[0] / X.std() < 2.0
@@ -76,17 +77,20 @@ def test_a_column_beyond_one_refinement_warns():
 
 
 def test_a_point_mass_keeps_the_bounds_about_the_data():
-    # 60% of the rows at 5, the rest uniform on [5, 105]: the location is 5
-    # and the upper rank (about 0.95) is at 5 + 0.875 * 100 = 92.5; a
-    # candidate near 5 is 0.35 n from that rank in count, the prior's cost
-    # of reaching 92.5 is log2(88.5) = 6.5: with the spread draw it
-    # replaces, the bounds collapsed onto 5 here.
+    # 60% of the rows at 5, the rest uniform on [5, 105], n = 3000,
+    # epsilon = 1: D n = 530, so the scale aims at rank 3/4 of |x - m|
+    # (scale_rank), which is 37.5 (0.6 + 0.4 t / 100 = 0.75) with m = 5
+    # (within 2^2 / 8192): s is the upper end of [32, 64) (the cells off
+    # it by one or more are 0.1 n = 300 counts away, D * 300 = 53 nats),
+    # and the upper bound 5 + 2.02 * 64 = 134 holds every row.  A scale at
+    # the median of |x - m|, 0, would reduce the column to an indicator.
     rng = np.random.default_rng(4)
     X = np.where(rng.random(3000) < 0.6, 5.0, rng.uniform(5, 105, 3000))[:, None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UtilityWarning)
         scaler = DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
-    assert scaler.bounds_[1][0] > 50
+    assert scaler.privacy_plan_.bounds.scale_rank == 0.75
+    assert scaler.bounds_[1][0] > 105
     assert 0.5 < scaler.scale_[0] / X.std() < 2.0
 
 
@@ -156,3 +160,26 @@ def test_wide_bounds_warn_from_released_values_only():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
+
+
+def test_the_scale_rank_moves_down_where_the_draw_cannot_find_it():
+    # The cells above the data are (1 - r) n from the rank-r target and up
+    # to 81 of them tie: r = 1 - (log(81) + TIE_MARGIN) / (D n), within
+    # [1/2, 3/4]; the spread factors read the quantiles at that rank.
+    from skdpopt.plans.bounds import COARSE_GRID, TIE_MARGIN
+    from skdpopt.plans.preprocessing import plan_scaler, scale_rank, spread_factors
+
+    needed = np.log(np.sum(COARSE_GRID > 0)) + TIE_MARGIN
+    assert np.sum(COARSE_GRID > 0) == 81
+    assert scale_rank(1000, needed / 1000 / 0.3) == pytest.approx(0.7)
+    assert scale_rank(1000, needed / 1000) == 0.5
+    assert scale_rank(10**6, 1.0) == 0.75 == scale_rank(10, np.inf)
+    assert spread_factors((0.01, 0.99), 0.5) == pytest.approx((3.449, 3.449), abs=1e-3)
+    assert spread_factors((0.01, 0.99), 0.75) == pytest.approx((2.022, 2.022), abs=1e-3)
+    assert spread_factors((0.0, 1.0), 0.5) == spread_factors((1e-4, 1 - 1e-4), 0.5)
+    small = plan_scaler(n_samples=200, n_features=4, epsilon=0.3, delta=1e-6,
+                        private_bounds=True).bounds
+    large = plan_scaler(n_samples=10**6, n_features=4, epsilon=0.3, delta=1e-6,
+                        private_bounds=True).bounds
+    assert (small.scale_rank, large.scale_rank) == (0.5, 0.75)
+    assert small.spread == spread_factors((0.01, 0.99), 0.5)

@@ -9,8 +9,10 @@ from scipy.special import ndtri
 from ..accounting import EpsilonDeltaEvent, RhoBracket, calibrate, compose, zcdp
 from .base import PrivacyPlan
 from .bounds import (
+    COARSE_GRID,
     LOCATION_CELLS,
     LOCATION_WEIGHT,
+    TIE_MARGIN,
     LocationScaleDraws,
     QuantileDraws,
     moments_event,
@@ -25,25 +27,58 @@ BOUNDS_SHARE = 0.5
 # of its median absolute deviation; ranks beyond these are read as them
 # (the bounds stay within 5.5 scales of the location).
 SPREAD_RANKS = (1e-4, 1.0 - 1e-4)
-SCALE_RANK = 0.5
+# Rank of the deviations |x - m| the scale aims at: 3/4 (a column with up
+# to 3/4 of its rows at one value keeps a positive scale), moved down to
+# no less than 1/2 where the budget is too small for the draw to find it
+# (see ``scale_rank``).
+SCALE_RANK = 0.75
+MIN_SCALE_RANK = 0.5
 
 
-def spread_factors(quantiles):
+def scale_rank(n_samples, score_sensitivity):
+    """The rank of the scale draw: :data:`SCALE_RANK`, moved down until
+    the cells above the data (``(1 - r) n`` from the target, up to
+    ``len(scale_grid) - 1 = 81`` of them) weigh together at most
+    ``exp(-TIE_MARGIN)`` of the target's, at most to
+    :data:`MIN_SCALE_RANK` (the median, whose cells beyond the data are
+    ``n / 2`` from it on either side).  Public quantities only.
+
+    Parameters
+    ----------
+    n_samples : int
+    score_sensitivity : float
+        Of each draw; ``inf`` (no privacy) keeps :data:`SCALE_RANK`.
+
+    Returns
+    -------
+    float
+    """
+    if not np.isfinite(score_sensitivity):
+        return SCALE_RANK
+    needed = math.log(COARSE_GRID[COARSE_GRID > 0].size) + TIE_MARGIN
+    tail = needed / (score_sensitivity * max(n_samples, 1))
+    return float(np.clip(1.0 - tail, MIN_SCALE_RANK, SCALE_RANK))
+
+
+def spread_factors(quantiles, rank=MIN_SCALE_RANK):
     """Distances of the ranks ``quantiles`` of a normal distribution from
-    its median, in units of its median absolute deviation: ``(0.01, 0.99)``
-    gives ``(3.45, 3.45)``.  Public.
+    its median, in units of the rank-``rank`` quantile of its absolute
+    deviation from the median: ``(0.01, 0.99)`` gives ``(3.45, 3.45)`` for
+    the median absolute deviation (``rank=0.5``), ``(2.02, 2.02)`` for
+    ``rank=0.75``.  Public.
 
     Parameters
     ----------
     quantiles : (float, float)
         A rank below 1/2 and one above.
+    rank : float, default=MIN_SCALE_RANK
 
     Returns
     -------
     (float, float)
     """
     low, high = np.clip(quantiles, *SPREAD_RANKS)
-    mad = ndtri(0.5 + SCALE_RANK / 2)
+    mad = ndtri(0.5 + rank / 2)
     return (float(-ndtri(low) / mad), float(ndtri(high) / mad))
 
 
@@ -77,8 +112,9 @@ def _location_scale(budget, share, *, n_samples, n_features, quantiles,
         sensitivity = zcdp.exponential_score_sensitivity(share * budget / n_draws)
     else:
         sensitivity = share * budget / (2.0 * n_draws)
+    rank = scale_rank(n_samples, sensitivity)
     return LocationScaleDraws(n_samples, n_features, float(sensitivity),
-                              spread_factors(quantiles), scale_rank=SCALE_RANK)
+                              spread_factors(quantiles, rank), scale_rank=rank)
 
 
 def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
@@ -155,7 +191,7 @@ def plan_scaler(*, n_samples, n_features, epsilon, delta, private_bounds,
         bounds = None
         if private_bounds and any(moments):
             bounds = LocationScaleDraws(n_samples, n_features, np.inf,
-                                        spread_factors(quantiles),
+                                        spread_factors(quantiles, SCALE_RANK),
                                         scale_rank=SCALE_RANK)
         elif private_bounds:
             bounds = quantile_draws(n_samples=n_samples, n_columns=n_features,

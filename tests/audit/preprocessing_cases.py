@@ -14,7 +14,7 @@ import skdpopt._bounds
 import skdpopt.preprocessing
 from skdpopt import DPMinMaxScaler, DPStandardScaler
 from skdpopt.accounting import GaussianMechanism, privacy_spent
-from skdpopt.plans.preprocessing import SCALE_RANK
+from skdpopt.plans.preprocessing import plan_scaler
 
 N_ROWS = 100
 
@@ -74,11 +74,14 @@ def _scale_pair():
     # Every row in the location draw's cell [1, 1 + 2^-12) of the median
     # cell [1, 2), so the location is its midpoint m = 1 + 2^-13 (exact):
     # rows at 1 deviate from m by 2^-13, rows at 1 + 2^-14 by 2^-14.  With
-    # r n of the latter (out), the scale cells [2^-14, 2^-13) and [2^-13,
-    # 2^-12) both hold the rank-r deviation (distance 0: a tie); the
-    # canary, one more row at 1 + 2^-14 (in), puts one count more below
-    # 2^-13 and the upper cell 1 from the target: s = 2^-13 is favoured.
-    k = round(SCALE_RANK * N_ROWS)
+    # r n of the latter (out; r the plan's scale rank, 1/2 here), the
+    # scale cells [2^-14, 2^-13) and [2^-13, 2^-12) both hold the rank-r
+    # deviation (distance 0: a tie); the canary, one more row at
+    # 1 + 2^-14 (in), puts one count more below 2^-13 and the upper cell
+    # 1 from the target: s = 2^-13 is favoured.
+    rank = plan_scaler(n_samples=N_ROWS, n_features=1, epsilon=EPSILON,
+                       delta=DELTA, private_bounds=True).bounds.scale_rank
+    k = round(rank * N_ROWS)
     data_out = np.ones((N_ROWS, 1))
     data_out[:k, 0] = 1.0 + 2.0**-14
     data_in = data_out.copy()
