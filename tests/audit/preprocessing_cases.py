@@ -40,14 +40,17 @@ def _fit_minmax(data, random_state):
                           random_state=random_state).fit(data)
 
 
-def _plant_free_bounds(monkeypatch):
-    # The draws run with 16 times the score sensitivity the plan accounts
-    # for: the bounds are nearly free.
-    original = skdpopt._bounds.private_bounds
-    monkeypatch.setattr(
-        skdpopt.preprocessing, "private_bounds",
-        lambda X, draws, rng: original(X, dataclasses.replace(
-            draws, score_sensitivity=16 * draws.score_sensitivity), rng))
+def _plant_free_draws(name):
+    """A plant under which the scalers' bounds function ``name`` draws
+    with 16 times the score sensitivity the plan accounts for: the bounds
+    are nearly free."""
+    def plant(monkeypatch):
+        original = getattr(skdpopt._bounds, name)
+        monkeypatch.setattr(
+            skdpopt.preprocessing, name,
+            lambda X, draws, rng: original(X, dataclasses.replace(
+                draws, score_sensitivity=16 * draws.score_sensitivity), rng))
+    return plant
 
 
 BOUNDS = AuditCase(
@@ -62,7 +65,7 @@ BOUNDS = AuditCase(
     # is their sum.
     claimed=lambda est: 2 * (2 * est.privacy_plan_.bounds.score_sensitivity
                              + est.privacy_plan_.bounds.location_sensitivity),
-    plant=_plant_free_bounds,
+    plant=_plant_free_draws("private_bounds"),
     bug="score sensitivity understated 16-fold (bounds nearly free)",
     fast_runs=3_000,
 )
@@ -94,16 +97,6 @@ def _fit_standard(data, random_state):
                             random_state=random_state).fit(data)
 
 
-def _plant_free_scale(monkeypatch):
-    # The draws run with 16 times the score sensitivity the plan accounts
-    # for.
-    original = skdpopt._bounds.private_location_scale
-    monkeypatch.setattr(
-        skdpopt.preprocessing, "private_location_scale",
-        lambda X, draws, rng: original(X, dataclasses.replace(
-            draws, score_sensitivity=16 * draws.score_sensitivity), rng))
-
-
 SCALE = AuditCase(
     name="DPStandardScaler (private location and scale)",
     release="upper bound of a column (bounds_[1])",
@@ -113,7 +106,7 @@ SCALE = AuditCase(
     # The statistic is a function of the three draws (median cell,
     # location, scale), each 2D-DP: the claim is their sum.
     claimed=lambda est: 3 * 2 * est.privacy_plan_.bounds.score_sensitivity,
-    plant=_plant_free_scale,
+    plant=_plant_free_draws("private_location_scale"),
     bug="score sensitivity understated 16-fold (location and scale nearly free)",
     fast_runs=3_000,
 )
