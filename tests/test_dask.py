@@ -477,6 +477,21 @@ def test_non_finite_values_are_refused(client):
         DPLasso(feature_bound=1.0, target_bound=1.0, delta=1e-7).fit(Xd, yd)
 
 
+@pytest.mark.parametrize("value,finite", [
+    (np.finfo(np.float64).max, True),  # finite, but every block's sum overflows
+    (np.inf, False), (-np.inf, False), (np.nan, False)])
+def test_finite_check_falls_back_to_each_value_where_a_sum_is_not_finite(
+        value, finite):
+    X = np.zeros((3_000, 2))
+    X[::2, 0] = np.finfo(np.float64).max  # sums overflow in every block
+    X[1_234, 1] = value
+    with dask.config.set(scheduler="sync"):
+        assert dask.compute(dask_backend._all_finite(
+            da.from_array(X, chunks=(1_000, 2))))[0] is finite
+        assert dask.compute(dask_backend._all_finite(
+            da.from_array(X[:, 1], chunks=700)))[0] is finite
+
+
 @pytest.mark.parametrize("make,reason", [
     (lambda: DPSGDRegressor(clip_norm=1.0, sampling="single_pass"), "single_pass"),
     (lambda: DPLogisticSimplex(classes=[0, 1], solver="mirror_descent"),

@@ -597,6 +597,22 @@ def _as_row_array(data, what):
     return data, names
 
 
+@np.errstate(over="ignore", invalid="ignore")
+def _finite_block(block):
+    """Whether every value of a block is finite: its sum first (one read,
+    no temporary, as scikit-learn checks arrays), each value only where
+    the sum is not finite (a non-finite value, or finite ones whose sum
+    overflows)."""
+    return bool(np.isfinite(np.sum(block))) or bool(np.isfinite(block).all())
+
+
+def _all_finite(data):
+    """Whether every value of a Dask array is finite, lazily: a task per block."""
+    task = dask.delayed(_finite_block, pure=True)
+    return dask.delayed(all, pure=True)(
+        [task(block) for block in data.to_delayed().ravel()])
+
+
 def validate_training_data(estimator, X, y, *, classification=False, classes=None):
     """Check a Dask training set lazily and set ``n_features_in_``.
 
@@ -643,9 +659,9 @@ def validate_training_data(estimator, X, y, *, classification=False, classes=Non
         if y.dtype.kind not in "biuf":
             raise ValueError(f"y must be numeric, got dtype {y.dtype}.")
         y = y.astype(np.float64)
-    checks = [da.isfinite(X).all()]
+    checks = [_all_finite(X)]
     if y.dtype.kind in "biuf":
-        checks.append(da.isfinite(y).all())
+        checks.append(_all_finite(y))
     if classification:
         declared = None if classes is None else np.unique(np.asarray(classes))
         checks.append(da.unique(y) if declared is None
