@@ -486,10 +486,10 @@ def test_finite_check_falls_back_to_each_value_where_a_sum_is_not_finite(
     X[::2, 0] = np.finfo(np.float64).max  # sums overflow in every block
     X[1_234, 1] = value
     with dask.config.set(scheduler="sync"):
-        assert dask.compute(dask_backend._all_finite(
-            da.from_array(X, chunks=(1_000, 2))))[0] is finite
-        assert dask.compute(dask_backend._all_finite(
-            da.from_array(X[:, 1], chunks=700)))[0] is finite
+        assert dask_backend._all_finite(
+            da.from_array(X, chunks=(1_000, 2))).compute() is finite
+        assert dask_backend._all_finite(
+            da.from_array(X[:, 1], chunks=700)).compute() is finite
 
 
 @pytest.mark.parametrize("make,reason", [
