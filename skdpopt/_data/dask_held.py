@@ -7,9 +7,10 @@ task per worker thread, over all the blocks that thread's share holds
 (where a pass over lazily read data is a task per block, see
 :mod:`.dask_backend`), submitted as futures without building a graph:
 
-* what every pass would recompute (targets divided by a scale, a
-  clipped copy of X, each row's gradient bound) is computed once per fit
-  and kept beside the blocks, on the worker that holds them;
+* what every full pass would recompute (targets divided by a scale, a
+  clipped copy of X, each row's gradient bound) is computed once per fit,
+  at the first pass, and kept beside the blocks, on the worker that holds
+  them (Poisson steps compute their rows' bounds on each batch instead);
 * a least-squares fit keeps its residual vector there too, updated by a
   coordinate move as in memory, so a step reads X once, not three times;
   its passes are calls to an actor per worker that holds the residual
