@@ -23,7 +23,10 @@ read here.  Seeds 100 and up for the generated data.
   with a value beyond 1, 2, 4 and 10 after the documented private
   preprocessing (epsilon = 1) and after an exact scaler: what DPLasso's
   clip check (rows beyond ``FAR_FACTOR`` feature bounds of 1) sees on the
-  documented path.
+  documented path; written to ``design_regression.clip_check.md``
+  (``--quick``: the first design tables, ``.quick.md``) with the check's
+  noise and the clipped normal's correlation that
+  ``docs/privacy/clipping.md`` quotes.
 * ``support``: DPLasso's support recall on the sparse design of the
   earlier defaults benchmark (n = 20,000, p = 2,000, features uniform in
   [-1, 1], 15 coefficients +-1, noise 0.5, targets clipped to [-6, 6])
@@ -40,7 +43,7 @@ Usage::
     python benchmarks/design_regression.py --task panel --estimator DPSGDRegressor
     python benchmarks/design_regression.py --task families --estimator DPLasso
     python benchmarks/design_regression.py --task support
-    python benchmarks/design_regression.py --task clip_check
+    python benchmarks/design_regression.py --task clip_check [--quick]
 """
 
 import argparse
@@ -68,6 +71,7 @@ from panel_data import (  # noqa: E402
     load_table,
     public_preprocessor,
 )
+from report import Report  # noqa: E402
 
 import skdpopt  # noqa: E402
 from skdpopt.exceptions import UtilityWarning  # noqa: E402
@@ -216,19 +220,54 @@ def support_run(seed, params, epsilon, patches=None):
                 precision=np.sum(chosen & truth) / max(chosen.sum(), 1))
 
 
-def clip_check():
-    """Shares of rows beyond 1, 2, 4 and 10 after the preprocessing."""
-    print(f"{'table':18s} {'scaler':7s} {'d':>4s} " + " ".join(
-        f"{'>' + str(c):>6s}" for c in (1, 2, 4, 10)))
-    for spec in (s for s in PANEL if s.half == "design"):
+CLIP_LEVELS = (1, 2, 4, 10)
+# The quick run's tables (CI): the first design tables, a few seconds.
+QUICK_CLIP_TABLES = 3
+
+
+def clip_check(report):
+    """Shares of rows beyond 1, 2, 4 and 10 after the preprocessing, and
+    the check's noise and the clipped normal's correlation the page
+    quotes."""
+    from scipy import integrate, stats
+
+    from skdpopt.accounting.zcdp import rho_for
+    from skdpopt.plans.clipping import CLIP_CHECK_SHARE, FAR_FACTOR
+    from skdpopt.plans.clipping import clip_check as plan_check
+
+    specs = [s for s in PANEL if s.half == "design"]
+    specs = specs[:QUICK_CLIP_TABLES] if report.quick else specs
+    rows, peaks = [], {c: [] for c in CLIP_LEVELS}
+    for spec in specs:
         X, y, _ = load_table(spec.name, max_rows=20_000, random_state=0)
-        private = skdpopt.make_private_pipeline(default_preprocessor(spec),
-                                                epsilon=1.0, delta=1e-8)
+        private = skdpopt.make_private_pipeline(
+            default_preprocessor(spec), epsilon=1.0, delta=1e-8, random_state=0)
         for name, Z in (("private", private.fit_transform(X, y)),
                         ("exact", public_preprocessor(spec).fit_transform(X))):
             peak = np.abs(np.asarray(Z, dtype=float)).max(axis=1)
-            print(f"{spec.name:18s} {name:7s} {Z.shape[1]:4d} " + " ".join(
-                f"{np.mean(peak > c):6.3f}" for c in (1, 2, 4, 10)), flush=True)
+            shares = [np.mean(peak > c) for c in CLIP_LEVELS]
+            for c, share in zip(CLIP_LEVELS, shares, strict=True):
+                peaks[c].append(share)
+            rows.append([spec.name, name, Z.shape[1],
+                         *(f"{v:.3f}" for v in shares)])
+    report.table(
+        "shares", "Share of the rows with a value beyond c after the "
+        "preprocessing (the default private one at epsilon = 1, seed 0, or "
+        "an exact scaler); at most 20,000 rows per table",
+        ["table", "scaler", "d", *(f"> {c}" for c in CLIP_LEVELS)], rows)
+    for c in (FAR_FACTOR, 10):
+        report.value(f"max_beyond_{c:g}", f"{100 * max(peaks[c]):.1f}%")
+    for n in (2_000, 5_000):
+        rho = CLIP_CHECK_SHARE * rho_for(1.0, 1.0 / n**2)
+        report.value(f"noise_rows_n{n}",
+                     f"{plan_check(rho, epsilon=1.0).noise_multiplier:.0f}")
+    # corr(X, clip(X, -1, 1)) for a standard normal X: E[X clip(X)] over
+    # the two standard deviations (the first is 1).
+    moment = integrate.quad(lambda x: x * np.clip(x, -1, 1) * stats.norm.pdf(x),
+                            -np.inf, np.inf)[0]
+    second = integrate.quad(lambda x: np.clip(x, -1, 1) ** 2 * stats.norm.pdf(x),
+                            -np.inf, np.inf)[0]
+    report.value("clipped_normal_correlation", f"{moment / np.sqrt(second):.2f}")
 
 
 VARIANTS = {"defaults": {}}
@@ -283,6 +322,10 @@ def main(argv=None):
     parser.add_argument("--tables", default=None)
     parser.add_argument("--families", default=None)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"clip_check on the first {QUICK_CLIP_TABLES} "
+                             "design tables (CI's subset)")
+    Report.add_arguments(parser)
     args = parser.parse_args(argv)
     params = {**VARIANTS[args.variant], **parse_set(args.set)}
     patches = parse_set(args.patch)
@@ -295,7 +338,9 @@ def main(argv=None):
     if args.task == "clip_check":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            clip_check()
+            report = Report("design_regression.clip_check", args)
+            clip_check(report)
+            report.write()
         return None
     if args.task == "support":
         for eps in epsilons:

@@ -111,15 +111,16 @@ class DPMinimaxClassifier(
         ``fit`` raises ``ValueError`` naming a group below it.  The
         adversary's sensitivity grows as the inverse of the smallest group.
     max_iter : int, default=None
-        Number of steps T.  ``"gda"``: full passes over the data, ``None``
-        is 200.  ``"vertex_sampling"``: with privacy each step has a fresh
-        batch of ``n_samples // T`` rows (so ``T <= n_samples``); without,
-        batches of ``n_samples // min(T, sqrt(n_samples))`` rows cut from
-        successive random permutations.  ``None``: with privacy, the
-        largest T up to ``sqrt(n_samples)`` at which the worst-case private
-        step is still ``STEP_RATIO`` (0.025) times the capped one (grows
-        with epsilon and the smallest group's size); ``20 sqrt(n_samples)``
-        (20 passes) without (see Notes).
+        Number of steps T. ``"gda"``: full passes over the data, ``None`` is 8
+        per coordinate of the model (the intercept's included) within [50, 400]
+        with privacy, 200 without. ``"vertex_sampling"``: with privacy each
+        step has a fresh batch of ``n_samples // T`` rows (so ``T <=
+        n_samples``); without, batches of ``n_samples // min(T,
+        sqrt(n_samples))`` rows cut from successive random permutations.
+        ``None``: with privacy, the largest T up to ``sqrt(n_samples)`` at
+        which the worst-case private step is still ``STEP_RATIO`` (0.025) times
+        the capped one (grows with epsilon and the smallest group's size); ``20
+        sqrt(n_samples)`` (20 passes) without (see Notes).
     n_vertices : int, default=None
         K, the number of vertices drawn per player per step.  ``None``: the
         square root of the number of batches per pass (``sqrt(T)`` with
@@ -226,7 +227,8 @@ class DPMinimaxClassifier(
 
     Notes
     -----
-    ``"gda"`` schedule: T = 200 full passes; the budget (zCDP) is split
+    ``"gda"`` schedule: T = 8 full passes per coordinate of the model
+    within [50, 400] (200 without privacy); the budget (zCDP) is split
     5% counts, 5% the row norm (``clip_norm="auto"``), then half of the
     rest to the model and half to the adversary (all to the model when
     kappa is 1: the adversary then releases nothing); the model's step is

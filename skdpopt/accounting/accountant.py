@@ -166,6 +166,29 @@ class Accountant:
                 bounds.append(_rdp_epsilon(events, self.relation, orders, delta))
         return float(min(bounds))
 
+    def pld_epsilon(self, delta, points):
+        """The PLD bound alone on the grid of ``points`` points (``inf``
+        where it does not apply, for example under add/remove); an upper
+        bound like every other, for calibration probes that need not pay
+        for the Renyi curve.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in (0, 1).
+        points : int
+            Grid size (see :func:`skdpopt.accounting.pld.compose_pairs`).
+
+        Returns
+        -------
+        float
+        """
+        if (self._is_free() or self._noiseless() or delta <= 0
+                or any(isinstance(m, EpsilonDeltaEvent) for m, _ in self.events)):
+            return self.epsilon(delta, points, fast=True)
+        return float(_pld_epsilon(tuple(self.events), self.relation,
+                                  float(delta), points))
+
     def spent(self, delta):
         """The run's guarantee as a :class:`PrivacySpent` at ``delta``.
 
@@ -223,7 +246,10 @@ def _pld_epsilon(events, relation, delta, points):
         return np.inf
     # Gaussian mechanisms compose exactly into one with mu^2 = sum mu_i^2.
     mu_squared = 0.0
-    pairs = []
+    # Equal pairs anywhere in the run are composed as one run of them (the
+    # composed loss is a sum of independent losses, so order is free): one
+    # discretisation and one power each.
+    counts = {}
     for mechanism, count in events:
         if isinstance(mechanism, GaussianMechanism):
             mu_squared += count * mechanism.mu**2
@@ -232,9 +258,11 @@ def _pld_epsilon(events, relation, delta, points):
             # Full batch: sensitivity 2C under replace-one, so mu = 2 / s.
             mu_squared += count * (2.0 / mechanism.noise_multiplier) ** 2
         elif hasattr(mechanism, "loss_pair"):
-            pairs.append((mechanism.loss_pair(), count))
+            pair = mechanism.loss_pair()
+            counts[pair] = counts.get(pair, 0) + count
         else:
             return np.inf
+    pairs = list(counts.items())
     if not pairs:
         return pld.gaussian_epsilon(np.sqrt(mu_squared), delta)
     if points is None:

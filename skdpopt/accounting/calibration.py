@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from . import pld
-from .accountant import COARSE_POINTS, Accountant
+from .accountant import _CONVERGED, COARSE_POINTS, Accountant
 from .rdp import REPLACE_ONE
 
 
@@ -138,12 +138,17 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
     least ``(1 - rtol) epsilon`` where the parameter allows.
 
     The search runs first on the accountant's coarse PLD grid (an upper
-    bound on the default accounting's answer, and cheaper), then checks the
+    bound on the default accounting's answer, and cheaper; its probes skip
+    the Renyi curve where the PLD binds at the first), then checks the
     value with the default accounting, which is the same coarse answer
-    wherever that grid has converged (most runs: no extra cost).  Near the
-    answer the two differ by an almost constant factor, so a correction of
-    the coarse target usually lands the default epsilon in tolerance; if
-    not, the search finishes on the default accounting itself.
+    wherever that grid has converged (most runs: no extra cost).  Where it
+    has not, the default answer is first predicted from the coarse grid and
+    the grid half its size, so that the fine grid is paid for only at a
+    value predicted to land.  Near the answer the two differ by an almost
+    constant factor, so a correction of the coarse target usually lands
+    the default epsilon in tolerance; if not, the search finishes on the
+    default accounting itself.  Every value returned is the default
+    accounting's, whatever the prediction said.
 
     Parameters
     ----------
@@ -169,31 +174,76 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
         If no value of the parameter reaches the target.
     """
 
-    def epsilon_of(value, points=None):
+    def accountant(value):
+        return Accountant(relation).compose(make_event(value))
+
+    def epsilon_of(value):
         # fast: the answer privacy_spent reports (Renyi skipped where the
         # PLD is tighter).
-        return Accountant(relation).compose(make_event(value)).epsilon(
-            delta, points=points, fast=True)
+        return accountant(value).epsilon(delta, fast=True)
 
     probes = []  # the coarse search's (value, epsilon), in order
+    # Whether the probes need every bound (None: not known before the
+    # first).  Where the PLD is the tightest bound at the first probe, the
+    # others skip the Renyi curve, which costs about as much as a coarse
+    # PLD: the probes only steer the search, and every answer is checked
+    # on the default accounting.
+    every_bound = []
 
     def coarse_of(value):
-        probes.append((value, epsilon_of(value, COARSE_POINTS)))
-        return probes[-1][1]
+        run = accountant(value)
+        if every_bound and not every_bound[0]:
+            eps = run.pld_epsilon(delta, COARSE_POINTS)
+        else:
+            eps = run.epsilon(delta, COARSE_POINTS, fast=True)
+            if not every_bound:
+                every_bound.append(eps < run.pld_epsilon(delta, COARSE_POINTS))
+        probes.append((value, eps))
+        return eps
+
+    def predicted(value, coarse):
+        """The default accounting's epsilon at ``value``, predicted from the
+        coarse grid and the grid half its size (both of which the default
+        computes anyway): the coarse answer where it has converged, else
+        the limit of finer grids, extrapolated from the discretisation
+        error shrinking about four-fold as the grid doubles (Richardson).
+        None where the probes do not see every bound, or where the coarse
+        grids are too far from the limit for the extrapolation."""
+        if every_bound != [False]:
+            return None
+        coarser = accountant(value).pld_epsilon(delta, COARSE_POINTS // 2)
+        if coarser <= _CONVERGED * coarse:
+            return coarse
+        if not coarser <= _PREDICTABLE * coarse:
+            return None
+        return coarse - (coarser - coarse) / 3.0
+
+    def good(eps):
+        return (1 - rtol) * epsilon <= eps <= epsilon
 
     aim, tolerance, slope, toward = epsilon, rtol, bracket.slope, 1.0
     low, high = bracket.factors
     value = bracket.guess
     checked = []
-    for _ in range(2):
+    # Each round searches the coarse grid, then checks the value on the
+    # default accounting, unless the prediction of the default answer
+    # already says that it misses (a fine grid saved); the next round
+    # corrects the coarse target by the factor between the two.
+    for attempt in range(3):
         value, coarse = _search(
             coarse_of, aim, low * value, high * value,
             increasing=bracket.increasing, rtol=tolerance, slope=slope,
             aim=toward)
-        checked.append((value, epsilon_of(value)))
-        if (1 - rtol) * epsilon <= checked[-1][1] <= epsilon:
-            return Calibrated(*checked[-1])
-        aim = epsilon * (1 - rtol / 4) * coarse / checked[-1][1]
+        expected = predicted(value, coarse)
+        if (expected is None or good(expected) or len(checked) == 1
+                or attempt == 2):
+            checked.append((value, epsilon_of(value)))
+            if good(checked[-1][1]):
+                return Calibrated(*checked[-1])
+            expected = checked[-1][1]
+            if len(checked) == 2:
+                break
+        aim = epsilon * (1 - rtol / 4) * coarse / expected
         tolerance = rtol / 2
         low, high = 0.97, 1.03
         # The corrected aim is an estimate (the factor moves with the
@@ -207,14 +257,34 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
             move = np.log(middle / coarse) / slope
             value *= float(np.exp(move if bracket.increasing else -move))
     # The factor moved too much: finish on the default accounting itself,
-    # with the slope seen between the two checks.
-    (v1, e1), (v2, e2) = checked
-    slope = abs(np.log(e1 / e2) / np.log(v1 / v2)) if v1 != v2 else bracket.slope
-    value, spent = _search(epsilon_of, epsilon, 0.99 * v2, 1.01 * v2,
-                           increasing=bracket.increasing, rtol=rtol, slope=slope)
+    # from the Newton step to the middle of the window off the last check,
+    # with the slope seen between the checks where they are far enough
+    # apart to tell it, else near the coarse answer.
+    (v1, _), (v2, e2) = checked[0], checked[-1]
+    slope = None
+    if abs(np.log(v1 / v2)) > 1e-3:
+        slope = _local_slope(checked)
+    slope = slope or _local_slope(probes) or bracket.slope
+    start = v2
+    if 0 < e2 < np.inf:
+        move = np.log(epsilon * (1 - rtol / 2) / e2) / slope
+        start = v2 * float(np.exp(move if bracket.increasing else -move))
+    value, spent = _search(epsilon_of, epsilon, start, start,
+                           increasing=bracket.increasing, rtol=rtol, slope=slope,
+                           aim=0.5)
     if spent > epsilon:  # _search returns a value within budget, or raises
         raise RuntimeError(f"calibration spends {spent} above {epsilon}")
     return Calibrated(value, spent)
+
+
+# The default answer is predicted from the coarse grids (see calibrate)
+# only where halving the coarse grid moves epsilon by at most 25%.  On
+# subsampled Gaussian runs (sampling rates 2.6e-4 to 0.1, up to 1e5 steps)
+# the extrapolation was within 3% of the fine grid's answer where halving
+# moved epsilon by at most 21% (within 0.6% on most of them), 6% off at
+# 31% and 27% to 35% off beyond; a prediction that misses costs the fine
+# grid check it was meant to save, and the answer is the default's anyway.
+_PREDICTABLE = 1.25
 
 
 def _local_slope(probes):

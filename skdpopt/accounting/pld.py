@@ -76,9 +76,10 @@ def _fft_convolve(a, b):
 def _prefix_search(prefix_values, n, log_threshold):
     """Count the leading values ``<= log_threshold`` of a non-decreasing sequence.
 
-    ``prefix_values(m)`` gives the first m values; the prefix examined grows
-    fourfold until the count falls inside it, so that cutting a short tail
-    costs time in the tail's length, not the array's.
+    ``prefix_values(m)`` gives the first m values; the prefix examined
+    starts at half the sequence (the tails cut after a composition are a
+    few tenths of it, so one pass usually suffices) and grows fourfold
+    until the count falls inside it.
 
     Returns
     -------
@@ -86,7 +87,7 @@ def _prefix_search(prefix_values, n, log_threshold):
     values : ndarray
         The prefix examined (at least ``count`` long).
     """
-    m = min(n, 512)
+    m = min(n, max(512, n // 2))
     while True:
         values = prefix_values(m)
         count = int(np.searchsorted(values, log_threshold, side="right"))

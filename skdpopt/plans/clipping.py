@@ -22,9 +22,10 @@ from ..accounting.zcdp import gaussian_noise_multiplier
 # thousand rows at epsilon = 1.
 CLIP_CHECK_SHARE = 0.01
 # A row counts when some value lies beyond this many bounds.  Standardised
-# columns (a DP scaler's output) reach it rarely: at most 9% of the rows
-# of the design tables of the panel with B = 1, against 100% for columns
-# in raw units (benchmarks/design_regression.py --task clip_check).
+# columns (a DP scaler's output) reach it on a small share of the rows of
+# the panel's design tables with B = 1, against every row for columns in
+# raw units (measured by benchmarks/design_regression.py --task clip_check;
+# docs/privacy/clipping.md quotes its table).
 FAR_FACTOR = 4.0
 # The estimator warns when the noisy share of such rows exceeds this.
 MOST = 0.5

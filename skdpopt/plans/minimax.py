@@ -82,8 +82,12 @@ CLIP_FACTOR = 0.7
 # Weight decay on the coefficients (not the intercept), in units of the
 # model's noise floor (:func:`noise_floor`) at the step's weights.
 WEIGHT_DECAY = 1.0
-# Steps, with privacy and without (every step is one pass over the data).
-PRIVATE_STEPS = 200
+# Steps (every step is one pass over the data).  With privacy,
+# STEPS_PER_FEATURE per coordinate of the model within [MIN_PRIVATE_STEPS,
+# MAX_PRIVATE_STEPS] (:func:`private_steps`); without, NON_PRIVATE_STEPS.
+STEPS_PER_FEATURE = 8
+MIN_PRIVATE_STEPS = 50
+MAX_PRIVATE_STEPS = 400
 NON_PRIVATE_STEPS = 200
 # The model's step is MODEL_STEP / L, L = (S^2 + b^2) / 4 the logistic
 # loss's smoothness on rows (x, b) with ||x|| = S.
@@ -392,14 +396,15 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
     intercept_value : float, default=1.0
         b, the intercept's constant feature (0: no intercept).
     max_iter : int, default=None
-        T; ``None``: ``PRIVATE_STEPS`` or ``NON_PRIVATE_STEPS``.
+        T; ``None``: :func:`private_steps` or ``NON_PRIVATE_STEPS``.
 
     Returns
     -------
     MinimaxGDAPlan
     """
     private = not np.isinf(epsilon)
-    n_steps = max_iter or (PRIVATE_STEPS if private else NON_PRIVATE_STEPS)
+    n_steps = max_iter or (private_steps(n_features) if private
+                           else NON_PRIVATE_STEPS)
     auto = isinstance(clip_norm, str)
     public_clip = None if auto else float(clip_norm)
     counts_released = private and not counts_public and n_groups > 1
@@ -440,6 +445,23 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
         n_features, n_groups, counts_released, count_std, draws, public_clip,
         n_steps, model, loss, loss_bound, radius, intercept_value,
         math.sqrt(n_steps) / model)
+
+
+def private_steps(n_features):
+    """The default T with privacy: ``STEPS_PER_FEATURE`` per coordinate of
+    the model, within ``[MIN_PRIVATE_STEPS, MAX_PRIVATE_STEPS]``.
+
+    The model's step ``4 / S^2`` times the loss's curvature along one of d
+    coordinates (about ``sigma' S^2 / d`` for rows of norm S spread over
+    them) is about ``1 / d``: the iterates forget their start in about d
+    steps.  With privacy the budget is split over the T steps, so each
+    step's noise grows as ``sqrt(T)``: the iterates' excursions around the
+    saddle point (which the adversary's losses are evaluated at) grow with
+    T, while the noise of their average does not.  So the run lasts a fixed
+    number of those times, not more.  Public: d only.
+    """
+    return int(min(MAX_PRIVATE_STEPS,
+                   max(MIN_PRIVATE_STEPS, STEPS_PER_FEATURE * n_features)))
 
 
 def noise_floor(plan, clip_norm):
