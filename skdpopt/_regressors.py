@@ -5,8 +5,6 @@ released location, with the regression fit check; their plans hold its
 noise (:mod:`skdpopt.plans.checks`, ``docs/privacy/targets.md``).
 """
 
-import numpy as np
-
 from ._data import map_rows
 from ._diagnostics import (
     FEWER_FEATURES,
@@ -14,6 +12,7 @@ from ._diagnostics import (
     MORE_ROWS,
     warn_if_no_better_than_mean,
 )
+from ._sums import row_dots
 from .plans.checks import FIT_CHECK_SPREADS
 from .solvers.checks import release_squared_error_check
 
@@ -42,8 +41,9 @@ def check_fit(estimator, X, targets, coef, intercept, plan, rng, levers):
     bool
         Whether it warned.
     """
-    predictions = map_rows(lambda rows: np.asarray(rows @ coef).ravel()
-                           + intercept, X)
+    # row_dots converts a block of X at a time: a float32 X is never
+    # copied whole into float64 for the products.
+    predictions = map_rows(lambda rows: row_dots(rows, coef) + intercept, X)
     released = release_squared_error_check(predictions, targets, plan, rng)
     return warn_if_no_better_than_mean(estimator, released, plan,
                                        spreads=FIT_CHECK_SPREADS, levers=levers)

@@ -68,3 +68,23 @@ def test_no_check_without_a_released_location():
             warnings.simplefilter("ignore")
             model.set_params(random_state=0).fit(X, y)
         assert model.privacy_plan_.fit_check is None
+
+
+@pytest.mark.parametrize("cls", [DPLasso, DPSGDRegressor])
+def test_the_check_does_not_copy_a_float32_X_whole(cls):
+    """The check's predictions are float64 products of a float32 X: taken
+    block by block, the fit's peak traced memory stays below the size of a
+    float64 copy of X (a whole-array product alone would reach it)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(100_000, 50)) / 8).astype(np.float32)
+    y = X[:, 0] + rng.normal(size=X.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tracemalloc.start()
+        model = cls(epsilon=1.0, delta=1e-6, random_state=0).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert model.privacy_plan_.fit_check.noise is not None
+    assert peak < 2 * X.nbytes
