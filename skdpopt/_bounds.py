@@ -87,6 +87,14 @@ def _draw(distance, score_sensitivity, prior, rng):
                               -np.inf), axis=1)
 
 
+def _cell_distance(below, target):
+    """How far each cell ``[c_k, c_(k+1))`` is from holding the value of
+    rank ``target`` (a count): ``max(#{x < c_k} - target, target -
+    #{x < c_(k+1)}, 0)``, moving by at most 1 when a record is replaced."""
+    return np.maximum(np.maximum(below[:, :-1] - target, target - below[:, 1:]),
+                      0.0)
+
+
 def _median_cell_distance(below, n_samples):
     """How far each cell ``[c_k, c_(k+1))`` is from holding the median:
     ``max(#{x < c_k} - n/2, n/2 - #{x < c_(k+1)}, 0)``.  Each count moves
@@ -152,6 +160,56 @@ list of them
         picks.append(_draw(np.abs(below - q * n_samples), sensitivity, prior, rng))
     picks = _order_pair(np.array(picks), draws.quantiles, len(grid))
     return np.maximum(grid[picks], draws.floor)
+
+
+def private_location_scale(X, draws, rng):
+    """Private located bounds of each column from a location and a scale.
+
+    Three exponential-mechanism draws per column (``draws.event``), each
+    scored by a cell's distance from holding a median
+    (:func:`_median_cell_distance`, moving by at most 1 when a record is
+    replaced): the cell of the grid holding the column's median, the
+    location ``m`` inside it (:func:`refine_location`), then, given the
+    released ``m``, the cell ``[c_k, c_(k+1))`` of the non-negative grid
+    holding the median of ``|x_i - m|``; the scale is ``s = c_(k+1)``.
+    Median-type draws need no prior: every cell beyond the data, on either
+    side, is ``n / 2`` from holding the median.  The bounds are ``m -
+    spread[0] s`` and ``m + spread[1] s`` (post-processing), at most
+    ``2^61 + 6 * 2^60`` in magnitude; where they round to one value (a
+    large ``m`` and a tiny ``s``) they are its floating-point neighbours.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_columns)
+        Finite values.
+    draws : LocationScaleDraws
+        From the plan.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    low, high : ndarray of shape (n_columns,)
+    """
+    grid, n_samples = draws.grid, X.shape[0]
+    sensitivity = draws.score_sensitivity
+    below = np.atleast_2d(counts_below(X, grid))
+    cell = _draw(_median_cell_distance(below, n_samples), sensitivity,
+                 np.zeros((below.shape[0], len(grid) - 1)), rng)
+    location = refine_location(X, grid[cell], grid[cell + 1],
+                               draws.location_cells, sensitivity, rng)
+    scale_grid = draws.scale_grid
+    below = np.vstack([counts_below(np.abs(X[:, j] - m), scale_grid)
+                       for j, m in enumerate(location)])  # columns, never rows
+    scale = scale_grid[_draw(_cell_distance(below, draws.scale_rank * n_samples),
+                             sensitivity,
+                             np.zeros((len(location), len(scale_grid) - 1)),
+                             rng) + 1]
+    low = location - draws.spread[0] * scale
+    high = location + draws.spread[1] * scale
+    tied = ~(low < high)
+    low = np.where(tied, np.nextafter(location, -np.inf), low)
+    high = np.where(tied, np.nextafter(location, np.inf), high)
+    return low, high
 
 
 def _order_pair(picks, quantiles, n_candidates):

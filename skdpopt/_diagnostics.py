@@ -160,6 +160,31 @@ def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
     return True
 
 
+def warn_if_no_better_than_mean(estimator, released, plan, *, spreads, levers):
+    """Warn when a released regression fit check is not clearly positive.
+
+    As :func:`warn_if_no_better_than_prior`, for the noisy sum of the
+    training rows' clipped gains in squared error of the fitted model over
+    the targets' released location
+    (:func:`skdpopt.solvers.checks.release_squared_error_check`).
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if plan.noise is None or released > spreads * plan.spread:
+        return False
+    warn_at_caller(
+        f"{type(estimator).__name__}: the fitted model is not clearly better "
+        "than predicting a constant (a private check of its training squared "
+        "error against the targets' released location, within its noise), "
+        "so its predictions may be worse than the mean's. Levers: "
+        f"{', '.join(levers)}; or the features carry little signal about "
+        "the target.", UtilityWarning)
+    return True
+
+
 def warn_if_mostly_clipped(estimator, released, n_samples, plan, *, spreads,
                            bound_name="feature_bound"):
     """Warn when a released clip check says most feature values are clipped.
@@ -176,7 +201,11 @@ def warn_if_mostly_clipped(estimator, released, n_samples, plan, *, spreads,
     """
     if not released > 0.5 * n_samples + spreads * plan.spread:
         return False
-    bound = getattr(estimator, bound_name)
+    # The bound the fit used: its fitted value where the parameter has a
+    # default that depends on the fit (``feature_bound_``).
+    bound = getattr(estimator, f"{bound_name}_", None)
+    if bound is None:
+        bound = getattr(estimator, bound_name)
     warn_at_caller(
         f"{type(estimator).__name__}: most feature values lie outside "
         f"[-{bound_name}, {bound_name}] = [-{bound:g}, {bound:g}] (a private "

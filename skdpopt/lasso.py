@@ -35,6 +35,7 @@ from ._diagnostics import (
     warn_if_not_centred,
     warn_if_signal_is_weak,
 )
+from ._regressors import check_fit
 from .plans.bounds import is_auto
 from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, plan_lasso
 from .solvers.clipping import far_rows_share
@@ -128,7 +129,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         a private window, in two rounds) and a private 0.99 quantile of
         ``|y_i - location|`` before the first step; see
         ``target_location_`` and ``target_bound_``
-        (``docs/privacy/targets.md``).
+        (``docs/privacy/targets.md``).  With an intercept it also plans
+        the fit check (2% of the budget): after the steps, the training
+        rows' gains in squared error over the location, clipped per row,
+        summed and released (where the target was centred); a sum not
+        clearly positive warns with a
+        :class:`~skdpopt.exceptions.UtilityWarning`.
     residual_bound : "auto" or float, default="auto"
         Bound C on ``|x_i . w + b - y_i|`` used in the gradient; larger
         residuals are clipped, and the noise is proportional to C.  A float
@@ -380,6 +386,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.n_iter_ = plan.n_steps
         self.selected_ = result.selected
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
+        if plan.fit_check is not None and plan.target_draws.centre:
+            self._check_fit(X, y, result, plan.fit_check, rng)
         self._finish_release(plan, previous_event)
         return self
 
@@ -413,6 +421,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                                                   plan.clip_check, rng)
             warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
                             noise=plan.clip_check.noise_multiplier / X.shape[0])
+
+    def _check_fit(self, X, y, result, plan, rng):
+        """The fit check on the clipped rows and centred targets, in units
+        of ``target_bound_`` (the trivial model is the constant 0)."""
+        scale = self.target_bound_
+        check_fit(self, X, y / scale, result.coef / scale,
+                  result.intercept / scale, plan, rng,
+                  (MORE_EPSILON, MORE_ROWS, "fewer steps (max_iter)"))
 
     def predict(self, X):
         """Predict with the fitted linear model.

@@ -21,7 +21,12 @@ from ._targets import check_sample_weight, classifier_data
 from .losses import LogLoss
 from .plans.checks import CLIP_CHECK_SPREADS
 from .plans.classes import public_class_weights
-from .plans.logistic_simplex import SGD_CLIP, choose_solver, plan_logistic_simplex
+from .plans.logistic_simplex import (
+    SGD_CLIP,
+    choose_solver,
+    default_feature_bound,
+    plan_logistic_simplex,
+)
 from .solvers.checks import release_clip_check
 from .solvers.frank_wolfe import frank_wolfe_logistic
 from .solvers.mirror_descent import vertex_sampling_logistic
@@ -77,9 +82,13 @@ class DPLogisticSimplex(
         either sign).
     radius : float, default=10.0
         Radius R of the l1 ball (total mass of the simplex).  Public.
-    feature_bound : float, default=1.0
-        Public bound b: every feature is clipped to ``[-b, b]``.  Binary and
-        one-hot features need no clipping at 1.
+    feature_bound : float or None, default=None
+        Public bound b: every feature is clipped to ``[-b, b]`` (in
+        ``predict`` too).  ``None``: 1 for mirror descent and Frank-Wolfe
+        (binary and one-hot features need no clipping at 1, and every
+        draw's sensitivity grows with b), 2 for "sgd" (standardized
+        columns keep two standard deviations; its gradients are clipped to
+        half a feature bound).  See ``feature_bound_``.
     fit_intercept : bool, default=True
         Fit an intercept.  It is one more coordinate of the polytope, whose
         feature is the constant b, so ``|intercept_| <= radius * b``.
@@ -91,7 +100,7 @@ class DPLogisticSimplex(
         (Talwar, Thakurta and Zhang 2015), full-batch gradients and one
         exponential-mechanism draw per step; the classical baseline.
         "sgd": DP-SGD over the polytope (Poisson batches, gradients
-        clipped to one feature bound, a projection after every step, the
+        clipped to half a feature bound, a projection after every step, the
         intercept outside it and calibrated after the run).  "auto":
         mirror descent where ``sqrt(n_features) > 0.05 n_samples epsilon``
         (wide, sparse designs, where its ``log d`` error wins) and for
@@ -139,6 +148,9 @@ class DPLogisticSimplex(
     solver_ : {"sgd", "mirror_descent", "frank_wolfe"}
         The solver the fit ran (``solver``, or the one "auto" chose from
         n, d, epsilon and delta).
+    feature_bound_ : float
+        The bound b the fit clipped to and ``predict`` clips to
+        (``feature_bound``, or its default for ``solver_``).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients; one row for a binary problem, one per class
         (one-vs-rest) otherwise.  At most ``n_vertices_`` non-zeros per row.
@@ -222,7 +234,7 @@ class DPLogisticSimplex(
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "constraint": [StrOptions({"l1_ball", "simplex"})],
         "radius": [Interval(Real, 0, None, closed="neither")],
-        "feature_bound": [Interval(Real, 0, None, closed="neither")],
+        "feature_bound": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
         "solver": [StrOptions({"auto", "sgd", "mirror_descent", "frank_wolfe"})],
         "max_iter": [None, Interval(Integral, 1, None, closed="left")],
@@ -241,7 +253,7 @@ class DPLogisticSimplex(
         delta=1e-5,
         constraint="l1_ball",
         radius=10.0,
-        feature_bound=1.0,
+        feature_bound=None,
         fit_intercept=True,
         solver="auto",
         max_iter=None,
@@ -280,7 +292,7 @@ class DPLogisticSimplex(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; sparse input should be CSR.  Values are clipped
-            to ``[-feature_bound, feature_bound]`` (in ``predict`` too).
+            to ``[-feature_bound_, feature_bound_]`` (in ``predict`` too).
         y : array-like of shape (n_samples,)
             Class labels, all in ``classes`` when it is given.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -306,18 +318,21 @@ class DPLogisticSimplex(
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         self.solver_ = self._resolve_solver(X)
+        self.feature_bound_ = float(default_feature_bound(self.solver_)
+                                    if self.feature_bound is None
+                                    else self.feature_bound)
         plan = plan_logistic_simplex(
             n_samples=n_samples, n_features=n_features, n_problems=len(targets),
             epsilon=self.epsilon, delta=self.delta, solver=self.solver_,
             constraint=self.constraint, radius=self.radius,
-            feature_bound=self.feature_bound, fit_intercept=self.fit_intercept,
+            feature_bound=self.feature_bound_, fit_intercept=self.fit_intercept,
             max_iter=self.max_iter, n_vertices=self.n_vertices,
             refresh_every=self.refresh_every, n_classes=len(self.classes_),
             weight_bound=weight_bound(self, sample_weight))
         rng = self._begin_release(plan)
         # A released check of the public bound against the data.
         warn_if_mostly_clipped(
-            self, release_clip_check(X, self.feature_bound, plan.clip_check, rng),
+            self, release_clip_check(X, self.feature_bound_, plan.clip_check, rng),
             n_samples, plan.clip_check, spreads=CLIP_CHECK_SPREADS)
         weighting = release_weighting(self, targets, LogLoss(), sample_weight,
                                       plan.class_totals, rng)
@@ -327,13 +342,13 @@ class DPLogisticSimplex(
         else:
             # The others read all of X at every step: clip it once.  Clipping
             # to the public bound is what bounds the sensitivity.
-            X = clip_rows(X, self.feature_bound)
+            X = clip_rows(X, self.feature_bound_)
             solve = (frank_wolfe_logistic if self.solver_ == "frank_wolfe"
                      else partial(polytope_sgd_logistic, verbose=self.verbose))
         results = [solve(LinearProblem(
             X, target, self.fit_intercept, radius=self.radius,
-            constraint=self.constraint, feature_bound=self.feature_bound,
-            clip_norm=SGD_CLIP * self.feature_bound, weighting=problem),
+            constraint=self.constraint, feature_bound=self.feature_bound_,
+            clip_norm=SGD_CLIP * self.feature_bound_, weighting=problem),
             plan, rng) for target, problem in zip(targets, weighting.problems,
                                                   strict=True)]
         self.coef_ = np.array([result.coef for result in results])
@@ -372,7 +387,7 @@ class DPLogisticSimplex(
     def _prediction_rows(self, X):
         # The model was fitted on rows clipped to the public bound: it
         # predicts on the same clipped rows.
-        return clip_features(X, self.feature_bound)
+        return clip_features(X, self.feature_bound_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -17,7 +17,7 @@ from ._base import (
     check_features,
     keep_fit_on_error,
 )
-from ._bounds import private_bounds, private_moments
+from ._bounds import private_bounds, private_location_scale, private_moments
 from ._data import refuse_dask
 from ._diagnostics import warn_if_bounds_wide, warn_if_coarse
 from .plans.preprocessing import plan_scaler
@@ -108,6 +108,8 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         rng = self._begin_release(plan)
         if public is not None:
             low, high = public
+        elif plan.bounds is not None and any(moments):
+            low, high = private_location_scale(X, plan.bounds, rng)
         elif plan.bounds is not None:
             low, high = private_bounds(X, plan.bounds, rng)
         else:  # nothing to compute: no bounds needed
@@ -139,10 +141,11 @@ class DPStandardScaler(_DPScaler):
     sum of squares of every column are released with Gaussian noise
     (Laplace when ``delta=0``) calibrated by the library's accountant.  The
     bounds are public when given (``bounds=``, no privacy cost); otherwise
-    they are drawn privately, per column, as two quantiles chosen by the
-    exponential mechanism over a public grid of candidates, which costs a
-    half of the budget (in zCDP units, ``plans.preprocessing.BOUNDS_SHARE``).  The
-    privacy argument is in ``docs/privacy/preprocessing.md``.
+    they are drawn privately, per column, as a location and a scale chosen
+    by the exponential mechanism over public grids of candidates, which
+    costs a half of the budget (in zCDP units,
+    ``plans.preprocessing.BOUNDS_SHARE``).  The privacy argument is in
+    ``docs/privacy/preprocessing.md``.
 
     Parameters
     ----------
@@ -157,16 +160,18 @@ class DPStandardScaler(_DPScaler):
         feature.  Values are clipped to them before the statistics are
         computed.  Give them when they are known without looking at the
         data (a sensor's range, an age range): it saves the bounds' share
-        of the budget.  ``None``: drawn privately and located: a private
-        location of each column (its median, to 2e-5 of its magnitude)
-        anchors the candidates, so a column far from 0 relative to its
+        of the budget.  ``None``: drawn privately: a private location of
+        each column (its median, to about 1e-4 of its magnitude) and a
+        private scale (about its median absolute deviation from the
+        location, to a factor 2), so a column far from 0 relative to its
         spread (years, prices) gets bounds about its range.  A
         :class:`~skdpopt.exceptions.UtilityWarning` says when released
         bounds are more than 20 released standard deviations wide.
     quantiles : (float, float), default=(0.01, 0.99)
-        Ranks the private bounds aim at.  When the rows and the budget are
-        too few for the draws to find them, they are moved inwards (at most
-        to 0.25 and 0.75; see ``privacy_plan_.bounds.quantiles``).
+        Where the private bounds are, read as ranks of a normal
+        distribution with the released location and scale: the default
+        puts them 3.45 scales either side of the location
+        (``privacy_plan_.bounds.spread``).
     with_mean : bool, default=True
         Centre the data.
     with_std : bool, default=True
@@ -268,7 +273,11 @@ class DPStandardScaler(_DPScaler):
             var = half**2 * var_unit
             scale = half * np.sqrt(np.maximum(var_unit, floor))
             scale = np.where(scale > 0, scale, 1.0)
-            warn_if_bounds_wide(self, low, high, scale)
+            # Warned from the released spread, 0 where the noise hides it
+            # (the bounds are then too wide to tell it: a ratio of inf).
+            with np.errstate(divide="ignore"):
+                warn_if_bounds_wide(self, low, high, half * np.sqrt(
+                    np.where(var_unit >= floor, var_unit, 0.0)))
         self.mean_ = mean if self.with_mean or self.with_std else None
         self.var_ = var
         self.scale_ = scale

@@ -33,6 +33,7 @@ from ._diagnostics import (
     warn_if_noise_dominates,
     warn_if_not_centred,
 )
+from ._regressors import check_sgd_fit
 from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.bounds import is_auto
@@ -105,11 +106,12 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             alpha=self.alpha if self.penalty == "l2" else 0.0, radius=self.radius,
             weighting=problem), plan, rng, verbose=self.verbose)
             for target, problem in zip(targets, problems, strict=True)]
-        # The fit check (classifiers) reads the fitted model.
+        # The fit check reads the fitted model.
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
-        if plan.fit_check is not None:
-            check_fit(self, X, targets, weighting, plan.fit_check, rng)
+        if plan.fit_check is not None:  # classifiers weigh their classes
+            check = check_sgd_fit if weighting is None else check_fit
+            check(self, X, targets, weighting, plan.fit_check, rng)
         self.noise_multiplier_ = plan.noise_multiplier
         self.n_iter_ = plan.n_epochs
         self.t_ = plan.n_steps
@@ -238,7 +240,12 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         for 5% of the budget in zCDP units (up to 25% when the rows are
         too few for 5% to find the targets), and fits ``(y - location) /
         scale``; see ``target_location_`` and ``target_scale_``
-        (``docs/privacy/targets.md``).  ``loss_epsilon`` stays in the
+        (``docs/privacy/targets.md``).  With a released location the fit
+        then checks itself against it: the training rows' gains in squared
+        error over the location, clipped per row, summed and released on
+        2% of the budget; a sum not clearly positive warns with a
+        :class:`~skdpopt.exceptions.UtilityWarning` (the model may be worse
+        than the mean).  ``loss_epsilon`` stays in the
         targets' units.  A float is public and free, and does not centre
         (targets already centred and scaled by public constants: pass
         1.0).  None is the same as 1.0.

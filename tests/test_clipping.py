@@ -1,5 +1,7 @@
 """Clipping to public bounds never touches the input and keeps sparsity."""
 
+from itertools import product
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -34,17 +36,19 @@ def test_in_bounds_input_is_not_copied():
 
 
 def test_logistic_simplex_clips_batches_like_a_clipped_copy():
-    # Mirror descent clips each batch as it reads it instead of copying X;
-    # the fit must be the one on X clipped up front, bit for bit.
+    # Mirror descent clips each batch as it reads it instead of copying X,
+    # DP-SGD a copy up front (at its own default bound); either fit must be
+    # the one on X clipped up front, bit for bit.
     from skdpopt import DPLogisticSimplex
 
     rng = np.random.default_rng(3)
     X = 3.0 * rng.normal(size=(600, 5))
     y = (X[:, 0] + rng.normal(size=600) > 0).astype(int)
-    for data in (X, sp.csr_matrix(X)):
-        raw = DPLogisticSimplex(epsilon=2.0, delta=1e-6, random_state=0).fit(data, y)
-        clipped = clip_features(data, 1.0)
-        ref = DPLogisticSimplex(epsilon=2.0, delta=1e-6, random_state=0).fit(clipped, y)
+    for solver, data in product(("mirror_descent", "sgd"), (X, sp.csr_matrix(X))):
+        params = dict(epsilon=2.0, delta=1e-6, solver=solver, random_state=0)
+        raw = DPLogisticSimplex(**params).fit(data, y)
+        clipped = clip_features(data, raw.feature_bound_)
+        ref = DPLogisticSimplex(**params).fit(clipped, y)
         np.testing.assert_array_equal(raw.coef_, ref.coef_)
         np.testing.assert_array_equal(raw.intercept_, ref.intercept_)
     assert np.abs(X).max() > 1.0  # the input itself was left alone

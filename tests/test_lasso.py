@@ -20,7 +20,8 @@ from skdpopt.accounting import (
     Repeated,
 )
 from skdpopt.exceptions import UtilityWarning
-from skdpopt.plans.lasso import plan_lasso
+from skdpopt.plans.checks import REGRESSION_CHECK_BOUND, REGRESSION_CHECK_SHARE
+from skdpopt.plans.lasso import plan_lasso, selection_share
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
@@ -158,7 +159,9 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
     # first bounds, a noisy clipped sum, two draws for a window, a noisy
     # clipped sum, two draws for its scale), the feature bound's two draws
     # (a median cell and an upper quantile), then one selection per step,
-    # and so on.
+    # and so on, and last the fit check (a Gaussian sum of squared-error
+    # gains clipped to +-REGRESSION_CHECK_BOUND, on REGRESSION_CHECK_SHARE
+    # of the fit's rho).
     assert sum(count for m, count in events
                if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 9 + 30
     plan = model.privacy_plan_
@@ -175,8 +178,18 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
         # Residual scale, selection, gradient and curvature on every step
         # (the curvature is skipped on intercept steps, but which those are
         # depends on the data: the plan counts the most there can be).
-        assert len(events) == 12
-        assert [count for _, count in events[8:]] == [30] * 4
+        assert len(events) == 13
+        assert [count for _, count in events[8:]] == [30] * 4 + [1]
+        check = plan.fit_check
+        assert events[-1] == (GaussianMechanism(
+            check.noise_scale / (2 * REGRESSION_CHECK_BOUND)), 1)
+        # Its zCDP cost over the gradient's: the shares' ratio (the gradient
+        # gets its part of each step's share of what is left).
+        gradient_share = 1 - selection_share(X.shape[1]) - 0.05 - 0.05
+        steps_rho = 30 / (2 * plan.gradient_noise_multiplier**2) / gradient_share
+        check_rho = 1 / (2 * (check.noise_scale / (2 * REGRESSION_CHECK_BOUND))**2)
+        assert check_rho / steps_rho == pytest.approx(
+            REGRESSION_CHECK_SHARE / (1 - REGRESSION_CHECK_SHARE - plan.bounds_share))
     recomputed = independent_epsilon(events, DELTA)
     assert claimed >= recomputed * (1 - 1e-3)
     # Calibration spends the budget, within its 2% tolerance.
@@ -195,7 +208,6 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     public feature bound is checked by one noisy count of CLIP_CHECK_SHARE."""
     from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE
     from skdpopt.plans.clipping import CLIP_CHECK_SHARE
-    from skdpopt.plans.lasso import selection_share
     from skdpopt.plans.targets import ANCHOR_FACTOR, N_RELEASES
 
     X, y, _ = data
@@ -219,15 +231,17 @@ def test_auto_bounds_take_their_documented_share_and_numbers_are_free(data):
     bounds_rho = (N_RELEASES + 2) * D**2 / 2
     check_rho = 1 / (2 * z**2)
     # The steps of each fit get the rest of the budget (both calibrated to
-    # epsilon, within its 2% tolerance) ...
+    # epsilon, within its 2% tolerance; the "auto" target's fit is checked
+    # on REGRESSION_CHECK_SHARE, the public one's is not) ...
+    left = 1 - AUTO_BOUNDS_SHARE - REGRESSION_CHECK_SHARE
+    assert public.privacy_plan_.fit_check is None
     assert step_rho[0] / step_rho[1] == pytest.approx(
-        (1 - AUTO_BOUNDS_SHARE) / (1 - CLIP_CHECK_SHARE), rel=0.05)
+        left / (1 - CLIP_CHECK_SHARE), rel=0.05)
     # ... and the releases before them their share: over the steps' rho,
-    # share / (1 - share).
+    # share / (1 - shares).
     gradient_share = 1 - selection_share(X.shape[1]) - 0.05 - 0.05
     steps = [30 * r / gradient_share for r in step_rho]
-    assert bounds_rho / steps[0] == pytest.approx(
-        AUTO_BOUNDS_SHARE / (1 - AUTO_BOUNDS_SHARE))
+    assert bounds_rho / steps[0] == pytest.approx(AUTO_BOUNDS_SHARE / left)
     assert check_rho / steps[1] == pytest.approx(
         CLIP_CHECK_SHARE / (1 - CLIP_CHECK_SHARE))
     # The released bounds are on the grid and cover the data's scale.
@@ -266,8 +280,12 @@ def test_spent_is_the_planned_worst_case_whatever_the_path():
     features = DPLasso(alpha=0.01, max_iter=10, delta=delta, random_state=0,
                        fit_intercept=False).fit(X, np.clip(X[:, 0], -1, 1))
     assert np.all(features.selected_ >= 0)
-    assert offset.privacy_spent_ == features.privacy_spent_
+    # The same plan but for the fit check (planned with the intercept's
+    # location only), both calibrated to the budget.
+    assert offset.privacy_spent_.epsilon == pytest.approx(
+        features.privacy_spent_.epsilon, rel=1e-9)
     assert offset.privacy_spent_ == offset.privacy_plan_.spent()
+    assert features.privacy_spent_ == features.privacy_plan_.spent()
     assert offset.privacy_spent_.epsilon >= 0.98 * (1 - 1e-3)
 
 

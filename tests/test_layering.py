@@ -29,6 +29,7 @@ ESTIMATORS = {"sgd", "lasso", "logistic_simplex", "minimax", "synthetic",
 # Each part of the package, by its place in the house.
 LAYERS = {
     "public": {"__init__", "metrics", "pipeline", "model_selection", "_classifiers",
+               "_regressors",
                *ESTIMATORS},
     "shared": {"_base", "_targets", "_diagnostics", "ledger"},
     "plans": {"plans"},

@@ -6,9 +6,13 @@ import numpy as np
 import pytest
 
 from skdpopt import DPMinMaxScaler, DPStandardScaler
-from skdpopt.accounting import ExponentialMechanism, leaves, privacy_spent
+from skdpopt.accounting import (
+    ExponentialMechanism,
+    GaussianMechanism,
+    leaves,
+    privacy_spent,
+)
 from skdpopt.exceptions import UtilityWarning
-from skdpopt.plans.bounds import LOCATION_WEIGHT, draws_per_column
 
 
 def _years(n, seed):
@@ -17,14 +21,20 @@ def _years(n, seed):
 
 def test_a_year_column_keeps_its_scale_at_a_pipeline_share():
     # n = 3000, epsilon = 1 split as make_private_pipeline splits it (20%
-    # to the scaler), two columns (years, ages).  Margin: the draws aim at
-    # the effective ranks (about 0.11 and 0.89 at this budget), which clip
-    # at most the outer two of the seven years: the clipped std is at least
-    # 0.6 of the true one; the located grid's candidates near the data are
-    # 19% of their offset (a few years) apart, so a bound lands at most one
-    # year outside the data, which the clip to the data leaves unchanged;
-    # the moments' noise on the scale is a few percent.  Factor 2 either
-    # way holds with room; the old grid-cell bounds [1448, 2048] gave 0.01.
+    # to the scaler), two columns (years, ages).  Each of the three draws
+    # per column has D n / 2 = 15 here, against log(160) = 5.1 for the
+    # coarse grid's cells: the median cell is [1024, 2048); the location
+    # is the midpoint of one of its 4096 cells of width 1/4, and the cells
+    # more than a year from 2006 are n / 14 = 214 counts from holding the
+    # median (D * 214 = 2.2 nats each, against the 4 cells per year that
+    # hold it), so m is in [2005, 2007] but with small probability; then
+    # the scale's rank (between 1/2 and 3/4) of |x - m| is in [1, 4), in
+    # the scale cell [1, 2) or [2, 4): s <= 4 and the bounds are within
+    # m +- 3.45 s (m +- 2.02 s at rank 3/4), inside [1991, 2021]; they
+    # hold every year (s >= 2 gives +-4 or more), so the clipped std is
+    # the true one up to the moments' noise (a few percent).  Factor 2
+    # either way holds with room; the old grid-cell bounds [1448, 2048]
+    # gave 0.01.
     ratios = []
     for seed in range(5):
         X = np.column_stack([_years(3000, seed),
@@ -35,18 +45,22 @@ def test_a_year_column_keeps_its_scale_at_a_pipeline_share():
                                       random_state=seed).fit(X)
         ratios.append(scaler.scale_[0] / X[:, 0].std())
         low, high = scaler.bounds_
-        assert 1990 < low[0] < high[0] < 2020
+        assert 1985 < low[0] < high[0] < 2025
     assert 0.5 < min(ratios) and max(ratios) < 2.0
 
 
-@pytest.mark.parametrize("offset, scale", [(1e3, 1e-2), (1e3, 1.0), (1e3, 1e4),
-                                           (1e6, 1.0), (1e6, 1e4)])
+@pytest.mark.parametrize("offset, scale", [(1e3, 1e-1), (1e3, 1.0), (1e3, 1e4),
+                                           (1e6, 1e2), (1e6, 1e4)])
 def test_offset_families_keep_their_scale(offset, scale):
-    # One normal column, n = 3000, epsilon = 1: the location is known to
-    # 0.19 / 8192 of its magnitude (0.023 at 1e3, 23 at 1e6), within a std
-    # for every pair here; the ranks (about 0.05 and 0.95 here) clip a
-    # normal column to +-1.6 std (clipped std 0.8 of the true one) and the
-    # grid places them within 19% of their offset: factor 2 either way.
+    # One normal column, n = 3000, epsilon = 1: the location is the
+    # midpoint of one of 4096 cells of the median's coarse cell [2^k,
+    # 2^(k+1)), within 2^k / 8192 of the median (0.06 at 1e3, 64 at 1e6),
+    # at most 0.6 std for every pair here; D n = 530, so the scale is the
+    # upper end of the coarse cell [2^j, 2^(j+1)) holding the rank-3/4
+    # deviation |x - m|, 1.15 std: s between 1.15 and 2.3 std (up to 2.9
+    # with the location's error); the bounds m +- 2.02 s clip a normal
+    # column at 2.3 std or more (clipped std 0.95 of the true one) and are
+    # 4.6 to 12 std wide: factor 2 and width < 20 std.
     X = np.random.default_rng(0).normal(offset, scale, (3000, 1))
     scaler = DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
     assert 0.5 < scaler.scale_[0] / X.std() < 2.0
@@ -54,25 +68,29 @@ def test_offset_families_keep_their_scale(offset, scale):
 
 
 def test_a_column_beyond_one_refinement_warns():
-    # std 0.01 around 1e6: the location is known to 23 only, so the bounds
-    # are hundreds of stds wide; the scaler says so.
-    X = np.random.default_rng(0).normal(1e6, 1e-2, (3000, 1))
+    # std 0.01 about 1e6 + 20: the location is a midpoint of cells 128
+    # wide (1e6 is one), 20 from the data, so the bounds are thousands of
+    # stds wide; the scaler says so.
+    X = np.random.default_rng(0).normal(1e6 + 20, 1e-2, (3000, 1))
     with pytest.warns(UtilityWarning, match="bounds of column"):
         DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
 
 
 def test_a_point_mass_keeps_the_bounds_about_the_data():
-    # 60% of the rows at 5, the rest uniform on [5, 105]: the location is 5
-    # and the upper rank (about 0.95) is at 5 + 0.875 * 100 = 92.5; a
-    # candidate near 5 is 0.35 n from that rank in count, the prior's cost
-    # of reaching 92.5 is log2(88.5) = 6.5: with the spread draw it
-    # replaces, the bounds collapsed onto 5 here.
+    # 60% of the rows at 5, the rest uniform on [5, 105], n = 3000,
+    # epsilon = 1: D n = 530, so the scale aims at rank 3/4 of |x - m|
+    # (scale_rank), which is 37.5 (0.6 + 0.4 t / 100 = 0.75) with m = 5
+    # (within 2^2 / 8192): s is the upper end of [32, 64) (the cells off
+    # it by one or more are 0.1 n = 300 counts away, D * 300 = 53 nats),
+    # and the upper bound 5 + 2.02 * 64 = 134 holds every row.  A scale at
+    # the median of |x - m|, 0, would reduce the column to an indicator.
     rng = np.random.default_rng(4)
     X = np.where(rng.random(3000) < 0.6, 5.0, rng.uniform(5, 105, 3000))[:, None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UtilityWarning)
         scaler = DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
-    assert scaler.bounds_[1][0] > 50
+    assert scaler.privacy_plan_.bounds.scale_rank == 0.75
+    assert scaler.bounds_[1][0] > 105
     assert 0.5 < scaler.scale_[0] / X.std() < 2.0
 
 
@@ -86,11 +104,10 @@ def test_minmax_bounds_of_a_year_column_are_about_its_range():
 
 
 def test_located_spend_recomputed_with_dp_accounting():
-    # Per column: the median cell, the location cell and two ranks, each an
-    # exponential mechanism with score sensitivity D (2D-DP; the location
-    # draw's D is sqrt(LOCATION_WEIGHT) times the others', LOCATION_WEIGHT
-    # = 1); then two Gaussian moments.  dp-accounting's composition of the
-    # same releases bounds ours from above.
+    # Per column: the median cell, the location cell and the scale cell,
+    # each an exponential mechanism with score sensitivity D (2D-DP); then
+    # two Gaussian moments.  dp-accounting's composition of the same
+    # releases bounds ours from above.
     pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
@@ -101,13 +118,14 @@ def test_located_spend_recomputed_with_dp_accounting():
         scaler = DPStandardScaler(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
     plan = scaler.privacy_plan_
     D = plan.bounds.score_sensitivity
-    assert LOCATION_WEIGHT == 1.0
-    assert draws_per_column(2, plan.bounds.location_cells) == 4
     counted = {}
     for leaf, count in leaves(plan.event):
         counted[leaf] = counted.get(leaf, 0) + count
-    n_draws = d * 4
-    assert counted[ExponentialMechanism(D)] == n_draws
+    n_draws = d * 3
+    expected = {ExponentialMechanism(D): n_draws}
+    for z in plan.noise_multipliers:
+        expected[GaussianMechanism(z)] = expected.get(GaussianMechanism(z), 0) + 1
+    assert counted == expected
     z1, z2 = plan.noise_multipliers
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -142,3 +160,26 @@ def test_wide_bounds_warn_from_released_values_only():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         DPStandardScaler(epsilon=1.0, delta=1e-7, random_state=0).fit(X)
+
+
+def test_the_scale_rank_moves_down_where_the_draw_cannot_find_it():
+    # The cells above the data are (1 - r) n from the rank-r target and up
+    # to 81 of them tie: r = 1 - (log(81) + TIE_MARGIN) / (D n), within
+    # [1/2, 3/4]; the spread factors read the quantiles at that rank.
+    from skdpopt.plans.bounds import COARSE_GRID, TIE_MARGIN
+    from skdpopt.plans.preprocessing import plan_scaler, scale_rank, spread_factors
+
+    needed = np.log(np.sum(COARSE_GRID > 0)) + TIE_MARGIN
+    assert np.sum(COARSE_GRID > 0) == 81
+    assert scale_rank(1000, needed / 1000 / 0.3) == pytest.approx(0.7)
+    assert scale_rank(1000, needed / 1000) == 0.5
+    assert scale_rank(10**6, 1.0) == 0.75 == scale_rank(10, np.inf)
+    assert spread_factors((0.01, 0.99), 0.5) == pytest.approx((3.449, 3.449), abs=1e-3)
+    assert spread_factors((0.01, 0.99), 0.75) == pytest.approx((2.022, 2.022), abs=1e-3)
+    assert spread_factors((0.0, 1.0), 0.5) == spread_factors((1e-4, 1 - 1e-4), 0.5)
+    small = plan_scaler(n_samples=200, n_features=4, epsilon=0.3, delta=1e-6,
+                        private_bounds=True).bounds
+    large = plan_scaler(n_samples=10**6, n_features=4, epsilon=0.3, delta=1e-6,
+                        private_bounds=True).bounds
+    assert (small.scale_rank, large.scale_rank) == (0.5, 0.75)
+    assert small.spread == spread_factors((0.01, 0.99), 0.5)

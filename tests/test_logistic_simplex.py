@@ -3,6 +3,7 @@ dense/sparse agreement, probabilities, bad input."""
 
 import inspect
 import math
+import re
 import warnings
 
 import numpy as np
@@ -11,8 +12,9 @@ import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 from sklearn.datasets import make_classification
 
+import skdpopt.logistic_simplex as logistic_simplex
 import skdpopt.solvers.mirror_descent as mirror_descent
-from skdpopt import DPLogisticSimplex, PrivacySpent
+from skdpopt import DPLogisticSimplex, PrivacySpent, UtilityWarning
 from skdpopt._base import LinearClassifierMixin
 from skdpopt.accounting import (
     Composed,
@@ -24,6 +26,8 @@ from skdpopt.accounting import (
 from skdpopt.exceptions import PrivacyLeakWarning
 from skdpopt.plans.logistic_simplex import (
     REFIT_STEPS,
+    SGD_CLIP,
+    SGD_FEATURE_BOUND,
     count_vertex_draws,
     mirror_descent_schedule,
     plan_logistic_simplex,
@@ -285,6 +289,43 @@ def test_feature_scale_changes_nothing_about_privacy(sparse_binary):
         assert huge.privacy_plan_ == base.privacy_plan_
         assert huge.privacy_spent_ == base.privacy_spent_
         assert np.all(np.isfinite(huge.coef_))
+
+
+@pytest.mark.parametrize("solver, bound", [("sgd", SGD_FEATURE_BOUND),
+                                           ("mirror_descent", 1.0),
+                                           ("frank_wolfe", 1.0)])
+def test_default_feature_bound_follows_the_solver(solver, bound, monkeypatch):
+    """feature_bound=None is 2 for DP-SGD (gradients clipped to SGD_CLIP
+    bounds) and 1 for the vertex solvers; fit and predict clip to it, and
+    an explicit bound is kept."""
+    X, y = make_classification(n_samples=600, n_features=8, random_state=0)
+    X = 2.5 * X  # values well beyond both bounds
+    seen = []
+    original = logistic_simplex.polytope_sgd_logistic
+
+    def spy(problem, plan, rng, **kwargs):
+        seen.append((problem.clip_norm, np.abs(problem.X).max()))
+        return original(problem, plan, rng, **kwargs)
+
+    monkeypatch.setattr(logistic_simplex, "polytope_sgd_logistic", spy)
+    clf = DPLogisticSimplex(solver=solver, classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.feature_bound_ == bound
+    if solver == "sgd":
+        assert seen == [(SGD_CLIP * bound, bound)]
+    assert 1.0 * SGD_CLIP * SGD_FEATURE_BOUND == 1.0  # the default clip norm
+    clipped = np.clip(X, -bound, bound)
+    np.testing.assert_array_equal(clf.decision_function(X),
+                                  clf.decision_function(clipped))
+    assert not np.array_equal(X, clipped)  # the test clips something
+    explicit = DPLogisticSimplex(solver=solver, feature_bound=1.5, classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    assert explicit.feature_bound_ == 1.5
+    assert explicit.get_params()["feature_bound"] == 1.5
+    # Every value clipped: the released clip check warns, naming the bound
+    # the fit used.
+    with pytest.warns(UtilityWarning, match=re.escape(f"[-{bound:g}, {bound:g}]")):
+        DPLogisticSimplex(solver=solver, classes=[0, 1], random_state=0).fit(
+            100.0 * np.sign(X), y)
 
 
 def test_schedule_follows_theorem_when_the_budget_allows():

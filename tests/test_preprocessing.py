@@ -191,6 +191,10 @@ def test_too_few_rows_for_private_bounds_warn_without_private_values():
     with pytest.warns(UtilityWarning, match="bounds=") as record:
         DPStandardScaler(epsilon=0.5, random_state=0).fit(X)
     assert "1234" not in str(record[0].message)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UtilityWarning)
+    # With public bounds nothing is drawn: no warning about private bounds
+    # (the spread of these 200 rows is below the moments' noise at this
+    # budget, which the scaler may say).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UtilityWarning)
         DPStandardScaler(epsilon=0.5, bounds=(1000, 1500), random_state=0).fit(X)
+    assert not [w for w in caught if "private bounds" in str(w.message)]

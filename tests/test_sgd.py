@@ -12,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdpopt import DPSGDClassifier, DPSGDRegressor, PrivacyLedger, PrivacySpent
+from skdpopt.exceptions import UtilityWarning
 from skdpopt.plans.checks import FIT_CHECK_BOUND
 
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -166,13 +167,17 @@ def test_sparse_input_gives_the_dense_result(regression_data):
 
 def test_feature_scale_changes_nothing_about_privacy(regression_data):
     """Clipping bounds sensitivity, so huge features neither break privacy nor
-    overflow."""
+    overflow; the model of features that large is useless (its steps are
+    clipped to a unit norm), and the fit check says so, whatever the
+    overflow of its training predictions."""
     X, y, _ = regression_data
     base = DPSGDRegressor(random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        huge = DPSGDRegressor(random_state=0).fit(X * 1e12, y)
+        with pytest.warns(UtilityWarning, match="not clearly better"):
+            huge = DPSGDRegressor(random_state=0).fit(X * 1e12, y)
         huge.predict(X * 1e12)
+    assert huge.score(X * 1e12, y) < 0
     assert huge.noise_multiplier_ == base.noise_multiplier_
     assert huge.privacy_spent_ == base.privacy_spent_
     assert np.all(np.isfinite(huge.coef_))
@@ -351,6 +356,7 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
     from skdpopt.accounting import ExponentialMechanism, GaussianMechanism, leaves
     from skdpopt.accounting.zcdp import rho_for
     from skdpopt.plans.bounds import AUTO_BOUNDS_SHARE, median_cell_is_reliable
+    from skdpopt.plans.checks import REGRESSION_CHECK_SHARE
     from skdpopt.plans.sgd import MAX_TARGET_SHARE, plan_dpsgd
     from skdpopt.plans.targets import ANCHOR_FACTOR, N_RELEASES
 
@@ -370,7 +376,12 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
         ("ExponentialMechanism", 1), ("ExponentialMechanism", 2),
         ("GaussianMechanism", 1), ("ExponentialMechanism", 1),
         ("ExponentialMechanism", 1), ("GaussianMechanism", 1),
-        ("ExponentialMechanism", 2)]
+        ("ExponentialMechanism", 2), ("GaussianMechanism", 1)]
+    # The last is the fit check, on REGRESSION_CHECK_SHARE of rho.
+    check = model.privacy_plan_.fit_check
+    assert released[7][0] == check.event
+    assert 1 / (2 * check.event.noise_multiplier**2) == pytest.approx(
+        REGRESSION_CHECK_SHARE * rho)
     assert released[0][0] == anchor and released[3][0] == anchor
     assert [released[k][0] for k in (1, 4)] == [draw] * 2
     assert released[6][0].score_sensitivity == pytest.approx(2 * D)
@@ -481,7 +492,6 @@ def test_huber_width_stays_in_the_targets_units(regression_data):
 
 
 def test_noise_far_above_any_signal_warns_naming_the_levers(regression_data):
-    from skdpopt.exceptions import UtilityWarning
 
     X, y, _ = regression_data
     with pytest.warns(UtilityWarning, match="more epsilon, more rows"):
@@ -634,7 +644,6 @@ def test_too_few_rows_to_centre_warns_at_the_callers_line():
     """300 rows at epsilon = 0.5: even MAX_TARGET_SHARE cannot centre the
     targets (a public condition), so the fit scales |y| only and says so,
     at this line, naming the levers and no private value."""
-    from skdpopt.exceptions import UtilityWarning
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
@@ -657,7 +666,6 @@ def test_without_intercept_the_target_is_scaled_not_centred(regression_data):
     import warnings
 
     from skdpopt.accounting import GaussianMechanism, leaves
-    from skdpopt.exceptions import UtilityWarning
 
     X, y, _ = regression_data
     with warnings.catch_warnings(record=True) as caught:

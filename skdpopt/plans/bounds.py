@@ -285,6 +285,75 @@ class QuantileDraws:
                    for q, wanted in zip(self.quantiles, self.requested, strict=True))
 
 
+# Candidates per doubling of a located scale's draws (see
+# ``LocationScaleDraws``): a median-type draw needs no finer grid (the
+# location is refined inside the cell, and the scale only sets the bounds
+# and is within a factor 2^(1/COARSE_PER_DOUBLING) of the data's), and
+# fewer cells are found with less budget.
+COARSE_PER_DOUBLING = 1
+COARSE_GRID = bound_grid(per_doubling=COARSE_PER_DOUBLING)
+
+
+@dataclass(frozen=True)
+class LocationScaleDraws:
+    """The draws of a located scale of ``n_columns`` columns
+    (:func:`skdpopt._bounds.private_location_scale`).
+
+    Per column, three exponential-mechanism draws, each a median-type draw
+    (every candidate beyond the data is ``n / 2`` from the target, on both
+    sides, so no prior and no moving of ranks is needed): the cell of the
+    grid holding the median, the location ``m`` in it (one of
+    ``location_cells`` equal cells), and the cell of the non-negative grid
+    holding the median of ``|x_i - m|`` (its upper end is the scale ``s``).
+    The bounds ``[m - spread[0] s, m + spread[1] s]`` are post-processing.
+
+    Attributes
+    ----------
+    n_samples, n_columns : int
+    score_sensitivity : float
+        Of each draw; ``inf`` without privacy.
+    spread : (float, float)
+        The bounds' distances from the location, in units of the scale.
+    location_cells : int, default=LOCATION_CELLS
+    """
+
+    n_samples: int
+    n_columns: int
+    score_sensitivity: float
+    spread: tuple
+    location_cells: int = LOCATION_CELLS
+    scale_rank: float = 0.5
+    draws_per_column = 3
+
+    @property
+    def grid(self):
+        """The public candidates (:data:`COARSE_GRID`)."""
+        return COARSE_GRID
+
+    @property
+    def scale_grid(self):
+        """The candidates of the scale: 0 and the grid's positive ones."""
+        return COARSE_GRID[COARSE_GRID >= 0]
+
+    @property
+    def event(self):
+        """``3 n_columns`` draws (``EpsilonDeltaEvent(inf, 0)`` without
+        privacy)."""
+        return quantile_event(self.score_sensitivity,
+                              self.n_columns * self.draws_per_column)
+
+    @property
+    def lost(self):
+        """Whether the budget and the rows are too few for the median-cell
+        draw to find the data (public quantities only; the location draw's
+        cells are more, but any of them is inside the median cell)."""
+        return not median_cell_is_reliable(self.n_samples, self.score_sensitivity,
+                                           len(self.grid))
+
+    #: Never: the draws aim at medians, which need no moving inwards.
+    capped = False
+
+
 def quantile_draws(*, n_samples, n_columns, score_sensitivity,
                    quantiles=(0.01, 0.99), floor=-np.inf, location_cells=0,
                    anchor_sensitivity=None):

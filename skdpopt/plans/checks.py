@@ -1,6 +1,6 @@
-"""The checks a classifier fit releases to warn about itself.
+"""The checks a fit releases to warn about itself.
 
-Warnings may be computed only from public or released quantities.  Two
+Warnings may be computed only from public or released quantities.  Three
 checks release, with noise accounted in the fit's plan, one number each:
 
 * the fit check (both linear classifiers): the sum over the training rows
@@ -12,9 +12,16 @@ checks release, with noise accounted in the fit's plan, one number each:
 * the clip check (DPLogisticSimplex): the sum over the rows of the share
   of the row's features outside ``[-feature_bound, feature_bound]``, each
   term in [0, 1] (sensitivity 1); the fit warns when most values are
-  clipped, which the model then never sees (in fit or in predict).
+  clipped, which the model then never sees (in fit or in predict);
+* the regression fit check (DPSGDRegressor, DPLasso): the sum over the
+  training rows of the fitted model's gain in squared error over the
+  trivial model (the released location), in units of the target's
+  released (or public) scale, each row's gain clipped to
+  ``[-bound, bound]`` (sensitivity ``2 bound``); the fit warns when the
+  released sum is not clearly positive.
 
-The derivations are in ``docs/privacy/classes.md``.
+The derivations are in ``docs/privacy/classes.md`` and
+``docs/privacy/targets.md``.
 """
 
 import math
@@ -30,12 +37,18 @@ from ..accounting import EpsilonDeltaEvent, GaussianMechanism, LaplaceMechanism
 # when the released sum is not above FIT_CHECK_SPREADS standard deviations
 # of its noise (the model is then not clearly better than the prior).  A
 # tight bound makes the sum count rows the model helps against rows it
-# hurts, with little noise: on the panel's design half its signal over
-# noise was about twice that of a 0.5 nat bound for the models that help
-# (benchmarks/design_classify.py).
+# hurts, with little noise (chosen on the panel's design half against
+# wider bounds).
 FIT_CHECK_SHARE = 0.02
 FIT_CHECK_BOUND = 0.1
 FIT_CHECK_SPREADS = 2.0
+# The regression fit check: each training row's gain in squared error over
+# the trivial model, in squared target scales, clipped to
+# [-REGRESSION_CHECK_BOUND, REGRESSION_CHECK_BOUND], summed and released
+# on REGRESSION_CHECK_SHARE of the budget; the fit warns when the sum is
+# not above FIT_CHECK_SPREADS standard deviations of its noise.
+REGRESSION_CHECK_SHARE = 0.02
+REGRESSION_CHECK_BOUND = 0.1
 # The clip check's share of the budget, and the margin of its warning
 # (the released share of clipped values must exceed one half by this many
 # standard deviations of its noise).

@@ -25,7 +25,7 @@ from ..accounting import EpsilonDeltaEvent, GaussianMechanism, LaplaceMechanism
 
 # Shares of the zCDP budget (pure epsilon when delta = 0) of the class
 # totals and of the intercept's calibration (chosen on the panel's design
-# half and on generated imbalanced families: benchmarks/design_classify.py).
+# half and on generated imbalanced families).
 COUNT_SHARE = 0.03
 CALIBRATION_SHARE = 0.05
 # Calibration steps (each one noisy sum per problem).

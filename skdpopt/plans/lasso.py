@@ -24,6 +24,12 @@ from ..accounting.zcdp import (
 )
 from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, is_auto
+from .checks import (
+    REGRESSION_CHECK_BOUND,
+    REGRESSION_CHECK_SHARE,
+    FitCheckPlan,
+    plan_fit_check,
+)
 from .clipping import CLIP_CHECK_SHARE, ClipCheck, clip_check
 from .targets import TargetDraws, centring_share, target_draws, target_units
 
@@ -96,6 +102,9 @@ class GreedyCDPlan(PrivacyPlan):
     bounds_share : float
         Share of the fit's budget (zCDP units) spent on the releases before
         the steps.
+    fit_check : FitCheckPlan or None
+        The regression fit check, released last on
+        ``REGRESSION_CHECK_SHARE`` of the budget.
     """
 
     n_steps: int
@@ -110,6 +119,7 @@ class GreedyCDPlan(PrivacyPlan):
     bounds_draws: QuantileDraws = None
     clip_check: ClipCheck = None
     bounds_share: float = 0.0
+    fit_check: FitCheckPlan = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,8 @@ class LassoFrankWolfePlan(PrivacyPlan):
     public_residual_bound : float or None
         The ``residual_bound`` hyperparameter; None for "auto" (the target
         bound).
+    fit_check : FitCheckPlan or None
+        As in :class:`GreedyCDPlan`.
     """
 
     n_steps: int
@@ -152,6 +164,7 @@ class LassoFrankWolfePlan(PrivacyPlan):
     n_samples: int = None
     radius: float = None
     public_residual_bound: float = None
+    fit_check: FitCheckPlan = None
 
     def with_bounds(self, *, feature_bound, target_bound):
         """The plan with the residual clip and the draws' scale that the
@@ -312,6 +325,28 @@ def preliminary_releases(rho, *, n_samples, epsilon, delta, target_bound,
     return targets, draws, check, (compose(*parts) if parts else None)
 
 
+def fit_check_share(target_bound, centre_target):
+    """The regression fit check's share of the budget: it compares the
+    model with the targets' released location, so it is planned only for
+    an "auto" target bound with a location (``REGRESSION_CHECK_SHARE``),
+    else 0.  Released only where the location is (``target_draws.centre``,
+    which the rows and the budget decide): otherwise its share is spent
+    unused, and the fit warns that its target is not centred."""
+    return REGRESSION_CHECK_SHARE if is_auto(target_bound) and centre_target else 0.0
+
+
+def fit_check_plan(rho, share, pure=False):
+    """The regression fit check's release on ``share`` of the fit's
+    ``rho`` (None for a share of 0; rho 0: no privacy, no noise), Gaussian
+    or (``pure``) Laplace: a Laplace release of scale s sensitivities is
+    (1/s)-DP and costs ``1 / (2 s^2)`` in zCDP, as a Gaussian of
+    multiplier s does."""
+    if not share:
+        return None
+    multiplier = gaussian_noise_multiplier(share * rho) if rho else 0.0
+    return plan_fit_check(multiplier, pure=pure, bound=REGRESSION_CHECK_BOUND)
+
+
 def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection,
                    gradient_noise, curvature, adaptive_residual,
                    target_bound=1.0, feature_bound=1.0, centre_target=True):
@@ -346,7 +381,9 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
               "target_bound": target_bound, "feature_bound": feature_bound,
               "centre_target": centre_target}
     bounds_share, check_share = bounds_budget(**bounds)
-    share = bounds_share + check_share
+    # The steps get what the releases before them and the fit check leave.
+    fit_share = fit_check_share(target_bound, centre_target)
+    share = bounds_share + check_share + fit_share
     options = {"n_features": n_features, "selection": selection,
                "curvature": curvature, "adaptive_residual": adaptive_residual}
     if epsilon == np.inf:
@@ -360,7 +397,7 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
             selection_epsilon=np.inf, gradient_noise_multiplier=0.0,
             curvature_noise_multiplier=0.0 if curvature == "private" else None,
             target_draws=targets, bounds_draws=draws, clip_check=check,
-            bounds_share=share)
+            bounds_share=share - fit_share, fit_check=fit_check_plan(0.0, fit_share))
     gaussian = (gradient_noise == "gaussian" or curvature == "private"
                 or adaptive_residual)
     if delta == 0 and gaussian:
@@ -378,7 +415,9 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
             **greedy_cd_step_parameters((1.0 - share) * rho / max_iter, **options))
         first = preliminary_releases(rho, bounds_share=bounds_share,
                                      check_share=check_share, **bounds)[3]
-        return compose(first, repeat(step, max_iter))
+        check = fit_check_plan(rho, fit_share, delta == 0)
+        return compose(first, repeat(step, max_iter),
+                       None if check is None else check.event)
 
     # Pure DP composes epsilons (each step's two releases cost about
     # 2 sqrt(rho)); zCDP composes rhos.
@@ -391,7 +430,8 @@ def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection
         epsilon=epsilon, delta=delta, event=run_event(rho), n_steps=max_iter,
         selection=selection, gradient_noise=gradient_noise,
         target_draws=targets, bounds_draws=draws, clip_check=check,
-        bounds_share=share,
+        bounds_share=share - fit_share,
+        fit_check=fit_check_plan(rho, fit_share, delta == 0),
         **greedy_cd_step_parameters((1.0 - share) * rho / max_iter, **options))
 
 
@@ -444,7 +484,9 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
               "target_bound": target_bound, "feature_bound": feature_bound,
               "centre_target": centre_target}
     bounds_share, check_share = bounds_budget(**bounds)
-    share = bounds_share + check_share
+    # The draws get what the releases before them and the fit check leave.
+    fit_share = fit_check_share(target_bound, centre_target)
+    share = bounds_share + check_share + fit_share
     auto = is_auto(target_bound) or is_auto(feature_bound)
     public = {"n_samples": n_samples, "radius": radius,
               "public_residual_bound": (None if is_auto(residual_bound)
@@ -470,13 +512,16 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
             epsilon=epsilon, delta=delta, event=EpsilonDeltaEvent(np.inf, 0.0),
             n_steps=max_iter, residual_bound=residual, score_scale=score_scale,
             score_sensitivity=np.inf, target_draws=targets, bounds_draws=draws,
-            clip_check=check, bounds_share=share, **public)
+            clip_check=check, bounds_share=share - fit_share,
+            fit_check=fit_check_plan(0.0, fit_share), **public)
 
     def make_event(rho):
         # The whole fit's rho: the releases before the steps, then T
         # bounded-range draws.
         per_draw = exponential_score_sensitivity((1.0 - share) * rho / max_iter)
-        return compose(first(rho)[3], repeat(ExponentialMechanism(per_draw), max_iter))
+        check = fit_check_plan(rho, fit_share, delta == 0)
+        return compose(first(rho)[3], repeat(ExponentialMechanism(per_draw), max_iter),
+                       None if check is None else check.event)
 
     guess = max_iter * draw_score_sensitivity(epsilon, delta, max_iter) ** 2 / 2.0
     rho = calibrate(make_event, epsilon, delta, RhoBracket(guess)).value
@@ -487,7 +532,8 @@ def plan_lasso_frank_wolfe(*, n_samples, n_features, epsilon, delta, max_iter,
         epsilon=epsilon, delta=delta, event=make_event(rho), n_steps=max_iter,
         residual_bound=residual, score_scale=score_scale,
         score_sensitivity=sensitivity, target_draws=targets, bounds_draws=draws,
-        clip_check=check, bounds_share=share, **public)
+        clip_check=check, bounds_share=share - fit_share,
+        fit_check=fit_check_plan(rho, fit_share, delta == 0), **public)
 
 
 def plan_lasso(*, n_samples, n_features, epsilon, delta, solver, max_iter,

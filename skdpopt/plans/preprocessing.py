@@ -4,12 +4,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtri
 
 from ..accounting import EpsilonDeltaEvent, RhoBracket, calibrate, compose, zcdp
 from .base import PrivacyPlan
 from .bounds import (
+    COARSE_GRID,
     LOCATION_CELLS,
     LOCATION_WEIGHT,
+    TIE_MARGIN,
+    LocationScaleDraws,
     QuantileDraws,
     moments_event,
     quantile_draws,
@@ -19,6 +23,63 @@ from .bounds import (
 # Default share of a scaler's budget spent on private bounds (zCDP units)
 # when no public bounds are given; the rest goes to the moments.
 BOUNDS_SHARE = 0.5
+# The standard scaler's ranks are read as a normal distribution's, in units
+# of its median absolute deviation; ranks beyond these are read as them
+# (the bounds stay within 5.5 scales of the location).
+SPREAD_RANKS = (1e-4, 1.0 - 1e-4)
+# Rank of the deviations |x - m| the scale aims at: 3/4 (a column with up
+# to 3/4 of its rows at one value keeps a positive scale), moved down to
+# no less than 1/2 where the budget is too small for the draw to find it
+# (see ``scale_rank``).
+SCALE_RANK = 0.75
+MIN_SCALE_RANK = 0.5
+
+
+def scale_rank(n_samples, score_sensitivity):
+    """The rank of the scale draw: :data:`SCALE_RANK`, moved down until
+    the cells above the data (``(1 - r) n`` from the target, up to
+    ``len(scale_grid) - 1 = 81`` of them) weigh together at most
+    ``exp(-TIE_MARGIN)`` of the target's, at most to
+    :data:`MIN_SCALE_RANK` (the median, whose cells beyond the data are
+    ``n / 2`` from it on either side).  Public quantities only.
+
+    Parameters
+    ----------
+    n_samples : int
+    score_sensitivity : float
+        Of each draw; ``inf`` (no privacy) keeps :data:`SCALE_RANK`.
+
+    Returns
+    -------
+    float
+    """
+    if not np.isfinite(score_sensitivity):
+        return SCALE_RANK
+    needed = math.log(COARSE_GRID[COARSE_GRID > 0].size) + TIE_MARGIN
+    tail = needed / (score_sensitivity * max(n_samples, 1))
+    return float(np.clip(1.0 - tail, MIN_SCALE_RANK, SCALE_RANK))
+
+
+def spread_factors(quantiles, rank=MIN_SCALE_RANK):
+    """Distances of the ranks ``quantiles`` of a normal distribution from
+    its median, in units of the rank-``rank`` quantile of its absolute
+    deviation from the median: ``(0.01, 0.99)`` gives ``(3.45, 3.45)`` for
+    the median absolute deviation (``rank=0.5``), ``(2.02, 2.02)`` for
+    ``rank=0.75``.  Public.
+
+    Parameters
+    ----------
+    quantiles : (float, float)
+        A rank below 1/2 and one above.
+    rank : float, default=MIN_SCALE_RANK
+
+    Returns
+    -------
+    (float, float)
+    """
+    low, high = np.clip(quantiles, *SPREAD_RANKS)
+    mad = ndtri(0.5 + rank / 2)
+    return (float(-ndtri(low) / mad), float(ndtri(high) / mad))
 
 
 @dataclass(frozen=True)
@@ -27,8 +88,9 @@ class ScalerPlan(PrivacyPlan):
 
     Attributes
     ----------
-    bounds : QuantileDraws or None
-        The bounds draws; None when the bounds are public.
+    bounds : QuantileDraws, LocationScaleDraws or None
+        The bounds draws (a location and a scale for the standard scaler,
+        two ranks for the min-max scaler); None when the bounds are public.
     noise_multipliers : (float or None, float or None)
         Of the clipped sum and the clipped sum of squares (see
         :func:`skdpopt._bounds.private_moments`); None: not released.
@@ -41,6 +103,20 @@ class ScalerPlan(PrivacyPlan):
     mechanism: str = "gaussian"
 
 
+def _location_scale(budget, share, *, n_samples, n_features, quantiles,
+                    mechanism):
+    """Location-and-scale draws costing ``share * budget`` (zCDP rho, or a
+    pure epsilon: each draw is then 2 D-DP and the draws add)."""
+    n_draws = n_features * LocationScaleDraws.draws_per_column
+    if mechanism == "gaussian":
+        sensitivity = zcdp.exponential_score_sensitivity(share * budget / n_draws)
+    else:
+        sensitivity = share * budget / (2.0 * n_draws)
+    rank = scale_rank(n_samples, sensitivity)
+    return LocationScaleDraws(n_samples, n_features, float(sensitivity),
+                              spread_factors(quantiles, rank), scale_rank=rank)
+
+
 def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
                   moments, mechanism):
     """Bounds plan and moment noise for a total ``budget``: zCDP rho
@@ -50,7 +126,11 @@ def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
         1.0 if private_bounds else 0.0)
     moment_share = (1.0 - bounds_share) / n_moments if n_moments else 0.0
     bounds = None
-    if private_bounds:
+    if private_bounds and n_moments:
+        bounds = _location_scale(budget, bounds_share, n_samples=n_samples,
+                                 n_features=n_features, quantiles=quantiles,
+                                 mechanism=mechanism)
+    elif private_bounds:
         if mechanism == "gaussian":
             bounds = quantile_draws_for_rho(
                 bounds_share * budget, n_samples=n_samples, n_columns=n_features,
@@ -91,9 +171,13 @@ def plan_scaler(*, n_samples, n_features, epsilon, delta, private_bounds,
     epsilon, delta : float
         The fit's budget; ``epsilon=inf`` plans exact statistics.
     private_bounds : bool
-        Whether bounds are drawn privately (else they are public and free).
+        Whether bounds are drawn privately (else they are public and free):
+        with moments (the standard scaler), a location and a scale
+        (:class:`~skdpopt.plans.bounds.LocationScaleDraws`), without (the
+        min-max scaler), two ranks.
     quantiles : (float, float), default=(0.01, 0.99)
-        Requested ranks of the private bounds.
+        Requested ranks of the private bounds (for a location and a scale,
+        read as a normal distribution's: :func:`spread_factors`).
     moments : (bool, bool), default=(True, True)
         Whether the clipped sum and the sum of squares are released.
 
@@ -105,7 +189,11 @@ def plan_scaler(*, n_samples, n_features, epsilon, delta, private_bounds,
     mechanism = "gaussian" if delta > 0 else "laplace"
     if epsilon == np.inf:
         bounds = None
-        if private_bounds:
+        if private_bounds and any(moments):
+            bounds = LocationScaleDraws(n_samples, n_features, np.inf,
+                                        spread_factors(quantiles, SCALE_RANK),
+                                        scale_rank=SCALE_RANK)
+        elif private_bounds:
             bounds = quantile_draws(n_samples=n_samples, n_columns=n_features,
                                     score_sensitivity=np.inf, quantiles=quantiles,
                                     location_cells=LOCATION_CELLS)

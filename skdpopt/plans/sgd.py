@@ -20,7 +20,10 @@ from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws
 from .checks import (
     CLIP_CHECK_SHARE,
+    FIT_CHECK_BOUND,
     FIT_CHECK_SHARE,
+    REGRESSION_CHECK_BOUND,
+    REGRESSION_CHECK_SHARE,
     ClipCheckPlan,
     FitCheckPlan,
     plan_clip_check,
@@ -94,7 +97,7 @@ class DPSGDPlan(PrivacyPlan):
         weights in [0, 1]: sensitivity 1).
     fit_check : FitCheckPlan or None
         The release of the fit check, last (classifiers with
-        probabilities).
+        probabilities, and the regressor).
     clip_check : ClipCheckPlan or None
         The release of the clip check, first (DPLogisticSimplex).
     single_pass : bool
@@ -209,8 +212,11 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         ``CALIBRATION_STEPS`` noisy sums per problem on
         ``CALIBRATION_SHARE`` of the budget.
     fit_check : bool, default=False
-        Release the fit check last (:mod:`skdpopt.plans.checks`), on
-        ``FIT_CHECK_SHARE`` of the budget.
+        Release the classifiers' fit check last (:mod:`skdpopt.plans.checks`),
+        on ``FIT_CHECK_SHARE`` of the budget.  A regressor whose target is
+        centred at a released location (``auto_target``) releases the
+        regression fit check there instead, on ``REGRESSION_CHECK_SHARE``
+        (``docs/privacy/targets.md``).
     clip_check : bool, default=False
         Release the clip check first, on ``CLIP_CHECK_SHARE``.
     centre_target : bool, default=True
@@ -252,7 +258,11 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                                centre=centre_target)
     count_share = COUNT_SHARE if n_classes is not None else 0.0
     calibration_share = CALIBRATION_SHARE if calibrate_intercept else 0.0
-    check_share = FIT_CHECK_SHARE if fit_check else 0.0
+    # The regressor's check compares with the released location: none
+    # without one (a fit whose target is not centred warns of that).
+    regression_check = auto_target and targets.centre
+    check_share = (FIT_CHECK_SHARE if fit_check else
+                   REGRESSION_CHECK_SHARE if regression_check else 0.0)
     clip_check_share = CLIP_CHECK_SHARE if clip_check else 0.0
     share = (clip_share + target_share + count_share + calibration_share
              + check_share + clip_check_share)
@@ -268,9 +278,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         calibration_noise = multiplier  # sensitivity 1
         calibration_event = repeat(GaussianMechanism(multiplier), releases)
     check = clipped = None
-    if fit_check:
+    if fit_check or regression_check:
         check = plan_fit_check(
-            zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0)
+            zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0,
+            bound=FIT_CHECK_BOUND if fit_check else REGRESSION_CHECK_BOUND)
     if clip_check:
         clipped = plan_clip_check(
             zcdp.gaussian_noise_multiplier(clip_check_share * rho) if rho else 0.0)

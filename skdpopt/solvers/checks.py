@@ -1,6 +1,6 @@
-"""The checks a classifier fit releases to warn about itself: the fit
-check and the clip check (:mod:`skdpopt.plans.checks`), with the noise of
-their plan."""
+"""The checks a fit releases to warn about itself: the classifiers' fit
+check and clip check, the regressors' fit check
+(:mod:`skdpopt.plans.checks`), with the noise of their plan."""
 
 from functools import partial
 
@@ -63,6 +63,68 @@ def release_fit_check(log_proba, targets, log_prior, weights, plan, rng):
     """
     gains = log_likelihood_gains(log_proba, targets, log_prior, plan.bound)
     released = vector_total(gains if weights is None else gains * weights)
+    if plan.noise is not None:
+        noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
+        released += noise(rng, plan.noise_scale, 1)[0]
+    return float(released)
+
+
+# The regressors' fit check reads targets clipped to this many target
+# scales: beyond any scale a fit meets, it only keeps the squares finite
+# (1e6 squared is far from overflow); each gain is clipped far tighter.
+TARGET_CLIP = 1e6
+
+
+def squared_error_gains(predictions, targets, bound):
+    """Each row's gain in squared error of the model over the constant 0,
+    clipped.
+
+    ``clip(t_i^2 - (t_i - f_i)^2, -bound, bound) = clip(f_i (2 t_i - f_i),
+    -bound, bound)``, with the targets ``t_i`` centred at the released
+    location and divided by the target's scale, so that the constant 0 is
+    the trivial model.  Every term lies in ``[-bound, bound]``, so replacing
+    one record moves their sum by at most ``2 bound``.  Targets are clipped
+    to ``TARGET_CLIP`` (a per-record map: a target that far counts as
+    clipped there) and predictions to ``2 TARGET_CLIP + 1``, which changes
+    no clipped gain for ``bound <= 1`` (beyond that prediction the gain is
+    below -1 for every target within the clip) and keeps every product
+    finite; a NaN prediction counts 0.
+
+    Parameters
+    ----------
+    predictions : ndarray or dask.array.Array of shape (n_samples,)
+        The fitted model on the training rows, in the targets' units.
+    targets : ndarray or dask.array.Array of shape (n_samples,)
+        The centred and scaled training targets.
+    bound : float
+        At most 1.
+
+    Returns
+    -------
+    ndarray or dask.array.Array of shape (n_samples,)
+    """
+    t = np.clip(targets, -TARGET_CLIP, TARGET_CLIP)
+    f = np.clip(predictions, -2.0 * TARGET_CLIP - 1.0, 2.0 * TARGET_CLIP + 1.0)
+    gains = np.clip(f * (2.0 * t - f), -bound, bound)
+    return np.where(np.isnan(gains), 0.0, gains)
+
+
+def release_squared_error_check(predictions, targets, plan, rng):
+    """The sum of the rows' clipped gains in squared error over the
+    constant 0 (:func:`squared_error_gains`), plus the plan's noise.
+
+    Parameters
+    ----------
+    predictions, targets
+        As :func:`squared_error_gains`.
+    plan : FitCheckPlan
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    float
+    """
+    released = vector_total(squared_error_gains(predictions, targets, plan.bound))
     if plan.noise is not None:
         noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
         released += noise(rng, plan.noise_scale, 1)[0]

@@ -69,6 +69,9 @@ PLANTED = {
     "DPMinMaxScaler (private bounds)": Planted(  # claim 0.750
         threshold=1.1767997918682926, direction=-1,
         rates=(0.9786, 0.9161), runs=4928),
+    "DPStandardScaler (private location and scale)": Planted(  # claim 0.594
+        threshold=1.0005430967430504, direction=-1,
+        rates=(0.8181, 0.5226), runs=1408),
     "DPStandardScaler (clipped moments)": Planted(  # claim 0.684
         threshold=-0.036092141983400335, direction=1,
         rates=(0.9491, 0.8495), runs=5344),

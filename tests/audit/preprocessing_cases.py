@@ -14,6 +14,7 @@ import skdpopt._bounds
 import skdpopt.preprocessing
 from skdpopt import DPMinMaxScaler, DPStandardScaler
 from skdpopt.accounting import GaussianMechanism, privacy_spent
+from skdpopt.plans.preprocessing import plan_scaler
 
 N_ROWS = 100
 
@@ -39,14 +40,17 @@ def _fit_minmax(data, random_state):
                           random_state=random_state).fit(data)
 
 
-def _plant_free_bounds(monkeypatch):
-    # The draws run with 16 times the score sensitivity the plan accounts
-    # for: the bounds are nearly free.
-    original = skdpopt._bounds.private_bounds
-    monkeypatch.setattr(
-        skdpopt.preprocessing, "private_bounds",
-        lambda X, draws, rng: original(X, dataclasses.replace(
-            draws, score_sensitivity=16 * draws.score_sensitivity), rng))
+def _plant_free_draws(name):
+    """A plant under which the scalers' bounds function ``name`` draws
+    with 16 times the score sensitivity the plan accounts for: the bounds
+    are nearly free."""
+    def plant(monkeypatch):
+        original = getattr(skdpopt._bounds, name)
+        monkeypatch.setattr(
+            skdpopt.preprocessing, name,
+            lambda X, draws, rng: original(X, dataclasses.replace(
+                draws, score_sensitivity=16 * draws.score_sensitivity), rng))
+    return plant
 
 
 BOUNDS = AuditCase(
@@ -61,8 +65,49 @@ BOUNDS = AuditCase(
     # is their sum.
     claimed=lambda est: 2 * (2 * est.privacy_plan_.bounds.score_sensitivity
                              + est.privacy_plan_.bounds.location_sensitivity),
-    plant=_plant_free_bounds,
+    plant=_plant_free_draws("private_bounds"),
     bug="score sensitivity understated 16-fold (bounds nearly free)",
+    fast_runs=3_000,
+)
+
+
+# -- the located scale (DPStandardScaler with private bounds) ----------------
+
+def _scale_pair():
+    # Every row in the location draw's cell [1, 1 + 2^-12) of the median
+    # cell [1, 2), so the location is its midpoint m = 1 + 2^-13 (exact):
+    # rows at 1 deviate from m by 2^-13, rows at 1 + 2^-14 by 2^-14.  With
+    # r n of the latter (out; r the plan's scale rank, 1/2 here), the
+    # scale cells [2^-14, 2^-13) and [2^-13, 2^-12) both hold the rank-r
+    # deviation (distance 0: a tie); the canary, one more row at
+    # 1 + 2^-14 (in), puts one count more below 2^-13 and the upper cell
+    # 1 from the target: s = 2^-13 is favoured.
+    rank = plan_scaler(n_samples=N_ROWS, n_features=1, epsilon=EPSILON,
+                       delta=DELTA, private_bounds=True).bounds.scale_rank
+    k = round(rank * N_ROWS)
+    data_out = np.ones((N_ROWS, 1))
+    data_out[:k, 0] = 1.0 + 2.0**-14
+    data_in = data_out.copy()
+    data_in[k, 0] = 1.0 + 2.0**-14
+    return data_in, data_out
+
+
+def _fit_standard(data, random_state):
+    return DPStandardScaler(epsilon=EPSILON, delta=DELTA,
+                            random_state=random_state).fit(data)
+
+
+SCALE = AuditCase(
+    name="DPStandardScaler (private location and scale)",
+    release="upper bound of a column (bounds_[1])",
+    fit=_fit_standard,
+    datasets=_scale_pair,
+    statistic=lambda est: est.bounds_[1][0],
+    # The statistic is a function of the three draws (median cell,
+    # location, scale), each 2D-DP: the claim is their sum.
+    claimed=lambda est: 3 * 2 * est.privacy_plan_.bounds.score_sensitivity,
+    plant=_plant_free_draws("private_location_scale"),
+    bug="score sensitivity understated 16-fold (location and scale nearly free)",
     fast_runs=3_000,
 )
 
@@ -107,5 +152,5 @@ MOMENTS = AuditCase(
     fast_runs=2_000,
 )
 
-CASES = [BOUNDS, MOMENTS]
+CASES = [BOUNDS, SCALE, MOMENTS]
 

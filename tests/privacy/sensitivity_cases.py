@@ -33,6 +33,7 @@ import skdpopt._bounds
 import skdpopt._classifiers
 import skdpopt._data.inmemory
 import skdpopt._domain
+import skdpopt._regressors
 import skdpopt.lasso
 import skdpopt.logistic_simplex
 import skdpopt.minimax
@@ -61,7 +62,11 @@ from skdpopt._classifiers import quiet_log_proba
 from skdpopt._sums import row_dots
 from skdpopt.plans.checks import plan_clip_check, plan_fit_check
 from skdpopt.plans.logistic_simplex import refit_sensitivities
-from skdpopt.solvers.checks import release_clip_check, release_fit_check
+from skdpopt.solvers.checks import (
+    release_clip_check,
+    release_fit_check,
+    release_squared_error_check,
+)
 from skdpopt.solvers.classes import probability_sum
 from skdpopt.solvers.greedy_cd import selection_scores
 from skdpopt.solvers.noisy_newton import logistic_statistics
@@ -418,6 +423,39 @@ def _clip_check_observe(side, rng):
     return {"count of far rows": Statistic(count.first.result, 1.0)}
 
 
+def _regression_check_observe(make, owner):
+    """The regressors' fit check: the sum of per-row squared-error gains
+    of the fitted model over the constant 0 on the centred and scaled
+    targets, each clipped to +-bound (2 bound).  The model and the
+    targets' location and scale are earlier releases: public probes stand
+    for them, alike on both datasets, on the rows as the estimator hands
+    them to the check (DPLasso's clipped to its public feature bound).
+    A large epsilon: the tiny datasets' targets are then centred, which
+    the check needs."""
+    def observe(side, rng):
+        est = make()
+        with observing() as patch:
+            released = spy(patch, skdpopt._regressors, "release_squared_error_check")
+            # The rows as the estimator hands them to the check.
+            fitted = spy(patch, owner, "check_fit")
+            est.fit(side.X, side.y)
+        assert released.calls, "the fit check was not released"
+        bound, norm = _declared(est.privacy_plan_.fit_check)
+        exact_plan = plan_fit_check(0.0, bound=est.privacy_plan_.fit_check.bound)
+        X = fitted.first.args[1]
+        y = np.asarray(side.y, dtype=np.float64)
+        stats = {}
+        for i, probe in enumerate(probe_vectors(rng, X.shape[1])):
+            location, scale = rng.normal() * 3.0, 10.0 ** rng.uniform(-2, 2)
+            predictions = skdpopt._data.map_rows(
+                partial(_quiet_dots, coef=probe), X) + rng.normal()
+            exact = release_squared_error_check(
+                predictions, (y - location) / scale, exact_plan, rng)
+            stats[f"fit check at probe {i}"] = Statistic(exact, bound, norm)
+        return stats
+    return observe
+
+
 TARGET_CASES = [
     Case("DPSGDRegressor: the target's location and scale",
          _target_observe(lambda: DPSGDRegressor(
@@ -429,6 +467,14 @@ TARGET_CASES = [
          features(formats=("dense", "csr"), dtypes=FLOATS, targets="real")),
     Case("DPLasso: the clip check of a public feature bound (count)",
          _clip_check_observe,
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+    Case("DPSGDRegressor: the fit check (squared-error gains)",
+         _regression_check_observe(lambda: DPSGDRegressor(
+             epsilon=1e5, max_iter=1, random_state=0), skdpopt._regressors),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+    Case("DPLasso: the fit check (squared-error gains)",
+         _regression_check_observe(lambda: DPLasso(
+             epsilon=1e5, max_iter=1, random_state=0), skdpopt.lasso),
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
 ]
 

@@ -42,7 +42,7 @@ from skdpopt.accounting import (
 from skdpopt.losses import SquaredError
 from skdpopt.pipeline import _fitted_leaves
 from skdpopt.plans.bounds import DEFAULT_GRID, PRIOR_WEIGHT
-from skdpopt.plans.checks import FIT_CHECK_BOUND
+from skdpopt.plans.checks import FIT_CHECK_BOUND, REGRESSION_CHECK_BOUND
 from skdpopt.plans.logistic_simplex import SGD_CLIP
 from skdpopt.plans.sgd import DPSGDPlan
 from skdpopt.solvers import query_release
@@ -181,7 +181,7 @@ def _class_release_draws(plan, leaf, count, n_classes):
     sums per-row shares in [0, 1] (1); the class totals move two totals
     by the weight bound W (1 without sample weights: l2 sqrt(2), l1 2);
     the fit check sums gains clipped to +-FIT_CHECK_BOUND
-    (2 FIT_CHECK_BOUND)."""
+    (2 FIT_CHECK_BOUND; a regressor's +-REGRESSION_CHECK_BOUND)."""
     kind, z = _leaf_scale(leaf)
     if plan.clip_check is not None and leaf == plan.clip_check.event:
         assert count == 1
@@ -192,7 +192,10 @@ def _class_release_draws(plan, leaf, count, n_classes):
         return [(kind, z * per_total, n_classes)]
     if plan.fit_check is not None and leaf == plan.fit_check.event:
         assert count == 1
-        return [(kind, z * 2.0 * FIT_CHECK_BOUND, 1)]
+        # The regressor's (no classes) sums squared-error gains clipped to
+        # +-REGRESSION_CHECK_BOUND.
+        bound = FIT_CHECK_BOUND if n_classes else REGRESSION_CHECK_BOUND
+        return [(kind, z * 2.0 * bound, 1)]
     return None
 
 
@@ -275,6 +278,16 @@ def _expected_lasso(est, draws, n):
     b = est.feature_bound_
     found = leaves(plan.event)
     expected, skip = _expected_preliminary(plan, found, draws)
+    check = []
+    if plan.fit_check is not None:
+        # Last: the fit check's sum of squared-error gains clipped to
+        # +-REGRESSION_CHECK_BOUND (2 REGRESSION_CHECK_BOUND), drawn only
+        # where the target was centred.
+        leaf, count = found.pop()
+        assert leaf == plan.fit_check.event and count == 1
+        kind, z = _leaf_scale(leaf)
+        if plan.target_draws.centre:
+            check = [(kind, z * 2.0 * REGRESSION_CHECK_BOUND, 1)]
     if est.solver == "frank_wolfe":
         (leaf, count), = found
         residual = (est.target_bound_ if est.residual_bound == "auto"
@@ -282,7 +295,8 @@ def _expected_lasso(est, draws, n):
         residual = min(residual, b * est.radius + est.target_bound_)
         # <v, grad> moves by R * 2 b C / n for every vertex v.
         sensitivity = est.radius * 2.0 * b * residual / n
-        return expected + [("gumbel", sensitivity / leaf.score_sensitivity, count)]
+        return expected + [("gumbel", sensitivity / leaf.score_sensitivity,
+                             count)] + check
     steps = [leaf for leaf, count in found]
     assert all(count == plan.n_steps for _, count in found)
     residual_leaf = steps.pop(0) if plan.residual_noise_multiplier is not None else None
@@ -326,12 +340,12 @@ def _expected_lasso(est, draws, n):
             # (1/n) sum x_ij^2 with x_ij^2 in [0, b^2].
             expected.append(("normal", curvature[0].noise_multiplier * b * b / n, 1))
             next(walk)
-    return expected
+    return expected + check
 
 
 def _expected_simplex(est, draws, n):
     plan = est.privacy_plan_
-    b, R = est.feature_bound, est.radius
+    b, R = est.feature_bound_, est.radius
     n_classes = len(est.classes_)
     if est.solver_ == "sgd":
         # DP-SGD over the polytope: rows clipped to b, gradients to SGD_CLIP b.

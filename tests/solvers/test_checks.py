@@ -1,4 +1,4 @@
-"""The fit check and the clip check: their statistics and their noise."""
+"""The fit checks and the clip check: their statistics and their noise."""
 
 import numpy as np
 import pytest
@@ -10,6 +10,8 @@ from skdpopt.solvers.checks import (
     log_likelihood_gains,
     release_clip_check,
     release_fit_check,
+    release_squared_error_check,
+    squared_error_gains,
 )
 
 
@@ -73,3 +75,51 @@ def test_clip_check_sum_moves_by_at_most_one_per_record():
         other[3] = row
         assert abs(release_clip_check(other, 1.0, plan_clip_check(0.0), rng)
                    - base) <= 1.0 + 1e-12
+
+
+def test_squared_error_gains_are_the_gain_over_zero_clipped():
+    targets = np.array([1.0, 1.0, -0.5, 0.2, 3.0])
+    predictions = np.array([0.5, 3.0, -0.5, 0.0, np.nan])
+    # t^2 - (t - f)^2: 0.75, -3, 0.25, 0; NaN counts 0.
+    np.testing.assert_allclose(
+        squared_error_gains(predictions, targets, bound=1.0),
+        [0.75, -1.0, 0.25, 0.0, 0.0])
+    np.testing.assert_allclose(
+        squared_error_gains(predictions, targets, bound=0.1),
+        [0.1, -0.1, 0.1, 0.0, 0.0])
+
+
+def test_squared_error_gains_stay_finite_and_exact_for_extreme_values():
+    """The clips keep every product finite and change no clipped gain: a
+    prediction beyond 2 TARGET_CLIP + 1 loses more than 1 on every target
+    within TARGET_CLIP, so its gain is -bound either way."""
+    targets = np.array([1e300, -1e300, 1e300, 0.3, 2.0, 1e6])
+    predictions = np.array([1e300, 1e300, -np.inf, np.inf, 3e6, 2e6 + 2])
+    gains = squared_error_gains(predictions, targets, bound=0.1)
+    assert np.all(np.isfinite(gains)) and np.all(np.abs(gains) <= 0.1)
+    # A target beyond TARGET_CLIP counts as clipped there: the prediction
+    # 1e300 then loses (the first row), as every other extreme one does.
+    np.testing.assert_allclose(gains, [-0.1, -0.1, -0.1, -0.1, -0.1, -0.1])
+    rng = np.random.default_rng(2)
+    t = rng.normal(size=2000) * 10.0 ** rng.uniform(-3, 3, size=2000)
+    f = rng.normal(size=2000) * 10.0 ** rng.uniform(-3, 3, size=2000)
+    exact = np.clip(t**2 - (t - f) ** 2, -0.3, 0.3)
+    np.testing.assert_allclose(squared_error_gains(f, t, 0.3), exact, atol=1e-12)
+
+
+def test_squared_error_check_sum_moves_by_at_most_two_bounds_per_record():
+    rng = np.random.default_rng(3)
+    t, f = rng.normal(size=200), rng.normal(size=200) * 0.5
+    plan = plan_fit_check(0.0, bound=0.1)
+    base = release_squared_error_check(f, t, plan, rng)
+    for value, prediction in ((1e300, -1e300), (0.0, 0.0), (-t[5], np.nan)):
+        t2, f2 = t.copy(), f.copy()
+        t2[5], f2[5] = value, prediction
+        assert abs(release_squared_error_check(f2, t2, plan, rng) - base) <= 0.2 + 1e-12
+    noisy = plan_fit_check(2.0, bound=0.1)
+    draws = [release_squared_error_check(np.zeros(4), np.ones(4), noisy,
+                                         np.random.default_rng(seed))
+             for seed in range(4000)]
+    # Zero gains plus N(0, 0.4^2): the sample std within 5% (its standard
+    # error is 1.1%).
+    assert np.std(draws) == pytest.approx(noisy.noise_scale, rel=0.05)
