@@ -243,6 +243,47 @@ def test_staged_rows_come_back_whole_and_their_files_go(client, monkeypatch,
     assert sum(len(a[1]) for a in got) > 0
 
 
+def record_served(state, batches):
+    """A segment's function: each batch's rows, targets and gradient bounds."""
+    for source, rows in batches:
+        state.append((source.X[rows].copy(), source.y[rows].copy(),
+                      np.broadcast_to(source.limits, len(source.y))[rows].copy()))
+    return state
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_held_batches_carry_the_synchronous_rows_targets_and_bounds(
+        client, monkeypatch, dtype):
+    # Persisted blocks: the stepper gathers each step's rows from its own
+    # blocks, receives the other worker's, and computes the rows' bounds
+    # on the batch; the local scheduler's path computes them per block's
+    # sample.  Same rows, targets and bounds, whatever X's dtype.
+    monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
+                        3 * RATE * N_ROWS * 5)
+    X_np, y_np = regression(N_ROWS, d=3, seed=2)
+    X_np = (X_np * [1.0, 10.0, 0.1]).astype(dtype)  # rows of unequal norms
+    X, y = as_dask(X_np, y_np, rows=70)
+    held = linear_rows(*client.persist([X, y]), SquaredError(),
+                       clip_norm=1.0).poisson_sampler(np.random.default_rng(7),
+                                                      RATE, 100, 256)
+    assert isinstance(held, dask_held.HeldPoissonSampler)
+    got = []
+    for segment in held.segments():
+        got = segment.run(record_served, got)
+    got = held.result(got)
+    with dask.config.set(scheduler="sync"):
+        local = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
+            np.random.default_rng(7), RATE, 100, 256)
+        want = [(source.X[rows].copy(), source.y[rows].copy(),
+                 np.broadcast_to(source.limits, len(source.y))[rows].copy())
+                for source, rows in (local.batch(t) for t in range(100))]
+    for a, b in zip(got, want, strict=True):
+        assert a[0].dtype == dtype
+        for part_a, part_b in zip(a, b, strict=True):
+            np.testing.assert_array_equal(part_a, part_b)
+    assert sum(len(a[1]) for a in got) > 0
+
+
 def test_files_of_a_sampler_stopped_midway_are_removed(client, monkeypatch):
     import gc
 
@@ -475,6 +516,21 @@ def test_non_finite_values_are_refused(client):
     Xd, yd = as_dask(X, y, rows=1_000)
     with pytest.raises(ValueError, match="NaN or infinity"):
         DPLasso(feature_bound=1.0, target_bound=1.0, delta=1e-7).fit(Xd, yd)
+
+
+@pytest.mark.parametrize("value,finite", [
+    (np.finfo(np.float64).max, True),  # finite, but every block's sum overflows
+    (np.inf, False), (-np.inf, False), (np.nan, False)])
+def test_finite_check_falls_back_to_each_value_where_a_sum_is_not_finite(
+        value, finite):
+    X = np.zeros((3_000, 2))
+    X[::2, 0] = np.finfo(np.float64).max  # sums overflow in every block
+    X[1_234, 1] = value
+    with dask.config.set(scheduler="sync"):
+        assert dask_backend._all_finite(
+            da.from_array(X, chunks=(1_000, 2))).compute() is finite
+        assert dask_backend._all_finite(
+            da.from_array(X[:, 1], chunks=700)).compute() is finite
 
 
 @pytest.mark.parametrize("make,reason", [

@@ -22,7 +22,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._clipping import clip_scalars, example_norms
+from .._clipping import clip_scalars
 from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from .._validation import resolve_classes
 from ..mechanisms import poisson_batches
@@ -31,6 +31,7 @@ from .dask_held import (
     HeldLeastSquares,
     HeldLinearRows,
     HeldPoissonSampler,
+    row_bounds,
 )
 from .dask_staging import read_staged, remove_staged, stage_block, unpack
 from .inmemory import (
@@ -72,19 +73,9 @@ def _optimize(X, y):
     return dask.optimize(X, y)
 
 
-def _row_limits(X_block, clip_norm, limit, offset):
-    """Per-row bound on ``|r_i|``, as :class:`InMemoryLinearRows` computes it."""
-    if clip_norm is None:
-        return float(limit)
-    limits = example_norms(X_block, offset)
-    np.divide(clip_norm, limits, out=limits, where=limits > 0)
-    np.minimum(limits, np.finfo(np.float64).max, out=limits)
-    return limits
-
-
 @np.errstate(over="ignore", invalid="ignore")
 def _block_gradient(X_block, y_block, coef, intercept, loss, clip_norm, limit, offset):
-    limits = _row_limits(X_block, clip_norm, limit, offset)
+    limits = row_bounds(X_block, clip_norm, limit, offset)
     residual = loss.derivative(row_dots(X_block, coef) + intercept, y_block)
     scaled = clip_scalars(np.asarray(residual, dtype=np.float64).ravel(), limits)
     return column_sums(X_block, scaled), total(scaled)
@@ -115,7 +106,7 @@ def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
             rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
                                             n_steps)
         X_rows = np.take(X_block, rows, axis=0)  # several times X_block[rows]'s speed
-        limits = _row_limits(X_rows, clip_norm, limit, offset)
+        limits = row_bounds(X_rows, clip_norm, limit, offset)
         if np.ndim(limits) == 0:
             limits = np.full(len(rows), limits)
         pieces.append((X_rows, np.take(y_block, rows), limits, np.diff(offsets)))
@@ -606,6 +597,24 @@ def _as_row_array(data, what):
     return data, names
 
 
+@np.errstate(over="ignore", invalid="ignore")
+def _finite_block(block):
+    """Whether every value of a block is finite: its sum first (one read,
+    no temporary, as scikit-learn checks arrays), each value only where
+    the sum is not finite (a non-finite value, or finite ones whose sum
+    overflows)."""
+    return bool(np.isfinite(np.sum(block))) or bool(np.isfinite(block).all())
+
+
+def _all_finite(data):
+    """Whether every value of a Dask array is finite, lazily: a task per
+    row block (the columns are one chunk).  Measured with persisted
+    blocks, a third of ``da.isfinite(data).all()``'s processor time."""
+    task = dask.delayed(_finite_block, pure=True)
+    return dask.delayed(all, pure=True)(
+        [task(block) for block in data.to_delayed().ravel()])
+
+
 def validate_training_data(estimator, X, y, *, classification=False, classes=None):
     """Check a Dask training set lazily and set ``n_features_in_``.
 
@@ -652,9 +661,9 @@ def validate_training_data(estimator, X, y, *, classification=False, classes=Non
         if y.dtype.kind not in "biuf":
             raise ValueError(f"y must be numeric, got dtype {y.dtype}.")
         y = y.astype(np.float64)
-    checks = [da.isfinite(X).all()]
+    checks = [_all_finite(X)]
     if y.dtype.kind in "biuf":
-        checks.append(da.isfinite(y).all())
+        checks.append(_all_finite(y))
     if classification:
         declared = None if classes is None else np.unique(np.asarray(classes))
         checks.append(da.unique(y) if declared is None

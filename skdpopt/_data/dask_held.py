@@ -7,9 +7,10 @@ task per worker thread, over all the blocks that thread's share holds
 (where a pass over lazily read data is a task per block, see
 :mod:`.dask_backend`), submitted as futures without building a graph:
 
-* what every pass would recompute (targets divided by a scale, a
-  clipped copy of X, each row's gradient bound) is computed once per fit
-  and kept beside the blocks, on the worker that holds them;
+* what every full pass would recompute (targets divided by a scale, a
+  clipped copy of X, each row's gradient bound) is computed once per fit,
+  at the first pass, and kept beside the blocks, on the worker that holds
+  them (Poisson steps compute their rows' bounds on each batch instead);
 * a least-squares fit keeps its residual vector there too, updated by a
   coordinate move as in memory, so a step reads X once, not three times;
   its passes are calls to an actor per worker that holds the residual
@@ -33,7 +34,7 @@ import numpy as np
 from .._clipping import clip_scalars, example_norms
 from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from ..mechanisms import poisson_batches
-from .inmemory import InMemoryLinearRows, Segment, merge_by_step
+from .inmemory import InMemoryLinearRows, Segment
 
 # glibc's ceiling for its own, dynamic, mmap threshold on 64-bit Linux.
 MMAP_THRESHOLD = 32 * 2**20
@@ -164,19 +165,24 @@ class HeldBlocks:
 # Tasks: each takes one share's blocks (lists of arrays) and returns one
 # result per block.
 
+def row_bounds(X, clip_norm, limit, offset):
+    """Per-row bound on ``|r_i|`` of rows X, as
+    :class:`~.inmemory.InMemoryLinearRows` computes it: ``limit`` (a
+    float) without a clip norm."""
+    if clip_norm is None:
+        return float(limit)
+    limits = example_norms(X, offset)
+    np.divide(clip_norm, limits, out=limits, where=limits > 0)
+    np.minimum(limits, np.finfo(np.float64).max, out=limits)
+    return limits
+
+
 def _row_limits(X_blocks, y_blocks, clip_norm, limit, offset):
     """Each block's float64 targets and per-row gradient bounds, held for
-    the fit (as :class:`~.inmemory.InMemoryLinearRows` keeps them)."""
-    held = []
-    for X_block, y_block in zip(X_blocks, y_blocks, strict=True):
-        if clip_norm is None:
-            limits = float(limit)
-        else:
-            limits = example_norms(X_block, offset)
-            np.divide(clip_norm, limits, out=limits, where=limits > 0)
-            np.minimum(limits, np.finfo(np.float64).max, out=limits)
-        held.append((np.asarray(y_block, dtype=np.float64), limits))
-    return held
+    the fit's full passes."""
+    return [(np.asarray(y_block, dtype=np.float64),
+             row_bounds(X_block, clip_norm, limit, offset))
+            for X_block, y_block in zip(X_blocks, y_blocks, strict=True)]
 
 
 @np.errstate(over="ignore", invalid="ignore")
@@ -199,9 +205,12 @@ class HeldLinearRows:
 
     def __init__(self, blocks, loss, clip_norm, limit, offset):
         self.blocks, self.loss = blocks, loss
-        self.held = blocks.submit(_row_limits, clip_norm, limit, offset)
+        self.bounds = (clip_norm, limit, offset)
+        self.held = None
 
     def gradient_sum(self, coef, intercept):
+        if self.held is None:  # at the first pass: a Poisson fit needs none
+            self.held = self.blocks.submit(_row_limits, *self.bounds)
         parts = self.blocks.gather_parts(self.blocks.submit(
             _gradients, np.asarray(coef, dtype=np.float64), float(intercept),
             self.loss, state=self.held))
@@ -369,23 +378,20 @@ class HeldLeastSquares:
 # ----------------------------------------------------------------------
 # Poisson samples: drawn where the blocks are, stepped on one worker.
 
-# A chunk's batches are put in step order this many values at a time, in
-# buffers that stay in the processor's cache while the steps read them.
-VALUES_PER_GROUP = 2**18
+ALL = slice(None)
 
-
-def _draws(X_blocks, held, blocks, seed, chunk, n_steps, sampling_rate):
+def _draws(X_blocks, y_blocks, blocks, seed, chunk, n_steps, sampling_rate):
     """Each block's rows drawn by a chunk of Poisson steps, grouped by step.
 
     Each (step, row) slot is included independently with probability q,
     from a generator seeded by the fit's seed, the chunk's index and the
     block's index (as :func:`.dask_backend._block_sample` draws them): the
     union over blocks is a Poisson sample of all rows whatever the
-    partitioning.  Returns, per block, ``(block, X, y, limits, rows,
-    offsets)``: step s drew ``rows[offsets[s]:offsets[s + 1]]`` of X.
+    partitioning.  Returns, per block, ``(block, X, y, rows, offsets)``:
+    step s drew ``rows[offsets[s]:offsets[s + 1]]`` of X and of y (float64).
     """
     draws = []
-    for k, X_block, (y_block, limits) in zip(blocks, X_blocks, held, strict=True):
+    for k, X_block, y_block in zip(blocks, X_blocks, y_blocks, strict=True):
         if X_block.shape[0] == 0:  # an empty block (a filtered DataFrame's)
             rows = np.empty(0, dtype=np.int64)
             offsets = np.zeros(n_steps + 1, dtype=np.int64)
@@ -393,72 +399,67 @@ def _draws(X_blocks, held, blocks, seed, chunk, n_steps, sampling_rate):
             rng = np.random.default_rng([*seed, chunk, k])
             rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
                                             n_steps)
-        draws.append((k, X_block, y_block, limits, rows, offsets))
+        draws.append((k, X_block, np.asarray(y_block, dtype=np.float64), rows,
+                      offsets))
     return draws
 
 
-def _sampled_pieces(X_blocks, y_blocks, held, blocks, seed, chunk, n_steps,
+def _sampled_pieces(X_blocks, y_blocks, blocks, seed, chunk, n_steps,
                     sampling_rate):
     """The rows a chunk draws from a share's blocks, gathered for the
-    stepper: per block ``(block, X_rows, y_rows, limits, None, offsets)``."""
-    pieces = []
-    for k, X, y, limits, rows, offsets in _draws(X_blocks, held, blocks, seed,
-                                                 chunk, n_steps, sampling_rate):
-        limits = limits if np.ndim(limits) == 0 else np.take(limits, rows)
-        # np.take: several times X[rows]'s speed.
-        pieces.append((k, np.take(X, rows, axis=0), np.take(y, rows), limits,
-                       None, offsets))
-    return pieces
+    stepper: per block ``(block, X_rows, y_rows, None, offsets)``."""
+    # np.take: several times X[rows]'s speed.
+    return [(k, np.take(X, rows, axis=0), np.take(y, rows), None, offsets)
+            for k, X, y, rows, offsets in _draws(X_blocks, y_blocks, blocks, seed,
+                                                 chunk, n_steps, sampling_rate)]
 
 
-def _batches(sources, n_steps, loss):
-    """Each step's ``(source, rows)`` from the blocks' draws, in order.
+def _batches(sources, n_steps, loss, bounds):
+    """Each step's ``(source, rows)`` from the blocks' draws, in order: the
+    source is the step's batch, rows all of it.
 
-    ``sources``: ``(block, X, y, limits, rows, offsets)`` per block, rows
-    None for a piece already gathered.  Steps are put together a group at
-    a time (about ``VALUES_PER_GROUP`` values): each block's rows of the
-    group are gathered, then placed in step order, block after block
-    within a step (:func:`~.inmemory.merge_by_step`), in buffers reused
-    from group to group, so that the rows go from the block to the
-    processor's cache once, as an in-memory fit's batches do.
+    ``sources``: ``(block, X, y, rows, offsets)`` per block, rows None for
+    a piece already gathered.  A step's rows, block after block, are
+    gathered straight from the blocks into buffers reused from step to
+    step (the rows go from the block to the processor's cache once, as an
+    in-memory fit's batches do), and their bounds on ``|r_i|`` are
+    computed there (``bounds``: ``(clip_norm, limit, offset)``, see
+    :func:`row_bounds`), not gathered from an n-vector held for the fit.
     """
     sources = sorted(sources, key=lambda source: source[0])
-    n_rows = sum(int(source[5][-1]) for source in sources)
-    n_features = sources[0][1].shape[1]
-    per_step = max(1.0, n_rows / max(n_steps, 1) * (n_features + 2))
-    group = max(1, int(VALUES_PER_GROUP // per_step))
-    buffers = {}
-    for first in range(0, n_steps, group):
-        last = min(n_steps, first + group)
-        pieces = []
-        for _, X, y, limits, rows, offsets in sources:
-            start, end = offsets[first], offsets[last]
+    spans = [source[4].tolist() for source in sources]
+    counts = np.sum([np.diff(source[4]) for source in sources], axis=0)
+    size = int(counts.max()) if len(counts) else 0
+    X_rows = np.empty((size, sources[0][1].shape[1]), dtype=sources[0][1].dtype)
+    y_rows = np.empty(size)
+    for s in range(n_steps):
+        at = 0
+        for (_, X, y, rows, _), offsets in zip(sources, spans, strict=True):
+            start, end = offsets[s], offsets[s + 1]
+            if start == end:
+                continue
+            stop = at + end - start
             if rows is None:
-                part = (X[start:end], y[start:end],
-                        limits if np.ndim(limits) == 0 else limits[start:end])
-            else:
+                X_rows[at:stop] = X[start:end]
+                y_rows[at:stop] = y[start:end]
+            else:  # mode="clip": no copy of the output to check the indices
                 taken = rows[start:end]
-                part = (np.take(X, taken, axis=0), np.take(y, taken),
-                        limits if np.ndim(limits) == 0 else np.take(limits, taken))
-            X_part, y_part, limits_part = part
-            if np.ndim(limits_part) == 0:
-                limits_part = np.full(len(y_part), float(limits_part))
-            pieces.append((X_part, y_part, limits_part,
-                           np.diff(offsets[first:last + 1])))
-        X_rows, y_rows, limits, steps = merge_by_step(pieces, buffers)
-        source = InMemoryLinearRows.of_rows(X_rows, y_rows, limits, loss)
-        for i in range(last - first):
-            yield source, slice(steps[i], steps[i + 1])
+                np.take(X, taken, axis=0, out=X_rows[at:stop], mode="clip")
+                np.take(y, taken, out=y_rows[at:stop], mode="clip")
+            at = stop
+        X_step = X_rows[:at]
+        yield InMemoryLinearRows.of_rows(X_step, y_rows[:at],
+                                         row_bounds(X_step, *bounds), loss), ALL
 
 
-def _run_segment(function, state, X_blocks, held, blocks, shares, seed, chunk,
-                 n_steps, sampling_rate, loss, *args):
+def _run_segment(function, state, X_blocks, y_blocks, blocks, shares, seed, chunk,
+                 n_steps, sampling_rate, loss, bounds, *args):
     """A chunk's steps, on the stepper: its own blocks drawn here (no copy
     but into the steps' buffers), the others' pieces received."""
-    sources = _draws(X_blocks, [h for share in held for h in share], blocks,
-                     seed, chunk, n_steps, sampling_rate)
+    sources = _draws(X_blocks, y_blocks, blocks, seed, chunk, n_steps,
+                     sampling_rate)
     sources += [piece for share in shares for piece in share]
-    return function(state, _batches(sources, n_steps, loss), *args)
+    return function(state, _batches(sources, n_steps, loss, bounds), *args)
 
 
 class HeldPoissonSampler:
@@ -481,8 +482,9 @@ class HeldPoissonSampler:
     lookahead = 2
 
     def __init__(self, data, rng, sampling_rate, n_steps, chunk_steps):
-        self.blocks, self.held = data.blocks, data.held.held
-        self.loss, self.sampling_rate, self.n_steps = data.loss, sampling_rate, n_steps
+        self.blocks, self.loss = data.blocks, data.loss
+        self.bounds = (data.clip_norm, data.limit, data.offset)
+        self.sampling_rate, self.n_steps = sampling_rate, n_steps
         # Drawn now, so that the batches do not depend on when chunks are
         # drawn or stepped.
         self.seed = rng.integers(0, 2**63, size=2).tolist()
@@ -513,7 +515,7 @@ class HeldPoissonSampler:
             others = [i for i in range(len(self.blocks.groups)) if i not in self.own]
             futures = self.blocks.submit(
                 _sampled_pieces, self.seed, chunk, self._steps(chunk),
-                self.sampling_rate, state=self.held, indices=True,
+                self.sampling_rate, indices=True,
                 priority=-chunk, shares=others)
             self.pieces[chunk] = futures
 
@@ -532,9 +534,10 @@ class HeldPoissonSampler:
         future = self.client.submit(
             _run_segment, function, state,
             [self.blocks.X_blocks[k] for k in blocks],
-            [self.held[i] for i in self.own], blocks, self.pieces.pop(chunk),
-            self.seed, chunk, self._steps(chunk), self.sampling_rate, self.loss,
-            *args, pure=False, priority=1 - chunk,
+            [self.blocks.y_blocks[k] for k in blocks], blocks,
+            self.pieces.pop(chunk), self.seed, chunk, self._steps(chunk),
+            self.sampling_rate, self.loss, self.bounds, *args, pure=False,
+            priority=1 - chunk,
             workers=None if self.stepper is None else [self.stepper],
             allow_other_workers=True)
         self.runs.append(future)
