@@ -89,6 +89,9 @@ SELECTION_DESIGN = {
 RUNS = [
     Run("bench_sgd", "bench_sgd.py", [], ["--quick"], modules={"opacus": []}),
     Run("bench_sgd_timing", "bench_sgd_timing.py", [], ["--quick"], checked=False),
+    Run("design_accounting", "design_accounting.py", [], ["--quick"],
+        modules={"dp_accounting": None}),
+    Run("design_sums", "design_sums.py", [], ["--quick"]),
     Run("bench_defaults", "bench_defaults.py", [], ["--quick"]),
     Run("design_defaults.scaler_cost", "design_defaults.py",
         ["--task", "scaler_cost"], ["--task", "scaler_cost", "--quick"]),
