@@ -278,12 +278,11 @@ def calibrate(make_event, epsilon, delta, bracket, *, rtol=0.02,
 
 
 # The default answer is predicted from the coarse grids (see calibrate)
-# only where halving the coarse grid moves epsilon by at most 25%.  On
-# subsampled Gaussian runs (sampling rates 2.6e-4 to 0.1, up to 1e5 steps)
-# the extrapolation was within 3% of the fine grid's answer where halving
-# moved epsilon by at most 21% (within 0.6% on most of them), 6% off at
-# 31% and 27% to 35% off beyond; a prediction that misses costs the fine
-# grid check it was meant to save, and the answer is the default's anyway.
+# only where halving the coarse grid moves epsilon by at most 25%: beyond
+# it the extrapolation drifts from the fine grid's answer (the prediction
+# table of benchmarks/design_accounting.py measures how far).  A prediction
+# that misses costs the fine grid check it was meant to save, and the
+# answer is the default accounting's anyway.
 _PREDICTABLE = 1.25
 
 
