@@ -143,7 +143,12 @@ GENERATED_ONLY = ["docs/design/minimax.md", "docs/design/dpsynthetic.md",
                   "docs/privacy/clipping.md", "docs/privacy/plans.md",
                   "docs/privacy/accounting.md", "docs/privacy/ledger.md",
                   "docs/privacy/audits.md", "docs/privacy/dpsynthetic.md",
-                  "docs/benchmarks/dpsynthetic.md"]
+                  "docs/benchmarks/dpsynthetic.md",
+                  "docs/privacy/dpsgd.md",
+                  "docs/estimators/dpsgd.rst",
+                  "docs/benchmarks/dpsgd.md",
+                  "docs/benchmarks/defaults.md",
+                  "docs/benchmarks/scale.md"]
 
 
 def test_pages_of_generated_figures_type_no_figure():
