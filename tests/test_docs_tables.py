@@ -143,7 +143,14 @@ GENERATED_ONLY = ["docs/design/minimax.md", "docs/design/dpsynthetic.md",
                   "docs/privacy/clipping.md", "docs/privacy/plans.md",
                   "docs/privacy/accounting.md", "docs/privacy/ledger.md",
                   "docs/privacy/audits.md", "docs/privacy/dpsynthetic.md",
-                  "docs/benchmarks/dpsynthetic.md"]
+                  "docs/benchmarks/dpsynthetic.md",
+                  "docs/benchmarks/dplogisticsimplex.md",
+                  "docs/privacy/dplogisticsimplex.md",
+                  "docs/estimators/dplogisticsimplex.rst",
+                  "docs/privacy/dpminimax.md",
+                  "docs/estimators/dpminimaxclassifier.rst",
+                  "docs/benchmarks/dpminimax.md",
+                  "docs/estimators/dpsyntheticdata.rst"]
 
 
 def test_pages_of_generated_figures_type_no_figure():
