@@ -150,7 +150,11 @@ GENERATED_ONLY = ["docs/design/minimax.md", "docs/design/dpsynthetic.md",
                   "docs/privacy/dpminimax.md",
                   "docs/estimators/dpminimaxclassifier.rst",
                   "docs/benchmarks/dpminimax.md",
-                  "docs/estimators/dpsyntheticdata.rst"]
+                  "docs/estimators/dpsyntheticdata.rst",
+                  "docs/privacy/preprocessing.md",
+                  "docs/raw_data.rst",
+                  "docs/privacy/classes.md",
+                  "docs/privacy/sensitivity.md"]
 
 
 def test_pages_of_generated_figures_type_no_figure():
