@@ -154,7 +154,12 @@ GENERATED_ONLY = ["docs/design/minimax.md", "docs/design/dpsynthetic.md",
                   "docs/privacy/preprocessing.md",
                   "docs/raw_data.rst",
                   "docs/privacy/classes.md",
-                  "docs/privacy/sensitivity.md"]
+                  "docs/privacy/sensitivity.md",
+                  "docs/privacy/dpsgd.md",
+                  "docs/estimators/dpsgd.rst",
+                  "docs/benchmarks/dpsgd.md",
+                  "docs/benchmarks/defaults.md",
+                  "docs/benchmarks/scale.md"]
 
 
 def test_pages_of_generated_figures_type_no_figure():
