@@ -159,7 +159,17 @@ GENERATED_ONLY = ["docs/design/minimax.md", "docs/design/dpsynthetic.md",
                   "docs/estimators/dpsgd.rst",
                   "docs/benchmarks/dpsgd.md",
                   "docs/benchmarks/defaults.md",
-                  "docs/benchmarks/scale.md"]
+                  "docs/benchmarks/scale.md",
+                  "docs/benchmarks/dask.md",
+                  "docs/large_data.rst",
+                  "docs/benchmarks/selection.md",
+                  "docs/privacy/model_selection.md",
+                  "docs/comparison.rst",
+                  "docs/tuning.rst",
+                  "docs/getting_started.rst",
+                  "docs/benchmarks/panel.md",
+                  "docs/benchmarks/index.rst",
+                  "README.md"]
 
 
 def test_pages_of_generated_figures_type_no_figure():
