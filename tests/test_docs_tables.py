@@ -143,7 +143,11 @@ GENERATED_ONLY = ["docs/design/minimax.md", "docs/design/dpsynthetic.md",
                   "docs/privacy/clipping.md", "docs/privacy/plans.md",
                   "docs/privacy/accounting.md", "docs/privacy/ledger.md",
                   "docs/privacy/audits.md", "docs/privacy/dpsynthetic.md",
-                  "docs/benchmarks/dpsynthetic.md"]
+                  "docs/benchmarks/dpsynthetic.md",
+                  "docs/benchmarks/dplasso.md",
+                  "docs/privacy/dplasso.md",
+                  "docs/estimators/dplasso.rst",
+                  "docs/privacy/targets.md"]
 
 
 def test_pages_of_generated_figures_type_no_figure():
