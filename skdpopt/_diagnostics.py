@@ -147,17 +147,11 @@ def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
     bool
         Whether it warned.
     """
-    if plan.noise is None or released > spreads * plan.spread:
-        return False
-    warn_at_caller(
-        f"{type(estimator).__name__}: the fitted model is not clearly better "
+    return _warn_unless_clearly_positive(
+        estimator, released, plan, spreads, levers,
         "than predicting the class shares (a private check of its training "
         "log-likelihood, within its noise), so its predictions may be no "
-        "better than chance. Levers: "
-        f"{', '.join(levers)}; or the features carry little signal about "
-        "the classes.",
-        UtilityWarning)
-    return True
+        "better than chance", "the classes")
 
 
 def warn_if_no_better_than_mean(estimator, released, plan, *, spreads, levers):
@@ -173,15 +167,23 @@ def warn_if_no_better_than_mean(estimator, released, plan, *, spreads, levers):
     bool
         Whether it warned.
     """
+    return _warn_unless_clearly_positive(
+        estimator, released, plan, spreads, levers,
+        "than predicting a constant (a private check of its training squared "
+        "error against the targets' released location, within its noise), "
+        "so its predictions may be worse than the mean's", "the target")
+
+
+def _warn_unless_clearly_positive(estimator, released, plan, spreads, levers,
+                                  against, predicted):
+    """The fit checks' shared rule: warn unless the released sum exceeds
+    ``spreads`` standard deviations of its noise (no value printed)."""
     if plan.noise is None or released > spreads * plan.spread:
         return False
     warn_at_caller(
         f"{type(estimator).__name__}: the fitted model is not clearly better "
-        "than predicting a constant (a private check of its training squared "
-        "error against the targets' released location, within its noise), "
-        "so its predictions may be worse than the mean's. Levers: "
-        f"{', '.join(levers)}; or the features carry little signal about "
-        "the target.", UtilityWarning)
+        f"{against}. Levers: {', '.join(levers)}; or the features carry "
+        f"little signal about {predicted}.", UtilityWarning)
     return True
 
 
