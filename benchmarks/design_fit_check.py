@@ -9,10 +9,13 @@ that the fit warns (released sum below ``FIT_CHECK_SPREADS`` noise
 standard deviations), summed over the fits below the trivial model (on
 test data) and over those at least half as good as the non-private
 model: the bound is chosen to warn about the first and not the second.
+The tables go to ``docs/benchmarks/_generated/design_fit_check.md`` (see
+``report.py``); ``--quick`` runs one seed.
 
 Usage::
 
-    nice -n 10 python benchmarks/design_fit_check.py [--seeds 5] [--tables a,b]
+    nice -n 10 python benchmarks/design_fit_check.py [--quick] [--seeds 5]
+        [--tables a,b]
 """
 
 import argparse
@@ -29,7 +32,9 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import bench_panel  # noqa: E402
 from panel_data import PANEL  # noqa: E402
+from report import Report  # noqa: E402
 
+import skdpopt._regressors  # noqa: E402
 import skdpopt.lasso  # noqa: E402
 import skdpopt.sgd  # noqa: E402
 from skdpopt.plans.checks import FIT_CHECK_SPREADS  # noqa: E402
@@ -62,14 +67,21 @@ def opening(fit):
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="one seed")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--tables", default=None)
     parser.add_argument("--epsilon", default="0.3,1,3")
     parser.add_argument("--csv", default=None)
+    Report.add_arguments(parser)
     args = parser.parse_args(argv)
-    for module in (skdpopt.lasso, skdpopt.sgd):
-        module.release_squared_error_check = recording(
-            module.release_squared_error_check)
+    if args.quick:
+        args.seeds = 1
+    # A partial run (other tables or budgets) prints its tables only.
+    report = Report("design_fit_check", args,
+                    write=(args.tables is None and args.epsilon == "0.3,1,3"
+                           and args.seeds == (1 if args.quick else 5)))
+    skdpopt._regressors.release_squared_error_check = recording(
+        skdpopt._regressors.release_squared_error_check)
     for cls in (skdpopt.lasso.DPLasso, skdpopt.sgd.DPSGDRegressor):
         cls.fit = opening(cls.fit)
     specs = [s for s in PANEL if s.half == "design" and s.task == "regression"]
@@ -88,27 +100,42 @@ def main(argv=None):
             for record, check in zip(records, RECORDS[start:], strict=True):
                 rows.append({**record, **check})
     frame = pd.DataFrame(rows)
-    print(f"{(~frame.checked).sum()} fits release no check (target not centred)")
+    report.note(f"design half's regression tables, default path, epsilon "
+                f"{args.epsilon.replace(',', ', ')}, {args.seeds} seed(s)")
+    report.value("unchecked", int((~frame.checked).sum()))
     frame = frame[frame.checked]
     good = frame.fraction >= 0.5
     below = frame.below.astype(bool)
-    print(f"{len(frame)} fits: {below.sum()} below the trivial model, "
-          f"{good.sum()} at least half the non-private gain")
-    print("bound  P(warn) summed over: below  good  (other)")
+    other = ~below & ~good
+    report.value("checked", len(frame))
+    report.value("below", int(below.sum()))
+    report.value("good", int(good.sum()))
+    table = []
     for b in BOUNDS:
         spread = 2.0 * b * frame.multiplier
         warn = norm.cdf((FIT_CHECK_SPREADS * spread - frame[f"S{b:g}"]) / spread)
-        other = ~below & ~good
-        print(f"{b:5g}  {warn[below].sum():6.1f}/{below.sum()}  "
-              f"{warn[good].sum():5.1f}/{good.sum()}  "
-              f"{warn[other].sum():5.1f}/{other.sum()}")
         frame[f"warn{b:g}"] = warn
-    cols = ["table", "estimator", "epsilon", "seed", "fraction"] + [
-        f"warn{b:g}" for b in BOUNDS]
-    print(frame[below | (frame.fraction < 0.5)][cols].round(2).to_string())
+        table.append([f"{b:g}", f"{warn[below].sum():.1f}",
+                      f"{warn[good].sum():.1f}", f"{warn[other].sum():.1f}"])
+    report.table(
+        "bounds",
+        f"Expected number of warnings over the check's noise, summed over "
+        f"the {len(frame)} checked fits: {below.sum()} below the trivial "
+        f"model, {good.sum()} with at least half the non-private gain, "
+        f"{other.sum()} others (bound 1e+12: no clipping)",
+        ["bound", "below trivial", "at least half", "others"], table)
+    cols = ["table", "estimator", "epsilon", "seed"]
+    report.table(
+        "below",
+        "The fits below the trivial model: fraction of the non-private "
+        "gain and the probability of a warning at each bound",
+        cols + ["fraction"] + [f"{b:g}" for b in BOUNDS],
+        [[str(r[c]) for c in cols] + [f"{r.fraction:.2f}"]
+         + [f"{r[f'warn{b:g}']:.2f}" for b in BOUNDS]
+         for _, r in frame[below].iterrows()])
     if args.csv:
         frame.to_csv(args.csv, index=False)
-
+    report.write()
 
 if __name__ == "__main__":
     main()

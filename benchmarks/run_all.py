@@ -92,6 +92,7 @@ RUNS = [
     Run("design_accounting", "design_accounting.py", [], ["--quick"],
         modules={"dp_accounting": None}),
     Run("design_sums", "design_sums.py", [], ["--quick"]),
+    Run("design_fit_check", "design_fit_check.py", [], ["--quick"]),
     Run("bench_defaults", "bench_defaults.py", [], ["--quick"]),
     Run("design_defaults.scaler_cost", "design_defaults.py",
         ["--task", "scaler_cost"], ["--task", "scaler_cost", "--quick"]),
