@@ -62,11 +62,7 @@ def release_fit_check(log_proba, targets, log_prior, weights, plan, rng):
     float
     """
     gains = log_likelihood_gains(log_proba, targets, log_prior, plan.bound)
-    released = vector_total(gains if weights is None else gains * weights)
-    if plan.noise is not None:
-        noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
-        released += noise(rng, plan.noise_scale, 1)[0]
-    return float(released)
+    return _noisy_total(gains if weights is None else gains * weights, plan, rng)
 
 
 # The regressors' fit check reads targets clipped to this many target
@@ -124,11 +120,8 @@ def release_squared_error_check(predictions, targets, plan, rng):
     -------
     float
     """
-    released = vector_total(squared_error_gains(predictions, targets, plan.bound))
-    if plan.noise is not None:
-        noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
-        released += noise(rng, plan.noise_scale, 1)[0]
-    return float(released)
+    return _noisy_total(squared_error_gains(predictions, targets, plan.bound),
+                        plan, rng)
 
 
 def release_clip_check(X, bound, plan, rng):
@@ -146,7 +139,13 @@ def release_clip_check(X, bound, plan, rng):
     -------
     float
     """
-    released = vector_total(map_rows(partial(clipped_share, bound=bound), X))
+    return _noisy_total(map_rows(partial(clipped_share, bound=bound), X), plan, rng)
+
+
+def _noisy_total(terms, plan, rng):
+    """The checks' one release: the float64 total of the per-row terms
+    plus the plan's noise (none where the plan has none)."""
+    released = vector_total(terms)
     if plan.noise is not None:
         noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
         released += noise(rng, plan.noise_scale, 1)[0]
