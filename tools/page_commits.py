@@ -66,9 +66,9 @@ class Quote:
 class Source:
     """A generated file as the pages see it."""
 
-    name: str
+    name: str          # the file's name, NAME.md or NAME.quick.md
     path: Path
-    quick: bool
+    quick: bool        # a quick run's file (NAME.quick.md)
     commit: str        # the commit's hex as written, "" if none
     dirty: bool        # run with uncommitted changes
     command: str
@@ -111,13 +111,14 @@ def resolve(name, generated=None):
     raise KeyError(f"no generated file {full.name} or {quick.name}")
 
 
-def read_source(name, path, quick):
+def read_source(path):
     generated = report.read(path)
     header = generated.header
     commit_text = header.get("commit", "").strip()
     match = re.match(r"`?([0-9a-f]{7,40})", commit_text)
     seconds = RUN_TIME.search(header.get("date", ""))
-    return Source(name=name, path=path, quick=quick,
+    return Source(name=path.name, path=path,
+                  quick=path.name.endswith(".quick.md"),
                   commit=match.group(1) if match else "",
                   dirty=DIRTY in commit_text,
                   command=header.get("command", "").strip("`"),
@@ -125,11 +126,11 @@ def read_source(name, path, quick):
                   generated=generated)
 
 
-def check_quote(quote, source):
+def check_quote(quote, source, quick):
     """Why a quotation does not resolve in its file ("" where it does): a
     missing table or reference is an error only in a full run's file, as
     in the extension."""
-    if quote.kind not in ("bench-table", "bench") or source.quick:
+    if quote.kind not in ("bench-table", "bench") or quick:
         return ""
     generated = source.generated
     try:
@@ -139,7 +140,7 @@ def check_quote(quote, source):
         else:
             report.lookup_all(generated, quote.target)
     except KeyError as error:
-        return f"{source.name}:{quote.target}: {error.args[0]}"
+        return f"{quote.name}:{quote.target}: {error.args[0]}"
     return ""
 
 
@@ -195,26 +196,25 @@ def survey(pages=None, generated=None):
             name = str(page)
         entries = []
         for quote in quotes(page.read_text()):
-            key = quote.name
-            if quote.kind == "include":
-                path = (page.parent / quote.name).resolve()
-                key = path.name
-                if key not in sources and path.exists():
-                    sources[key] = read_source(key, path, False)
-            elif key not in sources:
-                try:
-                    path, quick = resolve(key, generated)
-                    sources[key] = read_source(key, path, quick)
-                except KeyError as error:
-                    problems.append(f"{name}:{quote.line}: {error.args[0]}")
-            source = sources.get(key)
-            if source is not None:
-                source.pages.add(name)
-                problem = check_quote(quote, source)
-                if problem:
-                    problems.append(f"{name}:{quote.line}: {problem}")
-            elif quote.kind == "include":
-                problems.append(f"{name}:{quote.line}: no file {quote.name}")
+            try:
+                if quote.kind == "include":
+                    path, quick = (page.parent / quote.name).resolve(), False
+                    if not path.exists():
+                        raise KeyError(f"no file {quote.name}")
+                else:
+                    path, quick = resolve(quote.name, generated)
+            except KeyError as error:
+                problems.append(f"{name}:{quote.line}: {error.args[0]}")
+                entries.append((quote, None))
+                continue
+            # Keyed by file: a role and an include of one file are one run.
+            source = sources.get(path.name)
+            if source is None:
+                source = sources[path.name] = read_source(path)
+            source.pages.add(name)
+            problem = check_quote(quote, source, quick)
+            if problem:
+                problems.append(f"{name}:{quote.line}: {problem}")
             entries.append((quote, source))
         if entries:
             found[name] = entries
@@ -278,7 +278,7 @@ def print_survey(result, out=sys.stdout):
         mark = "ok  " if single else "MANY"
         print(f"{mark} {page}: {len(commits)} commit(s) {', '.join(commits)}",
               file=out)
-        quoted, shown = headed(result, page)
+        _, shown = headed(result, page)
         if not single:
             names = {}
             for _, source in entries:
@@ -287,7 +287,7 @@ def print_survey(result, out=sys.stdout):
             for name, source in sorted(names.items()):
                 commit = result.canonical[source.commit]
                 print(f"       {commit}{'+dirty' if source.dirty else ''}  "
-                      f"{source.path.name}"
+                      f"{name}"
                       + ("" if name in shown else "  (no bench-header on the page)"),
                       file=out)
     print(f"\n{flagged} of {len(result.pages)} quoting pages name more than "
@@ -295,7 +295,7 @@ def print_survey(result, out=sys.stdout):
     print("\n# Generated files quoted by the pages\n", file=out)
     for name, source in sorted(result.sources.items()):
         commit = result.canonical.get(source.commit, "") or "no commit"
-        print(f"{source.path.name}: {commit}"
+        print(f"{name}: {commit}"
               f"{' (uncommitted changes)' if source.dirty else ''}; "
               f"{_seconds(source)}; `{source.command or 'no command'}`; "
               f"quoted by {', '.join(sorted(source.pages))}", file=out)
