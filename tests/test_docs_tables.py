@@ -169,8 +169,10 @@ def test_pages_of_generated_figures_type_no_figure():
 
 def _generated_file(path, commit, seconds, tables):
     """A generated file as report.Report writes it, with a given header."""
+    script, _, quick = path.stem.partition(".")
     lines = [f"# {path.stem}", "", f"* commit: `{commit}`",
-             f"* command: `python benchmarks/{path.stem}.py`",
+             f"* command: `python benchmarks/{script}.py"
+             f"{' --quick' if quick else ''}`",
              "* machine: test", f"* date: 2026-01-01 00:00 UTC, run time "
              f"{seconds} s"]
     for key in tables:
@@ -202,7 +204,7 @@ def test_page_commits_resolves_quotations_as_the_extension_does(tmp_path):
                     ".. include:: _generated/bench_b.quick.md\n")
     result = page_commits.survey([one, many], generated=out)
     assert [q.kind for q, _ in result.pages[str(one)]] == [
-        "bench-header", "bench-table", "bench", "bench"]
+        "bench-header", "bench-table", "bench", "bench-range"]
     assert "bench_a.quick.md" not in {
         source.name for _, source in result.pages[str(one)]}
     assert not result.sources["bench_a.md"].quick
@@ -226,11 +228,14 @@ def test_page_commits_resolves_quotations_as_the_extension_does(tmp_path):
         "bench_c:x: no figure named 'x'",
         "no generated file bench_z.md or bench_z.quick.md"]
     # The re-run plan covers every file of the flagged page and of the
-    # pages that share a file with it, cheapest first.
+    # pages that share a file with it, cheapest first; where a page falls
+    # back to a quick run, the full run (of unknown time) comes last.
     [(pages, runs)] = page_commits.reruns(result)
     assert pages == sorted([str(one), str(many)])
     assert [s.path.name for s in runs] == [
-        "bench_a.quick.md", "bench_c.md", "bench_b.quick.md", "bench_a.md"]
+        "bench_a.quick.md", "bench_c.md", "bench_a.md", "bench_b.quick.md"]
+    assert runs[0].rerun() == ("python benchmarks/bench_a.py --quick", 3)
+    assert runs[-1].rerun() == ("python benchmarks/bench_b.py", None)
 
 
 def test_every_generated_file_a_page_quotes_exists():

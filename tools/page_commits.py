@@ -75,6 +75,16 @@ class Source:
     seconds: float     # run time recorded in the header, None if not
     generated: object = None
     pages: set = field(default_factory=set)
+    # Quoted by a NAME whose full run is missing: the pages fall back to
+    # this quick run, and the full run is what they need.
+    fallback: bool = False
+
+    def rerun(self):
+        """``(command, seconds)`` of the run the pages need: the full run
+        (its time unknown) where they fall back to the quick one."""
+        if self.fallback:
+            return re.sub(r"\s--quick\b", "", self.command), None
+        return self.command, self.seconds
 
 
 def quotes(text):
@@ -91,7 +101,8 @@ def quotes(text):
     for match in ROLE.finditer(text):
         target = " ".join(match["target"].split())
         name, _, rest = target.partition(":")
-        found.append(Quote("bench", name.strip(), rest.strip(),
+        found.append(Quote(match["md"] or match["rst"], name.strip(),
+                           rest.strip(),
                            line_of(match.start())))
     for match in INCLUDE.finditer(text):
         found.append(Quote("include", match["path"], "",
@@ -126,19 +137,20 @@ def read_source(path):
                   generated=generated)
 
 
-def check_quote(quote, source, quick):
-    """Why a quotation does not resolve in its file ("" where it does): a
-    missing table or reference is an error only in a full run's file, as
-    in the extension."""
-    if quote.kind not in ("bench-table", "bench") or quick:
+def check_quote(quote, source):
+    """Why a quotation does not resolve in its file ("" where it does), as
+    the extension reads it."""
+    if quote.kind not in ("bench-table", "bench", "bench-range"):
         return ""
     generated = source.generated
     try:
         if quote.kind == "bench-table":
             if quote.target not in generated.tables:
                 raise KeyError(f"no table {quote.target!r}")
+        elif quote.kind == "bench-range":
+            report.span(report.lookup_all(generated, quote.target))
         else:
-            report.lookup_all(generated, quote.target)
+            report.lookup(generated, quote.target)
     except KeyError as error:
         return f"{quote.name}:{quote.target}: {error.args[0]}"
     return ""
@@ -167,6 +179,7 @@ class Survey:
     sources: dict      # file name -> Source
     problems: list     # quotations that do not resolve
     canonical: dict    # commit spelling -> commit
+    absent: list       # quotations shown as "not in the quick run"
 
     def commits(self, page):
         """The commits a page's quoted runs name (a run with uncommitted
@@ -188,7 +201,7 @@ def survey(pages=None, generated=None):
     """Read every page's quotations and the files they resolve to."""
     generated = Path(generated or report.GENERATED)
     pages = default_pages() if pages is None else [Path(p) for p in pages]
-    found, sources, problems = {}, {}, []
+    found, sources, problems, absent = {}, {}, [], []
     for page in pages:
         try:
             name = page.resolve().relative_to(ROOT).as_posix()
@@ -212,14 +225,18 @@ def survey(pages=None, generated=None):
             if source is None:
                 source = sources[path.name] = read_source(path)
             source.pages.add(name)
-            problem = check_quote(quote, source, quick)
+            source.fallback |= quick
+            problem = check_quote(quote, source)
             if problem:
-                problems.append(f"{name}:{quote.line}: {problem}")
+                # The extension shows a quick run's missing figure as "not
+                # in the quick run"; in a full run's file it is an error.
+                (absent if quick else problems).append(
+                    f"{name}:{quote.line}: {problem}")
             entries.append((quote, source))
         if entries:
             found[name] = entries
     canonical = canonical_commits(s.commit for s in sources.values())
-    return Survey(found, sources, problems, canonical)
+    return Survey(found, sources, problems, canonical, absent)
 
 
 def _seconds(source):
@@ -261,11 +278,16 @@ def reruns(result):
                 names.add(source.name)
                 todo += [p for p in source.pages if p not in pages]
         seen |= pages
-        runs = sorted((result.sources[n] for n in names),
-                      key=lambda s: (s.seconds is None, s.seconds or 0, s.name))
+        runs = sorted((result.sources[n] for n in names), key=_cost)
         groups.append((sorted(pages), runs))
-    return sorted(groups, key=lambda g: (any(s.seconds is None for s in g[1]),
-                                         sum(s.seconds or 0 for s in g[1])))
+    return sorted(groups, key=lambda g: (sum(_cost(s)[0] for s in g[1]),
+                                         sum(_cost(s)[1] for s in g[1])))
+
+
+def _cost(source):
+    """Sort key: runs of a known time first, cheapest first."""
+    seconds = source.rerun()[1]
+    return (seconds is None, seconds or 0, source.name)
 
 
 def print_survey(result, out=sys.stdout):
@@ -305,18 +327,32 @@ def print_survey(result, out=sys.stdout):
               "files, cheapest first\n", file=out)
         total, unknown = 0.0, 0
         for pages, runs in groups:
-            seconds = sum(s.seconds or 0 for s in runs)
-            missing = sum(s.seconds is None for s in runs)
+            times = [source.rerun()[1] for source in runs]
+            seconds = sum(t or 0 for t in times)
+            missing = sum(t is None for t in times)
             total, unknown = total + seconds, unknown + missing
             print(f"## {seconds:.0f} s recorded"
-                  + (f" (+{missing} runs without a recorded time)"
-                     if missing else "") + ": " + ", ".join(pages), file=out)
+                  + (f" (+{missing} runs of unknown time)" if missing else "")
+                  + ": " + ", ".join(pages), file=out)
             for source in runs:
-                print(f"{_seconds(source):>24}  {source.command}", file=out)
+                command, seconds = source.rerun()
+                if source.fallback:
+                    when = "full run missing"
+                    command += (f"   (its quick run, which the pages show "
+                                f"now: {_seconds(source)})")
+                else:
+                    when = _seconds(source)
+                print(f"{when:>24}  {command}", file=out)
             print(file=out)
         print(f"{sum(len(r) for _, r in groups)} runs, {total:.0f} s recorded"
-              + (f" ({unknown} without a recorded run time)" if unknown
-                 else ""), file=out)
+              + (f" (+{unknown} of unknown time)" if unknown else ""),
+              file=out)
+    if result.absent:
+        print("\n# Quoted from a quick run that lacks them (the page shows "
+              "\"not in the quick run\" until the full run is made)\n",
+              file=out)
+        for quote in result.absent:
+            print(quote, file=out)
     for problem in result.problems:
         print(f"unresolved: {problem}", file=out)
     return flagged
