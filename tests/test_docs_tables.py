@@ -254,3 +254,30 @@ def test_every_page_quotes_runs_of_one_commit():
 
     result = page_commits.survey([ROOT / name for name in PAGES])
     assert [page for page in result.pages if not result.single(page)] == []
+
+
+def test_a_header_may_show_some_fields_only(tmp_path, monkeypatch):
+    pytest.importorskip("sphinx")
+    import io
+
+    from sphinx.application import Sphinx
+
+    sys.path.insert(0, str(ROOT / "docs" / "sphinxext"))
+    monkeypatch.setattr(report, "GENERATED", tmp_path / "generated")
+    (tmp_path / "generated").mkdir()
+    _generated_file(tmp_path / "generated" / "bench_a.md", "abcdef1234", 4, [])
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text("extensions = ['bench_tables']\n")
+    (source / "index.rst").write_text(
+        "Page\n====\n\n.. bench-header:: bench_a\n   :fields: commit | command\n"
+        "\n.. bench-header:: bench_a\n   :fields: commit | colour\n")
+    warnings = io.StringIO()
+    app = Sphinx(str(source), str(source), str(tmp_path / "out"),
+                 str(tmp_path / "doctrees"), "text", status=None,
+                 warning=warnings, freshenv=True)
+    app.build()
+    text = (tmp_path / "out" / "index.txt").read_text()
+    assert "abcdef1234" in text and "python benchmarks/bench_a.py" in text
+    assert "machine" not in text and "date" not in text
+    assert "no header field ['colour']" in warnings.getvalue()
