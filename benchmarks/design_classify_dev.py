@@ -23,7 +23,8 @@ LogisticRegression) and the prior, and prints the median over seeds of the
 fraction of the non-private gain in AUC (over 0.5).  ``--scaler exact``
 replaces the DP scaler by scikit-learn's (an oracle that separates the
 scaler's share of the gap from the classifier's); ``--params`` sets the
-classifier's parameters (``class_weight=balanced``, ``max_iter=10``, ...).
+classifier's parameters (``class_weight=balanced``, ``max_iter=10``, ...;
+``average=half`` averages the last half of DP-SGD's iterates).
 
 Usage::
 
@@ -283,7 +284,10 @@ def run(table, seed, estimators, epsilons, params, scaler="private"):
     for name in estimators:
         for eps in epsilons:
             pipe = bench_panel.private_model(spec, name, eps, delta, scaler)
-            pipe.steps[-1][1].set_params(**params.get(name, {}))
+            model = pipe.steps[-1][1].set_params(**params.get(name, {}))
+            if model.get_params().get("average") == "half":
+                # Average the last half of the iterates (samples seen).
+                model.set_params(average=model.max_iter * len(y_tr) // 2)
             bench_panel._set_seed(pipe, seed)
             start = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
@@ -319,7 +323,8 @@ def main(argv=None):
     parser.add_argument("--csv", default=None)
     args = parser.parse_args(argv)
     estimators = args.estimators.split(",")
-    given = {k: parse_value(v) for k, v in
+    constants = {"True": True, "False": False, "None": None}
+    given = {k: constants.get(v, parse_value(v)) for k, v in
              (item.split("=", 1) for item in args.params)}
     import skdpopt
 
