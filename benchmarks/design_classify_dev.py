@@ -295,7 +295,9 @@ def run(table, seed, estimators, epsilons, params, scaler="private"):
                 pipe.fit(X_tr, y_tr)
                 private = bench_panel.scores(pipe, X_te, y_te, None, spec)
             out.append(dict(
-                table=spec.name, n=len(y), p=pipe.steps[-1][1].n_features_in_,
+                table=spec.name, n=len(y),
+                set=("generated" if spec.package == "generated"
+                     else spec.half), p=pipe.steps[-1][1].n_features_in_,
                 rate=float(np.mean(y == 1)) if spec.task == "binary" else np.nan,
                 estimator=name, seed=seed, epsilon=eps,
                 private=private["auc"], nonprivate=np_auc, trivial=trivial,
@@ -349,7 +351,7 @@ def main(argv=None):
               .fraction.median().round(3).to_string(header=False), flush=True)
     frame = pd.DataFrame(records)
     summary = frame.groupby(["estimator", "table", "epsilon"], sort=False).agg(
-        n=("n", "max"), p=("p", "max"), rate=("rate", "mean"),
+        set=("set", "first"), n=("n", "max"), p=("p", "max"), rate=("rate", "mean"),
         nonprivate=("nonprivate", "median"), private=("private", "median"),
         fraction=("fraction", "median"), worst=("fraction", "min"),
         warned=("utility_warning", "sum"), seconds=("seconds", "median"),
@@ -359,8 +361,8 @@ def main(argv=None):
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     big = summary[summary.n >= 2000]
     print("median over tables with n >= 2000:")
-    print(big.groupby(["estimator", "epsilon"]).fraction.median().round(3)
-          .to_string())
+    print(big.groupby(["estimator", "set", "epsilon"]).fraction.median()
+          .round(3).unstack("epsilon").to_string())
     print(f"wall {time.perf_counter() - start:.0f} s")
     if args.csv:
         frame.to_csv(args.csv, index=False)
