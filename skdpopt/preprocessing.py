@@ -144,10 +144,8 @@ class DPStandardScaler(_DPScaler):
     they are drawn privately, per column, as a location and a scale chosen
     by the exponential mechanism over public grids of candidates, which
     costs a half of the budget (in zCDP units,
-    ``plans.preprocessing.BOUNDS_SHARE``), or more, up to 80%, where the
-    rows and the budget are too few for the draws to find the data at
-    that share (``plans.preprocessing.bounds_share``).  The privacy
-    argument is in ``docs/privacy/preprocessing.md``.
+    ``plans.preprocessing.BOUNDS_SHARE``).  The privacy argument is in
+    ``docs/privacy/preprocessing.md``.
 
     Parameters
     ----------

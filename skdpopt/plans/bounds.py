@@ -473,12 +473,11 @@ def auto_draws(rho, *, n_samples, n_bounds, epsilon, quantile=AUTO_QUANTILE):
                                   quantiles=(quantile,), floor=SMALLEST_POSITIVE)
 
 
-def reliable_share(n_samples, rho, *, n_draws, low, high,
-                   n_candidates=DEFAULT_GRID.size):
+def reliable_share(n_samples, rho, *, n_draws, low, high):
     """Share of ``rho`` that gives each of ``n_draws`` equal draws the score
-    sensitivity at which a median-cell draw over ``n_candidates``
-    candidates finds the data (:func:`median_cell_is_reliable`), within
-    [low, high]: public quantities only."""
-    needed = 2.0 * (np.log(n_candidates - 1) + TIE_MARGIN)
+    sensitivity at which a median-cell draw finds the data
+    (:func:`median_cell_is_reliable`), within [low, high]: public
+    quantities only."""
+    needed = 2.0 * (np.log(len(DEFAULT_GRID) - 1) + TIE_MARGIN)
     sensitivity = needed / max(n_samples, 1)
     return float(np.clip(n_draws * sensitivity**2 / 2.0 / rho, low, high))

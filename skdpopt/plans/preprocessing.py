@@ -18,18 +18,11 @@ from .bounds import (
     moments_event,
     quantile_draws,
     quantile_draws_for_rho,
-    reliable_share,
 )
 
 # Default share of a scaler's budget spent on private bounds (zCDP units)
-# when no public bounds are given; the rest goes to the moments.  Where the
-# rows and the budget are too few for the standard scaler's draws to find
-# the data at that share (``bounds_share``), the draws get more, up to
-# MAX_BOUNDS_SHARE: moments clipped to bounds that missed the data say
-# nothing, and bounds that hold it leave the moments' noise no larger than
-# the spread they measure.
+# when no public bounds are given; the rest goes to the moments.
 BOUNDS_SHARE = 0.5
-MAX_BOUNDS_SHARE = 0.8
 # The standard scaler's ranks are read as a normal distribution's, in units
 # of its median absolute deviation; ranks beyond these are read as them
 # (the bounds stay within 5.5 scales of the location).
@@ -110,29 +103,6 @@ class ScalerPlan(PrivacyPlan):
     mechanism: str = "gaussian"
 
 
-def bounds_share(n_samples, n_features, epsilon, delta):
-    """The standard scaler's share of its budget for the private bounds:
-    the share at which each of its ``3 n_features`` draws finds the data
-    (:func:`~skdpopt.plans.bounds.median_cell_is_reliable` on the coarse
-    grid), within ``[BOUNDS_SHARE, MAX_BOUNDS_SHARE]``.  Read from the
-    nominal budget (zCDP ``rho_for(epsilon, delta)``, or the pure epsilon
-    when ``delta = 0``), never from the data.
-
-    Returns
-    -------
-    float
-    """
-    n_draws = n_features * LocationScaleDraws.draws_per_column
-    if delta > 0:
-        return reliable_share(n_samples, zcdp.rho_for(epsilon, delta),
-                              n_draws=n_draws, low=BOUNDS_SHARE,
-                              high=MAX_BOUNDS_SHARE, n_candidates=COARSE_GRID.size)
-    # Pure DP: each draw is 2 D-DP and the draws add.
-    needed = 2.0 * (math.log(COARSE_GRID.size - 1) + TIE_MARGIN) / max(n_samples, 1)
-    return float(np.clip(2.0 * n_draws * needed / epsilon, BOUNDS_SHARE,
-                         MAX_BOUNDS_SHARE))
-
-
 def _location_scale(budget, share, *, n_samples, n_features, quantiles,
                     mechanism):
     """Location-and-scale draws costing ``share * budget`` (zCDP rho, or a
@@ -148,12 +118,11 @@ def _location_scale(budget, share, *, n_samples, n_features, quantiles,
 
 
 def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
-                  moments, mechanism, located_share=BOUNDS_SHARE):
+                  moments, mechanism):
     """Bounds plan and moment noise for a total ``budget``: zCDP rho
-    (Gaussian) or pure epsilon (Laplace); ``located_share`` of it for a
-    location and a scale (:func:`bounds_share`)."""
+    (Gaussian) or pure epsilon (Laplace)."""
     n_moments = sum(moments)
-    bounds_share = located_share if private_bounds and n_moments else (
+    bounds_share = BOUNDS_SHARE if private_bounds and n_moments else (
         1.0 if private_bounds else 0.0)
     moment_share = (1.0 - bounds_share) / n_moments if n_moments else 0.0
     bounds = None
@@ -238,15 +207,10 @@ def plan_scaler(*, n_samples, n_features, epsilon, delta, private_bounds,
         return ScalerPlan(epsilon=epsilon, delta=delta, event=compose(),
                           noise_multipliers=(None, None), mechanism=mechanism)
 
-    # Fixed before the calibration, from the nominal budget: the split
-    # never depends on where the calibration's search stops.
-    share = bounds_share(n_samples, n_features, epsilon, delta)
-
     def parts(budget):
         return _scaler_parts(budget, n_samples=n_samples, n_features=n_features,
                              private_bounds=private_bounds, quantiles=quantiles,
-                             moments=moments, mechanism=mechanism,
-                             located_share=share)
+                             moments=moments, mechanism=mechanism)
 
     def make_event(budget):
         bounds, noise = parts(budget)
