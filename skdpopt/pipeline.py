@@ -322,8 +322,11 @@ class PrivatePipeline(BudgetMixin, Pipeline):
     the accountant's composition of the steps' events, so it is never
     above the request.  Default shares: ``PREPROCESSING_SHARE`` (20%) split
     equally among the private transformers and the rest to a private model
-    at the end; equal shares otherwise (a pipeline of transformers, or no
-    private model).  ``budget_split`` sets them by step name.  A nested
+    at the end; where that is too little for the transformers' private
+    bounds to find the data (their ``reliable_epsilon`` of the number of
+    rows and of the columns each reads), what they need, up to
+    ``MAX_PREPROCESSING_SHARE`` (30%); equal shares otherwise (a pipeline
+    of transformers, or no private model).  ``budget_split`` sets them by step name.  A nested
     private pipeline is one step of the split, and splits its share among
     its own steps.
 
