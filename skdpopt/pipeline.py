@@ -326,9 +326,9 @@ class PrivatePipeline(BudgetMixin, Pipeline):
     bounds to find the data (their ``reliable_epsilon`` of the number of
     rows and of the columns each reads), what they need, up to
     ``MAX_PREPROCESSING_SHARE`` (30%); equal shares otherwise (a pipeline
-    of transformers, or no private model).  ``budget_split`` sets them by step name.  A nested
-    private pipeline is one step of the split, and splits its share among
-    its own steps.
+    of transformers, or no private model).  ``budget_split`` sets them by
+    step name.  A nested private pipeline is one step of the split, and
+    splits its share among its own steps.
 
     The estimators passed in are never changed: a step that gets its
     budget (or a seed) from the pipeline is fitted as a copy made by its
