@@ -1,14 +1,20 @@
-"""Design of the regressors' fit check: its per-row bound and margin.
+"""Design of the regressors' fit check: its per-row bound and its rule.
 
 Runs the panel's default path (``bench_panel.run_task``) on the design
 half's regression tables and records, for every private fit, the exact
-(noise-free) sum of the clipped per-row gains in squared error over the
-trivial model for a grid of bounds, and the noise multiplier of the
-check.  For each bound it prints the probability, over the check's noise,
-that the fit warns (released sum below ``FIT_CHECK_SPREADS`` noise
-standard deviations), summed over the fits below the trivial model (on
-test data) and over those at least half as good as the non-private
-model: the bound is chosen to warn about the first and not the second.
+(noise-free) sums of the clipped per-row gains in squared error over the
+released location and over the mean of the targets clipped to
+``REGRESSION_MEAN_BOUND`` (what the check's released mean estimates) for
+a grid of bounds, and the noise multiplier of each of the check's
+releases.  For each bound it prints the probability, over the check's
+noise, that the fit warns (``RegressionCheckPlan.clearly_better``: either
+sum below ``FIT_CHECK_SPREADS`` noise standard deviations, the second
+plus the lift its mean's noise gives; the mean's noise enters through
+that lift only), summed over the fits below the trivial model (on test
+data) and over those at least half as good as the non-private model: the
+bound is chosen to warn about the first and not the second.  The
+``rules`` table compares, at the default bound, the rule that compared
+with the location only (one release on the check's whole share).
 The tables go to ``docs/benchmarks/_generated/design_fit_check.md`` (see
 ``report.py``); ``--quick`` runs one seed.
 
@@ -37,8 +43,12 @@ from report import Report  # noqa: E402
 import skdpopt._regressors  # noqa: E402
 import skdpopt.lasso  # noqa: E402
 import skdpopt.sgd  # noqa: E402
-from skdpopt.plans.checks import FIT_CHECK_SPREADS  # noqa: E402
-from skdpopt.solvers.checks import squared_error_gains  # noqa: E402
+from skdpopt.plans.checks import (  # noqa: E402
+    FIT_CHECK_SPREADS,
+    REGRESSION_CHECK_BOUND,
+    REGRESSION_CHECK_RELEASES,
+)
+from skdpopt.solvers.checks import clipped_targets, squared_error_gains  # noqa: E402
 
 BOUNDS = (0.01, 0.03, 0.1, 0.3, 1.0, 1e12)
 RECORDS = []
@@ -47,13 +57,30 @@ RECORDS = []
 def recording(release):
     """The check's release, recording its exact sums in the fit's row."""
     def wrapped(predictions, targets, plan, rng):
-        RECORDS[-1]["checked"] = True
-        RECORDS[-1]["multiplier"] = plan.noise_scale / (2.0 * plan.bound)
+        record = RECORDS[-1]
+        record["checked"] = True
+        record["multiplier"] = plan.noise_multiplier
+        record["n_check"] = len(targets)
+        record["lift"] = plan.mean_spread ** 2 / len(targets)
+        mean = float(np.mean(clipped_targets(targets, plan.mean_bound)))
         for b in BOUNDS:
-            RECORDS[-1][f"S{b:g}"] = float(np.sum(
+            record[f"S{b:g}"] = float(np.sum(
                 squared_error_gains(predictions, targets, b)))
+            record[f"M{b:g}"] = float(np.sum(
+                squared_error_gains(predictions, targets, b, constant=mean)))
         return release(predictions, targets, plan, rng)
     return wrapped
+
+
+def warn_probability(frame, bound):
+    """The probability over the check's noise that each recorded fit warns
+    at ``bound``: one minus the probability that both sums clear their
+    margins (independent noises)."""
+    spread = 2.0 * bound * frame.multiplier
+    margin = FIT_CHECK_SPREADS * spread
+    clear = (norm.cdf((frame[f"S{bound:g}"] - margin) / spread)
+             * norm.cdf((frame[f"M{bound:g}"] - margin - frame.lift) / spread))
+    return 1.0 - clear
 
 
 def opening(fit):
@@ -112,8 +139,7 @@ def main(argv=None):
     report.value("good", int(good.sum()))
     table = []
     for b in BOUNDS:
-        spread = 2.0 * b * frame.multiplier
-        warn = norm.cdf((FIT_CHECK_SPREADS * spread - frame[f"S{b:g}"]) / spread)
+        warn = warn_probability(frame, b)
         frame[f"warn{b:g}"] = warn
         table.append([f"{b:g}", f"{warn[below].sum():.1f}",
                       f"{warn[good].sum():.1f}", f"{warn[other].sum():.1f}"])
@@ -124,6 +150,21 @@ def main(argv=None):
         f"model, {good.sum()} with at least half the non-private gain, "
         f"{other.sum()} others (bound 1e+12: no clipping)",
         ["bound", "below trivial", "at least half", "others"], table)
+    # The rule that compared with the location only, on one release of the
+    # check's whole share (multiplier sqrt(k) times smaller).
+    b = REGRESSION_CHECK_BOUND
+    single = 2.0 * b * frame.multiplier / np.sqrt(REGRESSION_CHECK_RELEASES)
+    location_only = norm.cdf((FIT_CHECK_SPREADS * single - frame[f"S{b:g}"]) / single)
+    report.table(
+        "rules",
+        f"Expected number of warnings at the bound {b:g}: the fits below the "
+        f"trivial model, those with at least half the non-private gain, the "
+        f"others",
+        ["rule", "below trivial", "at least half", "others"],
+        [[name, f"{w[below].sum():.1f}", f"{w[good].sum():.1f}",
+          f"{w[other].sum():.1f}"]
+         for name, w in (("location only", location_only),
+                         ("location and mean", frame[f"warn{b:g}"]))])
     cols = ["table", "estimator", "epsilon", "seed"]
     report.table(
         "below",
