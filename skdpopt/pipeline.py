@@ -488,7 +488,12 @@ class PrivatePipeline(BudgetMixin, Pipeline):
         shape of X and the parameters only."""
         if X is None or not np.isfinite(self.epsilon) or self.epsilon <= 0:
             return PREPROCESSING_SHARE
-        n_samples = _num_samples(X)
+        try:
+            n_samples = _num_samples(X)
+        except (TypeError, ValueError):  # no length (a Dask array's chunks)
+            return PREPROCESSING_SHARE
+        if not isinstance(n_samples, Integral) or n_samples < 1:
+            return PREPROCESSING_SHARE
         delta = PREPROCESSING_SHARE * self.delta / len(units)
         needed = 0.0
         for path, unit in units.items():
