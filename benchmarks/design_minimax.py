@@ -41,7 +41,7 @@ Usage::
     python benchmarks/design_minimax.py --develop --n-jobs 2  # the alternatives
     python benchmarks/design_minimax.py --quick      # CI's subsets
     python benchmarks/design_minimax.py --develop --quick
-    python benchmarks/design_minimax.py --develop --set CLIP_FACTOR=0.4,WEIGHT_DECAY=0.5
+    python benchmarks/design_minimax.py --develop --set CLIP_FACTOR=0.5,WEIGHT_DECAY=0.6
     python benchmarks/design_minimax.py --auto --n-jobs 2   # the auto rule
     python benchmarks/design_minimax.py --auto --quick
     python benchmarks/design_minimax.py --vertex --n-jobs 2  # vertex sampler
@@ -185,9 +185,9 @@ def candidate(train, test, seed, epsilon, consts=None, **params):
 CANDIDATES = {
     "defaults": ({}, {}),
     **{f"{name} = {value:g}": ({name: value}, {}) for name, value in (
-        ("CLIP_FACTOR", 0.4), ("CLIP_FACTOR", 0.7),
+        ("CLIP_FACTOR", 0.5), ("CLIP_FACTOR", 1.0),
         ("KAPPA_NOISE", 0.03), ("KAPPA_NOISE", 0.1),
-        ("WEIGHT_DECAY", 0.4), ("WEIGHT_DECAY", 1.0),
+        ("WEIGHT_DECAY", 0.5), ("WEIGHT_DECAY", 2.0),
         ("GROUP_TEMPERATURE", 0.5), ("GROUP_TEMPERATURE", 2.0),
         ("MODEL_SHARE", 0.7), ("MODEL_SHARE", 0.85))},
 }

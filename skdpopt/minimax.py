@@ -133,7 +133,7 @@ class DPMinimaxClassifier(
         ``"gda"`` otherwise.  The rule was measured on tuning designs.
     clip_norm : "auto" or float, default="auto"
         ``"gda"``: the row scale S.  The coefficients' part of each row's
-        gradient is clipped to ``C = 0.5 S`` (``CLIP_FACTOR``; the
+        gradient is clipped to ``C = 0.7 S`` (``CLIP_FACTOR``; the
         intercept's part, at most ``feature_bound``, is not clipped) and
         the model's step is ``4 / (S^2 + b^2)``.  ``"auto"`` releases S
         first, a private 0.99 quantile of the rows' norms ``||x_i||``

@@ -78,10 +78,10 @@ ROW_NORM_QUANTILE = 0.99
 # With privacy the coefficients' part of each gradient is clipped at
 # C = CLIP_FACTOR S: below the largest gradient norm, it trades a bias
 # for less noise (the intercept's part is never clipped).
-CLIP_FACTOR = 0.5
+CLIP_FACTOR = 0.7
 # Weight decay on the coefficients (not the intercept), in units of the
 # model's noise floor (:func:`noise_floor`) at the step's weights.
-WEIGHT_DECAY = 0.6
+WEIGHT_DECAY = 1.0
 # Steps (every step is one pass over the data).  With privacy,
 # STEPS_PER_FEATURE per coordinate of the model within [MIN_PRIVATE_STEPS,
 # MAX_PRIVATE_STEPS] (:func:`private_steps`); without, NON_PRIVATE_STEPS.
@@ -102,10 +102,9 @@ NON_PRIVATE_GROUP_STEP = 60.0
 KAPPA_NOISE = 0.05
 # A fit warns (UtilityWarning) when its noise floor at unit weight is
 # above this: the weight decay, WEIGHT_DECAY times the floor, is then
-# above half the logistic loss's curvature along a feature of unit scale
-# (sigma' ~ 0.2 times E[x^2] ~ 0.25), so it pulls the coefficients over a
-# third of the way to zero, towards the intercept-only model, and kappa
-# is 1 (the floor is KAPPA_NOISE's): the adversary can no longer move.
+# above about the logistic loss's curvature along a feature of unit scale
+# (sigma' ~ 0.2 times E[x^2] ~ 0.25), so it pulls the coefficients at
+# least halfway to zero, towards the intercept-only model.
 USEFUL_NOISE_FLOOR = 0.05
 
 # -- vertex sampling (docs/design/minimax.md#vertex-sampling) -----------------
