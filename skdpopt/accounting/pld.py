@@ -199,26 +199,23 @@ class DiscretePLD:
         if tail_mass <= 0:
             return self
         n = len(self.tilted)
-        log_tail = np.log(tail_mass)
-        # Cumulative masses from the top, grown until they pass the cut.
-        n_top, from_top = _prefix_search(
-            lambda m: _log_cumsum(self._log_mass_slice(n - m, n)[::-1]), n, log_tail)
-        n_top = min(n_top, n - 1)
+        log_tail = math.log(tail_mass)
+        log_mass = self.log_mass_bounds()
+        # Cumulative masses from the top.
+        from_top = _log_cumsum(log_mass[::-1])
+        n_top = min(int(np.searchsorted(from_top, log_tail, side="right")), n - 1)
         inf_mass = self.infinity_mass
         if n_top:
-            inf_mass = min(1.0, inf_mass + float(np.exp(from_top[n_top - 1])))
+            inf_mass = min(1.0, inf_mass + math.exp(from_top[n_top - 1]))
         keep = n - n_top
-
-        def moved(m):
-            # Tilted weight the lowest m points would have once moved up to
-            # point m - 1; the distribution has total mass 1, so no
-            # cumulative mass exceeds 1 even where round-off bounds are loose.
-            from_bottom = np.minimum(_log_cumsum(self._log_mass_slice(0, m)), 0.0)
-            losses = (self.offset + np.arange(m)) * self.step
-            return np.maximum.accumulate(
-                from_bottom + self.tilt * losses - self.log_scale)
-
-        n_bottom, moved_mass = _prefix_search(moved, keep, log_tail)
+        # Tilted weight the lowest m points would have once moved up to
+        # point m - 1; the distribution has total mass 1, so no cumulative
+        # mass exceeds 1 even where round-off bounds are loose.
+        from_bottom = np.minimum(_log_cumsum(log_mass[:keep]), 0.0)
+        losses = (self.offset + np.arange(keep)) * self.step
+        moved_mass = np.maximum.accumulate(
+            from_bottom + self.tilt * losses - self.log_scale)
+        n_bottom = int(np.searchsorted(moved_mass, log_tail, side="right"))
         n_bottom = min(n_bottom, keep - 1)
         tilted = self.tilted[n_bottom:keep].copy()
         if n_bottom:
