@@ -41,7 +41,7 @@ TARGET_POINTS = 2**14
 # squared per stage, and its finer grids span at most four times the run's
 # points, or ``_REFINED_POINTS`` (beyond which the plain fine grid is as
 # tight for its cost).
-_SPREAD_BUDGET = 32.0
+_SPREAD_BUDGET = 128.0
 _REFINED_POINTS = 2**14
 # Renyi orders among which the tilt is chosen (a coarse grid suffices: the
 # tilt only steers numerical accuracy, never soundness).
