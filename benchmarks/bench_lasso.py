@@ -66,6 +66,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from report import Report
+from scipy.stats import norm
 from sklearn.datasets import make_regression
 from sklearn.linear_model import Lasso
 
@@ -85,8 +86,10 @@ def synthetic(seed, n_samples=20_000, n_features=2_000):
     X, _, coef = make_regression(n_samples=n_samples, n_features=n_features,
                                  n_informative=10, coef=True, random_state=seed)
     np.clip(X, -1.0, 1.0, out=X)
-    # E[clip(Z, -1, 1)^2] for a standard normal Z: the clipped signal's scale.
-    second_moment = 0.5135
+    # E[clip(Z, -1, 1)^2] = E[min(Z^2, 1)] for a standard normal Z, the
+    # clipped signal's scale: E[Z^2; |Z| <= 1] + P(|Z| > 1)
+    # = (2 Phi(1) - 1 - 2 phi(1)) + 2 (1 - Phi(1)) = 1 - 2 phi(1).
+    second_moment = 1.0 - 2.0 * norm.pdf(1.0)
     signal = X @ coef / np.sqrt(second_moment * np.sum(coef**2))
     noise = 0.5 * np.random.default_rng(seed).normal(size=n_samples)
     y = (signal + noise) / (4.0 * np.sqrt(1.25))

@@ -5,7 +5,9 @@ Every benchmark script writes its tables to ``docs/benchmarks/_generated/``
 name it:
 
 ``.. bench-header:: NAME``
-    where the run's figures come from: its commit, command, machine, date.
+    where the run's figures come from: its commit, command, machine, date;
+    ``:fields:`` keeps the named header fields (separated by `` | ``), as
+    ``commit | command`` beside a figure quoted from another page's run.
 ``.. bench-table:: NAME:KEY``
     one table, captioned with its title; ``:rows:`` keeps the rows whose
     leading cells match (selectors separated by `` | ``, a selector's
@@ -196,15 +198,22 @@ class BenchTables(SphinxDirective):
 
 class BenchHeader(SphinxDirective):
     required_arguments = 1
+    option_spec = {"fields": directives.unchanged}
 
     def run(self):
         try:
             name = self.arguments[0].strip()
             generated, quick = load(name, self.env)
+            header = dict(generated.header)
+            if "fields" in self.options:
+                keep = _split_list(self.options["fields"])
+                missing = [k for k in keep if k not in header]
+                if missing:
+                    raise KeyError(f"{name}: no header field {missing}")
+                header = {k: header[k] for k in keep}
         except KeyError as error:
             raise self.error(f"bench-header: {error.args[0]}") from None
         fields = nodes.field_list(classes=["bench-header"])
-        header = dict(generated.header)
         if quick:
             header = {"run": f"the quick run ({name}.quick.md), a subset of "
                       "the rows; the full run is not in this checkout "

