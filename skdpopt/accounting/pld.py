@@ -39,8 +39,9 @@ TARGET_POINTS = 2**14
 # to the run's grid in stages (see ``_power``): the spreads its moves add
 # to the run's loss total at most about ``_SPREAD_BUDGET / 4`` grid steps
 # squared per stage, and its finer grids span at most four times the run's
-# points, or ``_REFINED_POINTS`` (beyond which the plain fine grid is as
-# tight for its cost).
+# points, and at most ``_REFINED_POINTS`` (the fine grid's size: refining
+# the fine grid itself cost two to four times as much for a few tenths of
+# a percent of epsilon on the runs tried).
 _SPREAD_BUDGET = 128.0
 _REFINED_POINTS = 2**14
 # Renyi orders among which the tilt is chosen (a coarse grid suffices: the
