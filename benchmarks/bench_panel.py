@@ -210,9 +210,13 @@ def private_model(spec, name, eps, delta, scaler):
     return make_pipeline(public_preprocessor(spec), estimator)
 
 
-def run_task(spec, seed, estimators, epsilons, max_rows, scaler="private"):
-    """Every fit of one table and one seed: a list of records."""
-    X, y, groups = load_table(spec.name, max_rows=max_rows, random_state=seed)
+def run_task(spec, seed, estimators, epsilons, max_rows, scaler="private",
+             table=None):
+    """Every fit of one table and one seed: a list of records.  ``table``:
+    the ``(X, y, groups)`` to use instead of loading ``spec``'s (generated
+    data, described by a spec of its columns)."""
+    X, y, groups = (load_table(spec.name, max_rows=max_rows, random_state=seed)
+                    if table is None else table)
     stratify = None if spec.task == "regression" else y
     if groups is None:
         X_tr, X_te, y_tr, y_te = train_test_split(

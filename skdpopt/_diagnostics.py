@@ -154,24 +154,36 @@ def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
         "better than chance", "the classes")
 
 
-def warn_if_no_better_than_mean(estimator, released, plan, *, spreads, levers):
-    """Warn when a released regression fit check is not clearly positive.
+def warn_if_no_better_than_mean(estimator, clear, *, levers):
+    """Warn unless the regression fit check showed the model clearly
+    better than a constant.
 
-    As :func:`warn_if_no_better_than_prior`, for the noisy sum of the
-    training rows' clipped gains in squared error of the fitted model over
-    the targets' released location
-    (:func:`skdpopt.solvers.checks.release_squared_error_check`).
+    ``clear`` is the check's verdict
+    (:meth:`skdpopt.plans.checks.RegressionCheckPlan.clearly_better`),
+    decided from its released sums of clipped gains in squared error over
+    the targets' released location and mean against public margins; no
+    value is printed.
+
+    Parameters
+    ----------
+    estimator : object
+    clear : bool
+    levers : sequence of str
 
     Returns
     -------
     bool
         Whether it warned.
     """
-    return _warn_unless_clearly_positive(
-        estimator, released, plan, spreads, levers,
+    if clear:
+        return False
+    _warn_not_clearly_better(
+        estimator, levers,
         "than predicting a constant (a private check of its training squared "
-        "error against the targets' released location, within its noise), "
-        "so its predictions may be worse than the mean's", "the target")
+        "error against the targets' released location and mean, within "
+        "their noise), so its predictions may be worse than the mean's",
+        "the target")
+    return True
 
 
 def _warn_unless_clearly_positive(estimator, released, plan, spreads, levers,
@@ -180,11 +192,15 @@ def _warn_unless_clearly_positive(estimator, released, plan, spreads, levers,
     ``spreads`` standard deviations of its noise (no value printed)."""
     if plan.noise is None or released > spreads * plan.spread:
         return False
+    _warn_not_clearly_better(estimator, levers, against, predicted)
+    return True
+
+
+def _warn_not_clearly_better(estimator, levers, against, predicted):
     warn_at_caller(
         f"{type(estimator).__name__}: the fitted model is not clearly better "
         f"{against}. Levers: {', '.join(levers)}; or the features carry "
         f"little signal about {predicted}.", UtilityWarning)
-    return True
 
 
 def warn_if_mostly_clipped(estimator, released, n_samples, plan, *, spreads,

@@ -13,15 +13,15 @@ from ._diagnostics import (
     warn_if_no_better_than_mean,
 )
 from ._sums import row_dots
-from .plans.checks import FIT_CHECK_SPREADS
 from .solvers.checks import release_squared_error_check
 
 
 def check_fit(estimator, X, targets, coef, intercept, plan, rng, levers):
     """Release the fit check of the linear model ``(coef, intercept)`` on
     the rows X (as the solver read them) and the centred, scaled
-    ``targets`` (the trivial model is the constant 0), and warn with the
-    ``levers`` when it is not clearly positive.
+    ``targets`` (the released location is the constant 0), and warn with
+    the ``levers`` unless the model is clearly better than both the
+    location and the released mean.
 
     Parameters
     ----------
@@ -32,7 +32,7 @@ def check_fit(estimator, X, targets, coef, intercept, plan, rng, levers):
     coef : ndarray of shape (n_features,)
     intercept : float
         The model, in the targets' units.
-    plan : FitCheckPlan
+    plan : RegressionCheckPlan
     rng : numpy.random.Generator
     levers : sequence of str
 
@@ -44,9 +44,10 @@ def check_fit(estimator, X, targets, coef, intercept, plan, rng, levers):
     # row_dots converts a block of X at a time: a float32 X is never
     # copied whole into float64 for the products.
     predictions = map_rows(lambda rows: row_dots(rows, coef) + intercept, X)
-    released = release_squared_error_check(predictions, targets, plan, rng)
-    return warn_if_no_better_than_mean(estimator, released, plan,
-                                       spreads=FIT_CHECK_SPREADS, levers=levers)
+    over_location, over_mean = release_squared_error_check(
+        predictions, targets, plan, rng)
+    clear = plan.clearly_better(over_location, over_mean, X.shape[0])
+    return warn_if_no_better_than_mean(estimator, clear, levers=levers)
 
 
 def check_sgd_fit(estimator, X, targets, weighting, plan, rng):

@@ -15,7 +15,9 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
+from sklearn.utils._indexing import _get_column_indices
 from sklearn.utils._param_validation import Interval, Options
+from sklearn.utils.validation import _num_samples
 
 from ._base import (
     MAX_EPSILON,
@@ -35,6 +37,11 @@ __all__ = ["PrivatePipeline", "make_private_pipeline"]
 # estimator gets the rest.  A scaler only has to get the features to about
 # unit scale, the model's accuracy is where the budget counts.
 PREPROCESSING_SHARE = 0.2
+# On few rows or a small budget, the share is raised (up to this) to what
+# the private scalers need for their bounds to find the data (their
+# ``reliable_epsilon``): below that, a scaler's bounds can miss a column
+# and flatten it, whatever the model's budget.
+MAX_PREPROCESSING_SHARE = 0.3
 
 _SKDPOPT_ESTIMATORS = ("DPSGDRegressor, DPSGDClassifier, DPLasso, "
                        "DPLogisticSimplex or DPMinimaxClassifier")
@@ -244,6 +251,32 @@ def _fitted_leaves(estimator):
     return []
 
 
+def _input_width(steps, path, X):
+    """How many columns of X the private step at ``path`` reads: all of
+    them for the first step, those its branch selects for a step in a
+    ColumnTransformer at the start (the steps before it in the branch
+    assumed to keep the width); None where that is not known.  Reads
+    the schema of X (its shape, names and dtypes), never its values."""
+    name, _, rest = path.partition("__")
+    first_name, first = steps[0]
+    if name != first_name:
+        return None
+    if not rest:
+        return X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
+    if not isinstance(first, ColumnTransformer):
+        return None
+    branch = rest.partition("__")[0]
+    for branch_name, _, columns in first.transformers:
+        if branch_name == branch:
+            if callable(columns):
+                columns = columns(X)
+            try:
+                return len(_get_column_indices(X, columns))
+            except (TypeError, ValueError, KeyError):
+                return None
+    return None
+
+
 def _default(estimator, name):
     """The default of ``estimator``'s parameter ``name``."""
     return inspect.signature(type(estimator).__init__).parameters[name].default
@@ -289,10 +322,13 @@ class PrivatePipeline(BudgetMixin, Pipeline):
     the accountant's composition of the steps' events, so it is never
     above the request.  Default shares: ``PREPROCESSING_SHARE`` (20%) split
     equally among the private transformers and the rest to a private model
-    at the end; equal shares otherwise (a pipeline of transformers, or no
-    private model).  ``budget_split`` sets them by step name.  A nested
-    private pipeline is one step of the split, and splits its share among
-    its own steps.
+    at the end; where that is too little for the transformers' private
+    bounds to find the data (their ``reliable_epsilon`` of the number of
+    rows and of the columns each reads), what they need, up to
+    ``MAX_PREPROCESSING_SHARE`` (30%); equal shares otherwise (a pipeline
+    of transformers, or no private model).  ``budget_split`` sets them by
+    step name.  A nested private pipeline is one step of the split, and
+    splits its share among its own steps.
 
     The estimators passed in are never changed: a step that gets its
     budget (or a seed) from the pipeline is fitted as a copy made by its
@@ -429,8 +465,9 @@ class PrivatePipeline(BudgetMixin, Pipeline):
             return _kept_budget(unit)[0 if name == "epsilon" else 1]
         return None if _same(value, _default(unit, name)) else value
 
-    def _default_shares(self, paths):
+    def _default_shares(self, units, X=None):
         """Each budgeted step's default share of the pipeline's budget."""
+        paths = list(units)
         last, estimator = self.steps[-1]
         # The model at the end gets the larger share; a pipeline of
         # transformers only splits equally.
@@ -438,9 +475,33 @@ class PrivatePipeline(BudgetMixin, Pipeline):
                  if p == last and not hasattr(estimator, "transform")]
         others = [p for p in paths if p not in final]
         if final and others:
-            each = PREPROCESSING_SHARE / len(others)
-            return {**{p: each for p in others}, last: 1.0 - PREPROCESSING_SHARE}
+            share = self._preprocessing_share({p: units[p] for p in others}, X)
+            each = share / len(others)
+            return {**{p: each for p in others}, last: 1.0 - share}
         return {p: 1.0 / len(paths) for p in paths}
+
+    def _preprocessing_share(self, units, X):
+        """``PREPROCESSING_SHARE``, or, where the private transformers'
+        bounds need more of the budget to find the data
+        (``reliable_epsilon`` of the rows and of the columns each one
+        reads), that, up to ``MAX_PREPROCESSING_SHARE``.  From the public
+        shape of X and the parameters only."""
+        if X is None or not np.isfinite(self.epsilon) or self.epsilon <= 0:
+            return PREPROCESSING_SHARE
+        try:
+            n_samples = _num_samples(X)
+        except (TypeError, ValueError):  # no length (a Dask array's chunks)
+            return PREPROCESSING_SHARE
+        if not isinstance(n_samples, Integral) or n_samples < 1:
+            return PREPROCESSING_SHARE
+        delta = PREPROCESSING_SHARE * self.delta / len(units)
+        needed = 0.0
+        for path, unit in units.items():
+            width = _input_width(self.steps, path, X)
+            if width and hasattr(unit, "reliable_epsilon"):
+                needed += unit.reliable_epsilon(n_samples, width, delta)
+        return float(np.clip(needed / self.epsilon, PREPROCESSING_SHARE,
+                             MAX_PREPROCESSING_SHARE))
 
     def _user_shares(self, paths, free):
         split = dict(self.budget_split)
@@ -459,7 +520,7 @@ class PrivatePipeline(BudgetMixin, Pipeline):
                 f"budget_split shares must be positive, got {split}.")
         return shares
 
-    def _split(self, budgeted):
+    def _split(self, budgeted, X=None):
         """``{path: (epsilon, delta)}`` for every budgeted step, and the
         paths whose budget the pipeline chose (not the step's own)."""
         paths = [p for p, _ in budgeted]
@@ -471,7 +532,7 @@ class PrivatePipeline(BudgetMixin, Pipeline):
         if self.budget_split is not None:
             shares, renormalise = self._user_shares(paths, free), False
         else:
-            shares, renormalise = self._default_shares(paths), True
+            shares, renormalise = self._default_shares(dict(budgeted), X), True
         budgets = {p: [None, None] for p in paths}
         chosen = {p: {} for p in paths}
         for k, (name, total) in enumerate((("epsilon", self.epsilon),
@@ -530,12 +591,12 @@ class PrivatePipeline(BudgetMixin, Pipeline):
                     chosen[path] = None
         return chosen
 
-    def _configure(self):
+    def _configure(self, X=None):
         """Check the steps; put a configured copy of each step whose budget
-        or seed the pipeline sets in ``steps``."""
+        or seed the pipeline sets in ``steps`` (X: for its public shape)."""
         units = self._units()
         budgeted = [(p, u) for p, u in units if u.uses_privacy_budget()]
-        budgets, chosen = self._split(budgeted)
+        budgets, chosen = self._split(budgeted, X)
         seeds = self._seeds(units)
         assigned, replaced = {}, {}
         for path, unit in units:
@@ -573,7 +634,7 @@ class PrivatePipeline(BudgetMixin, Pipeline):
         # would refuse are refused now, before a private step releases.
         y = args[1] if len(args) > 1 else kwargs.get("y")
         check_targets(_model_at_the_end(self), y)
-        self._configure()
+        self._configure(args[0] if args else kwargs.get("X"))
         return _quoting_no_value(super()._fit, *args, **kwargs)
 
     @property

@@ -20,7 +20,7 @@ from ._base import (
 from ._bounds import private_bounds, private_location_scale, private_moments
 from ._data import refuse_dask
 from ._diagnostics import warn_if_bounds_wide, warn_if_coarse
-from .plans.preprocessing import plan_scaler
+from .plans.preprocessing import plan_scaler, reliable_epsilon
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]
 
@@ -82,6 +82,29 @@ class _DPScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         bool
         """
         return self.bounds is None or any(self._moments())
+
+    def reliable_epsilon(self, n_samples, n_features, delta):
+        """The smallest epsilon at which this scaler's private bounds find
+        the data of ``n_samples`` rows and ``n_features`` columns
+        (:func:`skdpopt.plans.preprocessing.reliable_epsilon`); 0 with
+        public ``bounds``.  A private pipeline reads it to size the
+        scaler's share of its budget.  Public quantities only.
+
+        Parameters
+        ----------
+        n_samples, n_features : int
+        delta : float
+            The scaler's delta.
+
+        Returns
+        -------
+        float
+        """
+        if self.bounds is not None or not (any(self._moments())
+                                           or self._needs_bounds()):
+            return 0.0
+        return reliable_epsilon(n_samples=n_samples, n_features=n_features,
+                                delta=delta, moments=self._moments())
 
     def _fit_statistics(self, X):
         """Plan, record in the ledger, draw bounds, release moments.

@@ -159,9 +159,10 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
     # first bounds, a noisy clipped sum, two draws for a window, a noisy
     # clipped sum, two draws for its scale), the feature bound's two draws
     # (a median cell and an upper quantile), then one selection per step,
-    # and so on, and last the fit check (a Gaussian sum of squared-error
-    # gains clipped to +-REGRESSION_CHECK_BOUND, on REGRESSION_CHECK_SHARE
-    # of the fit's rho).
+    # and so on, and last the fit check (three Gaussian sums, a clipped
+    # target sum and two sums of squared-error gains clipped to
+    # +-REGRESSION_CHECK_BOUND, together on REGRESSION_CHECK_SHARE of the
+    # fit's rho).
     assert sum(count for m, count in events
                if isinstance(m, ExponentialMechanism | PureDPMechanism)) == 9 + 30
     plan = model.privacy_plan_
@@ -179,15 +180,15 @@ def test_spent_epsilon_is_never_below_an_independent_recomputation(data, params)
         # (the curvature is skipped on intercept steps, but which those are
         # depends on the data: the plan counts the most there can be).
         assert len(events) == 13
-        assert [count for _, count in events[8:]] == [30] * 4 + [1]
+        assert [count for _, count in events[8:]] == [30] * 4 + [3]
         check = plan.fit_check
         assert events[-1] == (GaussianMechanism(
-            check.noise_scale / (2 * REGRESSION_CHECK_BOUND)), 1)
+            check.noise_scale / (2 * REGRESSION_CHECK_BOUND)), 3)
         # Its zCDP cost over the gradient's: the shares' ratio (the gradient
         # gets its part of each step's share of what is left).
         gradient_share = 1 - selection_share(X.shape[1]) - 0.05 - 0.05
         steps_rho = 30 / (2 * plan.gradient_noise_multiplier**2) / gradient_share
-        check_rho = 1 / (2 * (check.noise_scale / (2 * REGRESSION_CHECK_BOUND))**2)
+        check_rho = 3 / (2 * (check.noise_scale / (2 * REGRESSION_CHECK_BOUND))**2)
         assert check_rho / steps_rho == pytest.approx(
             REGRESSION_CHECK_SHARE / (1 - REGRESSION_CHECK_SHARE - plan.bounds_share))
     recomputed = independent_epsilon(events, DELTA)

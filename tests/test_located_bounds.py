@@ -183,3 +183,31 @@ def test_the_scale_rank_moves_down_where_the_draw_cannot_find_it():
                         private_bounds=True).bounds
     assert (small.scale_rank, large.scale_rank) == (0.5, 0.75)
     assert small.spread == spread_factors((0.01, 0.99), 0.5)
+
+
+@pytest.mark.parametrize("delta", [1e-7, 0.0])
+@pytest.mark.parametrize("moments", [(True, True), (False, False)])
+def test_reliable_epsilon_is_where_the_bounds_find_the_data(delta, moments):
+    # At reliable_epsilon the planned draws meet D n / 2 >= log(cells) + 3
+    # (the plan's `lost` flag is off): the zCDP conversion it inverts is
+    # loose, so the calibrated plan is at least that sharp; with delta = 0
+    # the draws' epsilons add exactly, so it is just met.  A tenth of it
+    # leaves them lost.
+    from skdpopt.plans.preprocessing import plan_scaler, reliable_epsilon
+
+    n, d = 3000, 4
+    epsilon = reliable_epsilon(n_samples=n, n_features=d, delta=delta,
+                               moments=moments)
+
+    def plan(eps):
+        return plan_scaler(n_samples=n, n_features=d, epsilon=eps, delta=delta,
+                           private_bounds=True, moments=moments).bounds
+
+    assert not plan(epsilon * (1 + 1e-9)).lost
+    assert plan(epsilon / 10).lost
+    if delta == 0 and any(moments):
+        needed = 2 * (np.log(162) + 3) / n
+        assert plan(epsilon).score_sensitivity == pytest.approx(needed)
+    scaler = (DPStandardScaler if any(moments) else DPMinMaxScaler)(delta=delta)
+    assert scaler.reliable_epsilon(n, d, delta) == epsilon
+    assert scaler.set_params(bounds=(0, 1)).reliable_epsilon(n, d, delta) == 0.0

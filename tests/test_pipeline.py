@@ -45,6 +45,7 @@ from skdpopt import (
     make_private_pipeline,
 )
 from skdpopt.accounting import compose, privacy_spent
+from skdpopt.exceptions import UtilityWarning
 from skdpopt.pipeline import _PUBLIC_TRANSFORMERS
 
 logging.getLogger("absl").setLevel(logging.ERROR)
@@ -266,14 +267,54 @@ def test_random_state_seeds_the_steps_reproducibly(data):
 def test_the_estimators_passed_in_are_never_changed(data):
     X, y = data
     scaler, model = DPStandardScaler(), DPSGDRegressor()
-    pipe = make_private_pipeline(scaler, model, epsilon=0.5, delta=1e-7,
+    pipe = make_private_pipeline(scaler, model, epsilon=1.0, delta=1e-7,
                                  random_state=0).fit(X, y)
     for given in (scaler, model):
         fresh = type(given)()
         assert given.get_params() == fresh.get_params()
         assert not hasattr(given, "privacy_spent_")
-    assert pipe[-1] is not model and pipe[-1].epsilon == pytest.approx(0.4)
+    assert pipe[-1] is not model and pipe[-1].epsilon == pytest.approx(0.8)
     assert pipe[-1].delta == pytest.approx(8e-8)
+
+
+def test_the_scalers_get_the_share_their_bounds_need():
+    # 20% of the budget where the scaler's bounds find the data with it;
+    # where not, the share they need (reliable_epsilon of the rows and of
+    # the columns its branch reads), up to MAX_PREPROCESSING_SHARE.  The
+    # whole fit still spends at most epsilon.
+    from skdpopt.pipeline import MAX_PREPROCESSING_SHARE, PREPROCESSING_SHARE
+    from skdpopt.plans.preprocessing import reliable_epsilon
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(50, 10, (3000, 3)),
+                         rng.integers(0, 2, (3000, 2))])
+    y = X[:, 0] / 10 + rng.normal(size=3000)
+    branch = ColumnTransformer([("num", DPStandardScaler(), [0, 1, 2]),
+                                ("bin", "passthrough", [3, 4])],
+                               sparse_threshold=0)
+
+    def model_share(epsilon, n=3000, transformer=branch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UtilityWarning)
+            pipe = make_private_pipeline(clone(transformer), DPSGDRegressor(),
+                                         epsilon=epsilon, delta=1e-7,
+                                         random_state=0).fit(X[:n], y[:n])
+        assert pipe.privacy_spent_.epsilon <= epsilon * (1 + 1e-9)
+        return pipe.step_budgets_["dpsgdregressor"][0] / epsilon
+
+    assert model_share(3.0) == pytest.approx(1 - PREPROCESSING_SHARE)
+    assert model_share(0.05) == pytest.approx(1 - MAX_PREPROCESSING_SHARE)
+    # Between: what three columns need at the scaler's delta share.
+    needed = reliable_epsilon(n_samples=3000, n_features=3,
+                              delta=PREPROCESSING_SHARE * 1e-7)
+    epsilon = needed / 0.25
+    assert model_share(epsilon) == pytest.approx(0.75)
+    # Public bounds need no share beyond the default.
+    public = ColumnTransformer([("num", DPStandardScaler(bounds=(0, 100)),
+                                 [0, 1, 2])], remainder="passthrough",
+                               sparse_threshold=0)
+    assert model_share(0.05, transformer=public) == pytest.approx(
+        1 - PREPROCESSING_SHARE)
 
 
 def test_a_step_with_its_own_budget_keeps_it_within_the_total(data):
@@ -308,11 +349,11 @@ def test_a_step_with_its_own_budget_keeps_it_within_the_total(data):
 def test_a_refit_or_a_clone_shares_the_budget_anew(data):
     X, y = data
     pipe = make_private_pipeline(DPStandardScaler(), DPSGDRegressor(),
-                                 epsilon=1.0, delta=1e-6).fit(X, y)
+                                 epsilon=2.0, delta=1e-6).fit(X, y)
     # The budgets the pipeline gave its steps are not the steps' own.
-    pipe.set_params(epsilon=0.5).fit(X, y)
-    assert pipe.step_budgets_["dpstandardscaler"] == pytest.approx((0.1, 2e-7))
-    assert pipe.step_budgets_["dpsgdregressor"] == pytest.approx((0.4, 8e-7))
+    pipe.set_params(epsilon=1.0).fit(X, y)
+    assert pipe.step_budgets_["dpstandardscaler"] == pytest.approx((0.2, 2e-7))
+    assert pipe.step_budgets_["dpsgdregressor"] == pytest.approx((0.8, 8e-7))
     copy = clone(pipe).set_params(epsilon=2.0).fit(X, y)
     assert copy.step_budgets_["dpsgdregressor"] == pytest.approx((1.6, 8e-7))
     # A budget the user then sets on a step is its own.

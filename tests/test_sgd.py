@@ -376,11 +376,12 @@ def test_auto_target_scale_is_in_the_plan_and_makes_units_irrelevant(
         ("ExponentialMechanism", 1), ("ExponentialMechanism", 2),
         ("GaussianMechanism", 1), ("ExponentialMechanism", 1),
         ("ExponentialMechanism", 1), ("GaussianMechanism", 1),
-        ("ExponentialMechanism", 2), ("GaussianMechanism", 1)]
-    # The last is the fit check, on REGRESSION_CHECK_SHARE of rho.
+        ("ExponentialMechanism", 2), ("GaussianMechanism", 3)]
+    # The last is the fit check's three releases, on REGRESSION_CHECK_SHARE
+    # of rho together.
     check = model.privacy_plan_.fit_check
-    assert released[7][0] == check.event
-    assert 1 / (2 * check.event.noise_multiplier**2) == pytest.approx(
+    assert [released[7]] == leaves(check.event)
+    assert 3 / (2 * released[7][0].noise_multiplier**2) == pytest.approx(
         REGRESSION_CHECK_SHARE * rho)
     assert released[0][0] == anchor and released[3][0] == anchor
     assert [released[k][0] for k in (1, 4)] == [draw] * 2

@@ -24,12 +24,7 @@ from ..accounting.zcdp import (
 )
 from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, QuantileDraws, auto_draws, is_auto
-from .checks import (
-    REGRESSION_CHECK_BOUND,
-    REGRESSION_CHECK_SHARE,
-    FitCheckPlan,
-    plan_fit_check,
-)
+from .checks import REGRESSION_CHECK_SHARE, RegressionCheckPlan, plan_regression_check
 from .clipping import CLIP_CHECK_SHARE, ClipCheck, clip_check
 from .targets import TargetDraws, centring_share, target_draws, target_units
 
@@ -102,7 +97,7 @@ class GreedyCDPlan(PrivacyPlan):
     bounds_share : float
         Share of the fit's budget (zCDP units) spent on the releases before
         the steps.
-    fit_check : FitCheckPlan or None
+    fit_check : RegressionCheckPlan or None
         The regression fit check, released last on
         ``REGRESSION_CHECK_SHARE`` of the budget.
     """
@@ -119,7 +114,7 @@ class GreedyCDPlan(PrivacyPlan):
     bounds_draws: QuantileDraws = None
     clip_check: ClipCheck = None
     bounds_share: float = 0.0
-    fit_check: FitCheckPlan = None
+    fit_check: RegressionCheckPlan = None
 
 
 @dataclass(frozen=True)
@@ -149,7 +144,7 @@ class LassoFrankWolfePlan(PrivacyPlan):
     public_residual_bound : float or None
         The ``residual_bound`` hyperparameter; None for "auto" (the target
         bound).
-    fit_check : FitCheckPlan or None
+    fit_check : RegressionCheckPlan or None
         As in :class:`GreedyCDPlan`.
     """
 
@@ -164,7 +159,7 @@ class LassoFrankWolfePlan(PrivacyPlan):
     n_samples: int = None
     radius: float = None
     public_residual_bound: float = None
-    fit_check: FitCheckPlan = None
+    fit_check: RegressionCheckPlan = None
 
     def with_bounds(self, *, feature_bound, target_bound):
         """The plan with the residual clip and the draws' scale that the
@@ -338,13 +333,14 @@ def fit_check_share(target_bound, centre_target):
 def fit_check_plan(rho, share, pure=False):
     """The regression fit check's release on ``share`` of the fit's
     ``rho`` (None for a share of 0; rho 0: no privacy, no noise), Gaussian
-    or (``pure``) Laplace: a Laplace release of scale s sensitivities is
-    (1/s)-DP and costs ``1 / (2 s^2)`` in zCDP, as a Gaussian of
-    multiplier s does."""
+    or (``pure``) Laplace (:func:`~skdpopt.plans.checks.plan_regression_check`
+    splits it over its releases): a Laplace release of scale s
+    sensitivities is (1/s)-DP and costs ``1 / (2 s^2)`` in zCDP, as a
+    Gaussian of multiplier s does."""
     if not share:
         return None
     multiplier = gaussian_noise_multiplier(share * rho) if rho else 0.0
-    return plan_fit_check(multiplier, pure=pure, bound=REGRESSION_CHECK_BOUND)
+    return plan_regression_check(multiplier, pure=pure)
 
 
 def plan_greedy_cd(*, n_samples, n_features, epsilon, delta, max_iter, selection,

@@ -10,11 +10,13 @@ from ..accounting import EpsilonDeltaEvent, RhoBracket, calibrate, compose, zcdp
 from .base import PrivacyPlan
 from .bounds import (
     COARSE_GRID,
+    DEFAULT_GRID,
     LOCATION_CELLS,
     LOCATION_WEIGHT,
     TIE_MARGIN,
     LocationScaleDraws,
     QuantileDraws,
+    draw_costs_per_column,
     moments_event,
     quantile_draws,
     quantile_draws_for_rho,
@@ -101,6 +103,43 @@ class ScalerPlan(PrivacyPlan):
     bounds: QuantileDraws = None
     noise_multipliers: tuple = (None, None)
     mechanism: str = "gaussian"
+
+
+def reliable_epsilon(*, n_samples, n_features, delta, moments=(True, True)):
+    """The smallest epsilon at which a scaler's private bounds find the data.
+
+    The median-cell draws find the data once their score sensitivity D
+    meets ``D n / 2 >= log(cells) + TIE_MARGIN``
+    (:func:`~skdpopt.plans.bounds.median_cell_is_reliable`): the standard
+    scaler's ``3 n_features`` draws over the coarse grid get
+    ``BOUNDS_SHARE`` of its zCDP budget, the min-max scaler's located
+    rank draws (the location counting ``LOCATION_WEIGHT``) over the grid
+    all of it.  The epsilon is the classical conversion of that budget
+    (pure DP: the draws' epsilons add), which the accountant's
+    calibration only tightens.  Public quantities only.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+    delta : float
+    moments : (bool, bool), default=(True, True)
+        The moments the scaler releases (none: the min-max scaler).
+
+    Returns
+    -------
+    float
+    """
+    if any(moments):
+        cells, costs, share = COARSE_GRID.size - 1, 3.0, BOUNDS_SHARE
+    else:
+        cells, share = DEFAULT_GRID.size - 1, 1.0
+        costs = draw_costs_per_column(2, LOCATION_CELLS)
+    needed = 2.0 * (math.log(cells) + TIE_MARGIN) / max(n_samples, 1)
+    if delta <= 0:
+        # Each draw is 2 D-DP (the location's sqrt(LOCATION_WEIGHT) D).
+        return 2.0 * needed * costs * n_features / share
+    rho = costs * n_features * needed**2 / 2.0 / share
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
 def _location_scale(budget, share, *, n_samples, n_features, quantiles,

@@ -22,12 +22,13 @@ from .checks import (
     CLIP_CHECK_SHARE,
     FIT_CHECK_BOUND,
     FIT_CHECK_SHARE,
-    REGRESSION_CHECK_BOUND,
     REGRESSION_CHECK_SHARE,
     ClipCheckPlan,
     FitCheckPlan,
+    RegressionCheckPlan,
     plan_clip_check,
     plan_fit_check,
+    plan_regression_check,
 )
 from .classes import (
     CALIBRATION_SHARE,
@@ -95,9 +96,9 @@ class DPSGDPlan(PrivacyPlan):
     calibration_noise : float
         Standard deviation of the noise on each calibration sum (rows'
         weights in [0, 1]: sensitivity 1).
-    fit_check : FitCheckPlan or None
+    fit_check : FitCheckPlan, RegressionCheckPlan or None
         The release of the fit check, last (classifiers with
-        probabilities, and the regressor).
+        probabilities: FitCheckPlan; the regressor: RegressionCheckPlan).
     clip_check : ClipCheckPlan or None
         The release of the clip check, first (DPLogisticSimplex).
     single_pass : bool
@@ -120,7 +121,7 @@ class DPSGDPlan(PrivacyPlan):
     class_totals: ClassTotalsPlan = None
     calibration_steps: int = 0
     calibration_noise: float = 0.0
-    fit_check: FitCheckPlan = None
+    fit_check: FitCheckPlan | RegressionCheckPlan = None
     clip_check: ClipCheckPlan = None
     single_pass: bool = False
     learning_rate: str = "invscaling"
@@ -279,9 +280,9 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         calibration_event = repeat(GaussianMechanism(multiplier), releases)
     check = clipped = None
     if fit_check or regression_check:
-        check = plan_fit_check(
-            zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0,
-            bound=FIT_CHECK_BOUND if fit_check else REGRESSION_CHECK_BOUND)
+        multiplier = zcdp.gaussian_noise_multiplier(check_share * rho) if rho else 0.0
+        check = (plan_fit_check(multiplier, bound=FIT_CHECK_BOUND) if fit_check
+                 else plan_regression_check(multiplier))
     if clip_check:
         clipped = plan_clip_check(
             zcdp.gaussian_noise_multiplier(clip_check_share * rho) if rho else 0.0)

@@ -62,7 +62,8 @@ def release_fit_check(log_proba, targets, log_prior, weights, plan, rng):
     float
     """
     gains = log_likelihood_gains(log_proba, targets, log_prior, plan.bound)
-    return _noisy_total(gains if weights is None else gains * weights, plan, rng)
+    return _noisy_total(gains if weights is None else gains * weights,
+                        plan.noise, plan.noise_scale, rng)
 
 
 # The regressors' fit check reads targets clipped to this many target
@@ -71,20 +72,20 @@ def release_fit_check(log_proba, targets, log_prior, weights, plan, rng):
 TARGET_CLIP = 1e6
 
 
-def squared_error_gains(predictions, targets, bound):
-    """Each row's gain in squared error of the model over the constant 0,
+def squared_error_gains(predictions, targets, bound, constant=0.0):
+    """Each row's gain in squared error of the model over a constant,
     clipped.
 
-    ``clip(t_i^2 - (t_i - f_i)^2, -bound, bound) = clip(f_i (2 t_i - f_i),
-    -bound, bound)``, with the targets ``t_i`` centred at the released
-    location and divided by the target's scale, so that the constant 0 is
-    the trivial model.  Every term lies in ``[-bound, bound]``, so replacing
-    one record moves their sum by at most ``2 bound``.  Targets are clipped
-    to ``TARGET_CLIP`` (a per-record map: a target that far counts as
-    clipped there) and predictions to ``2 TARGET_CLIP + 1``, which changes
-    no clipped gain for ``bound <= 1`` (beyond that prediction the gain is
-    below -1 for every target within the clip) and keeps every product
-    finite; a NaN prediction counts 0.
+    ``clip((t_i - c)^2 - (t_i - f_i)^2, -bound, bound) = clip((f_i - c)
+    (2 (t_i - c) - (f_i - c)), -bound, bound)``, with the targets ``t_i``
+    centred at the released location and divided by the target's scale
+    (``c = 0``: the location).  Every term lies in ``[-bound, bound]``, so
+    replacing one record moves their sum by at most ``2 bound``.  Targets
+    are clipped to ``TARGET_CLIP`` (a per-record map: a target that far
+    counts as clipped there) and predictions to ``2 TARGET_CLIP + 1``
+    around c, which changes no clipped gain for ``bound <= 1`` (beyond that
+    prediction the gain is below -1 for every target within the clip) and
+    keeps every product finite; a NaN prediction counts 0.
 
     Parameters
     ----------
@@ -94,34 +95,70 @@ def squared_error_gains(predictions, targets, bound):
         The centred and scaled training targets.
     bound : float
         At most 1.
+    constant : float, default=0.0
+        The constant c, public or released, with ``|c| <= 1``.
 
     Returns
     -------
     ndarray or dask.array.Array of shape (n_samples,)
     """
-    t = np.clip(targets, -TARGET_CLIP, TARGET_CLIP)
-    f = np.clip(predictions, -2.0 * TARGET_CLIP - 1.0, 2.0 * TARGET_CLIP + 1.0)
+    t = np.clip(targets, -TARGET_CLIP, TARGET_CLIP) - constant
+    f = np.clip(predictions - constant, -2.0 * TARGET_CLIP - 1.0,
+                2.0 * TARGET_CLIP + 1.0)
     gains = np.clip(f * (2.0 * t - f), -bound, bound)
     return np.where(np.isnan(gains), 0.0, gains)
 
 
+def clipped_targets(targets, bound):
+    """The centred, scaled targets clipped to ``[-bound, bound]``: their
+    sum moves by at most ``2 bound`` when one record is replaced (an
+    infinite target, ``y - mu`` overflowing, clips to the bound).
+
+    Parameters
+    ----------
+    targets : ndarray or dask.array.Array of shape (n_samples,)
+    bound : float
+
+    Returns
+    -------
+    ndarray or dask.array.Array of shape (n_samples,)
+    """
+    return np.clip(targets, -bound, bound)
+
+
 def release_squared_error_check(predictions, targets, plan, rng):
-    """The sum of the rows' clipped gains in squared error over the
-    constant 0 (:func:`squared_error_gains`), plus the plan's noise.
+    """The regression fit check's three releases, in order: the sum of the
+    targets clipped to ``[-plan.mean_bound, plan.mean_bound]``, whose
+    clipped mean ``m`` is the released mean; then the sums of the rows'
+    clipped gains in squared error (:func:`squared_error_gains`) over the
+    constant 0 (the location) and over ``m``; each plus the plan's noise.
+
+    The mean is an earlier release when the gains over it are summed, so
+    each of the three sums moves by at most its sensitivity (``2
+    mean_bound``, ``2 bound``, ``2 bound``) when one record is replaced.
 
     Parameters
     ----------
     predictions, targets
         As :func:`squared_error_gains`.
-    plan : FitCheckPlan
+    plan : RegressionCheckPlan
     rng : numpy.random.Generator
 
     Returns
     -------
-    float
+    over_location, over_mean : float
+        The released sums of gains.
     """
-    return _noisy_total(squared_error_gains(predictions, targets, plan.bound),
-                        plan, rng)
+    n_samples = targets.shape[0]
+    total = _noisy_total(clipped_targets(targets, plan.mean_bound),
+                         plan.noise, plan.mean_noise_scale, rng)
+    mean = float(np.clip(total / n_samples, -plan.mean_bound, plan.mean_bound))
+    over_location = _noisy_total(squared_error_gains(predictions, targets, plan.bound),
+                                 plan.noise, plan.noise_scale, rng)
+    over_mean = _noisy_total(squared_error_gains(predictions, targets, plan.bound,
+                                                 constant=mean),
+                             plan.noise, plan.noise_scale, rng)
+    return over_location, over_mean
 
 
 def release_clip_check(X, bound, plan, rng):
@@ -139,14 +176,15 @@ def release_clip_check(X, bound, plan, rng):
     -------
     float
     """
-    return _noisy_total(map_rows(partial(clipped_share, bound=bound), X), plan, rng)
+    return _noisy_total(map_rows(partial(clipped_share, bound=bound), X),
+                        plan.noise, plan.noise_scale, rng)
 
 
-def _noisy_total(terms, plan, rng):
-    """The checks' one release: the float64 total of the per-row terms
-    plus the plan's noise (none where the plan has none)."""
+def _noisy_total(terms, noise, scale, rng):
+    """The checks' release: the float64 total of the per-row terms plus
+    noise of the given kind and scale (none for None)."""
     released = vector_total(terms)
-    if plan.noise is not None:
-        noise = gaussian_noise if plan.noise == "gaussian" else laplace_noise
-        released += noise(rng, plan.noise_scale, 1)[0]
+    if noise is not None:
+        draw = gaussian_noise if noise == "gaussian" else laplace_noise
+        released += draw(rng, scale, 1)[0]
     return float(released)

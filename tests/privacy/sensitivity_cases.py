@@ -60,12 +60,14 @@ from skdpopt import (
 )
 from skdpopt._classifiers import quiet_log_proba
 from skdpopt._sums import row_dots
+from skdpopt.accounting import leaves
 from skdpopt.plans.checks import plan_clip_check, plan_fit_check
 from skdpopt.plans.logistic_simplex import refit_sensitivities
 from skdpopt.solvers.checks import (
+    clipped_targets,
     release_clip_check,
     release_fit_check,
-    release_squared_error_check,
+    squared_error_gains,
 )
 from skdpopt.solvers.classes import probability_sum
 from skdpopt.solvers.greedy_cd import selection_scores
@@ -424,14 +426,15 @@ def _clip_check_observe(side, rng):
 
 
 def _regression_check_observe(make, owner):
-    """The regressors' fit check: the sum of per-row squared-error gains
-    of the fitted model over the constant 0 on the centred and scaled
-    targets, each clipped to +-bound (2 bound).  The model and the
-    targets' location and scale are earlier releases: public probes stand
-    for them, alike on both datasets, on the rows as the estimator hands
-    them to the check (DPLasso's clipped to its public feature bound).
-    A large epsilon: the tiny datasets' targets are then centred, which
-    the check needs."""
+    """The regressors' fit check: the sum of the centred and scaled
+    targets clipped to +-mean_bound (2 mean_bound), and the sums of
+    per-row squared-error gains of the fitted model over a constant (the
+    location, 0, and the released mean), each clipped to +-bound (2
+    bound).  The model, the targets' location and scale and the released
+    mean are earlier releases: public probes stand for them, alike on
+    both datasets, on the rows as the estimator hands them to the check
+    (DPLasso's clipped to its public feature bound).  A large epsilon: the
+    tiny datasets' targets are then centred, which the check needs."""
     def observe(side, rng):
         est = make()
         with observing() as patch:
@@ -440,18 +443,34 @@ def _regression_check_observe(make, owner):
             fitted = spy(patch, owner, "check_fit")
             est.fit(side.X, side.y)
         assert released.calls, "the fit check was not released"
-        bound, norm = _declared(est.privacy_plan_.fit_check)
-        exact_plan = plan_fit_check(0.0, bound=est.privacy_plan_.fit_check.bound)
+        plan = est.privacy_plan_.fit_check
+        (leaf, count), = leaves(plan.event)
+        assert count == 3
+        # The sensitivities the event's noise is calibrated for: the
+        # noise over the leaf's multiplier (Gaussian, l2) or times its
+        # epsilon (Laplace, l1).
+        per_unit = (leaf.epsilon0 if plan.noise == "laplace"
+                    else 1.0 / leaf.noise_multiplier)
+        norm = "l1" if plan.noise == "laplace" else "l2"
+        gain_bound = plan.noise_scale * per_unit
+        mean_bound = plan.mean_noise_scale * per_unit
         X = fitted.first.args[1]
         y = np.asarray(side.y, dtype=np.float64)
         stats = {}
         for i, probe in enumerate(probe_vectors(rng, X.shape[1])):
             location, scale = rng.normal() * 3.0, 10.0 ** rng.uniform(-2, 2)
+            targets = (y - location) / scale
             predictions = skdpopt._data.map_rows(
                 partial(_quiet_dots, coef=probe), X) + rng.normal()
-            exact = release_squared_error_check(
-                predictions, (y - location) / scale, exact_plan, rng)
-            stats[f"fit check at probe {i}"] = Statistic(exact, bound, norm)
+            constant = rng.uniform(-plan.mean_bound, plan.mean_bound)
+            for name, c in (("location", 0.0), ("mean", constant)):
+                exact = float(np.sum(squared_error_gains(
+                    predictions, targets, plan.bound, constant=c)))
+                stats[f"fit check over the {name} at probe {i}"] = Statistic(
+                    exact, gain_bound, norm)
+            stats[f"fit check's target sum at probe {i}"] = Statistic(
+                float(np.sum(clipped_targets(targets, plan.mean_bound))),
+                mean_bound, norm)
         return stats
     return observe
 

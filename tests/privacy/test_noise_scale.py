@@ -42,7 +42,11 @@ from skdpopt.accounting import (
 from skdpopt.losses import SquaredError
 from skdpopt.pipeline import _fitted_leaves
 from skdpopt.plans.bounds import DEFAULT_GRID, PRIOR_WEIGHT
-from skdpopt.plans.checks import FIT_CHECK_BOUND, REGRESSION_CHECK_BOUND
+from skdpopt.plans.checks import (
+    FIT_CHECK_BOUND,
+    REGRESSION_CHECK_BOUND,
+    REGRESSION_MEAN_BOUND,
+)
 from skdpopt.plans.logistic_simplex import SGD_CLIP
 from skdpopt.plans.sgd import DPSGDPlan
 from skdpopt.solvers import query_release
@@ -190,13 +194,24 @@ def _class_release_draws(plan, leaf, count, n_classes):
         assert count == 1
         per_total = math.sqrt(2.0) if kind == "normal" else 2.0
         return [(kind, z * per_total, n_classes)]
+    if plan.fit_check is not None and not n_classes:
+        if [(leaf, count)] == leaves(plan.fit_check.event):
+            return _regression_check_draws(leaf)
     if plan.fit_check is not None and leaf == plan.fit_check.event:
         assert count == 1
-        # The regressor's (no classes) sums squared-error gains clipped to
-        # +-REGRESSION_CHECK_BOUND.
-        bound = FIT_CHECK_BOUND if n_classes else REGRESSION_CHECK_BOUND
-        return [(kind, z * 2.0 * bound, 1)]
+        return [(kind, z * 2.0 * FIT_CHECK_BOUND, 1)]
     return None
+
+
+def _regression_check_draws(leaf):
+    """The regressors' fit check: three releases of one noise over their
+    sensitivity, in order: the centred targets' sum clipped to
+    +-REGRESSION_MEAN_BOUND (2 REGRESSION_MEAN_BOUND), then two sums of
+    squared-error gains clipped to +-REGRESSION_CHECK_BOUND (2
+    REGRESSION_CHECK_BOUND each)."""
+    kind, z = _leaf_scale(leaf)
+    return [(kind, z * 2.0 * REGRESSION_MEAN_BOUND, 1),
+            (kind, z * 2.0 * REGRESSION_CHECK_BOUND, 2)]
 
 
 # The widths a target's clipped sum can be clipped to (docs/privacy/targets.md):
@@ -280,14 +295,12 @@ def _expected_lasso(est, draws, n):
     expected, skip = _expected_preliminary(plan, found, draws)
     check = []
     if plan.fit_check is not None:
-        # Last: the fit check's sum of squared-error gains clipped to
-        # +-REGRESSION_CHECK_BOUND (2 REGRESSION_CHECK_BOUND), drawn only
-        # where the target was centred.
+        # Last: the fit check's three releases, drawn only where the
+        # target was centred.
         leaf, count = found.pop()
-        assert leaf == plan.fit_check.event and count == 1
-        kind, z = _leaf_scale(leaf)
+        assert [(leaf, count)] == leaves(plan.fit_check.event)
         if plan.target_draws.centre:
-            check = [(kind, z * 2.0 * REGRESSION_CHECK_BOUND, 1)]
+            check = _regression_check_draws(leaf)
     if est.solver == "frank_wolfe":
         (leaf, count), = found
         residual = (est.target_bound_ if est.residual_bound == "auto"

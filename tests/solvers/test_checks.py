@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from skdpopt._clipping import clipped_share
-from skdpopt.plans.checks import plan_clip_check, plan_fit_check
+from skdpopt.plans.checks import plan_clip_check, plan_fit_check, plan_regression_check
 from skdpopt.solvers.checks import (
     log_likelihood_gains,
     release_clip_check,
@@ -107,19 +107,82 @@ def test_squared_error_gains_stay_finite_and_exact_for_extreme_values():
     np.testing.assert_allclose(squared_error_gains(f, t, 0.3), exact, atol=1e-12)
 
 
-def test_squared_error_check_sum_moves_by_at_most_two_bounds_per_record():
+def test_squared_error_gains_over_a_constant_are_the_gains_of_the_shifted_problem():
+    rng = np.random.default_rng(4)
+    t, f = rng.normal(size=50), rng.normal(size=50)
+    # (t - c)^2 - (t - f)^2, clipped.
+    exact = np.clip((t - 0.3) ** 2 - (t - f) ** 2, -0.2, 0.2)
+    np.testing.assert_allclose(squared_error_gains(f, t, 0.2, constant=0.3), exact,
+                               atol=1e-12)
+    np.testing.assert_allclose(squared_error_gains(f, t, 0.2, constant=0.3),
+                               squared_error_gains(f - 0.3, t - 0.3, 0.2))
+
+
+def test_squared_error_check_sums_move_by_at_most_their_sensitivities():
+    """Without noise the check returns the two sums of clipped gains; one
+    record moves each by at most 2 bound, whatever the constant (the
+    released mean is an earlier release), and the clipped target sum by
+    2 mean_bound."""
     rng = np.random.default_rng(3)
     t, f = rng.normal(size=200), rng.normal(size=200) * 0.5
-    plan = plan_fit_check(0.0, bound=0.1)
-    base = release_squared_error_check(f, t, plan, rng)
-    for value, prediction in ((1e300, -1e300), (0.0, 0.0), (-t[5], np.nan)):
+    plan = plan_regression_check(0.0)
+    over_location, over_mean = release_squared_error_check(f, t, plan, rng)
+    mean = np.clip(np.clip(t, -plan.mean_bound, plan.mean_bound).mean(),
+                   -plan.mean_bound, plan.mean_bound)
+    assert over_location == pytest.approx(squared_error_gains(f, t, plan.bound).sum())
+    assert over_mean == pytest.approx(
+        squared_error_gains(f, t, plan.bound, constant=mean).sum())
+    for value, prediction in ((1e300, -1e300), (0.0, 0.0), (-t[5], np.nan),
+                              (np.inf, 0.0)):
         t2, f2 = t.copy(), f.copy()
         t2[5], f2[5] = value, prediction
-        assert abs(release_squared_error_check(f2, t2, plan, rng) - base) <= 0.2 + 1e-12
-    noisy = plan_fit_check(2.0, bound=0.1)
+        for c in (0.0, mean, -plan.mean_bound):
+            moved = (squared_error_gains(f2, t2, plan.bound, constant=c).sum()
+                     - squared_error_gains(f, t, plan.bound, constant=c).sum())
+            assert abs(moved) <= 2 * plan.bound + 1e-12
+        clipped = np.clip(t2, -plan.mean_bound, plan.mean_bound).sum()
+        assert abs(clipped - np.clip(t, -plan.mean_bound, plan.mean_bound).sum()) \
+            <= 2 * plan.mean_bound + 1e-12
+    noisy = plan_regression_check(2.0)
     draws = [release_squared_error_check(np.zeros(4), np.ones(4), noisy,
-                                         np.random.default_rng(seed))
+                                         np.random.default_rng(seed))[0]
              for seed in range(4000)]
-    # Zero gains plus N(0, 0.4^2): the sample std within 5% (its standard
-    # error is 1.1%).
+    # Zero gains over the location plus N(0, (sqrt(3) 2 * 0.2)^2): the sample
+    # std within 5% (its standard error is 1.1%).
+    assert noisy.noise_scale == pytest.approx(np.sqrt(3) * 2.0 * 2 * noisy.bound)
     assert np.std(draws) == pytest.approx(noisy.noise_scale, rel=0.05)
+
+
+def test_a_model_better_than_the_location_but_not_the_mean_fails_the_check():
+    """A skewed target: the released location (0) sits in the bulk, the
+    mean above it.  A model that predicts the location plus a weak
+    signal gains over the location, on most rows, and loses to the mean:
+    no noise, so the verdict is exact."""
+    rng = np.random.default_rng(5)
+    n = 5000
+    t = np.where(rng.random(n) < 0.15, 0.8, 0.0) + 0.05 * rng.normal(size=n)
+    x = rng.normal(size=n)
+    t = t + 0.02 * x
+    f = 0.02 * x
+    plan = plan_regression_check(0.0)
+    over_location, over_mean = release_squared_error_check(f, t, plan, rng)
+    assert over_location > 0 > over_mean
+    # Its squared error is indeed above the mean's.
+    assert np.sum((t - f) ** 2) > np.sum((t - t.mean()) ** 2)
+    noisy = plan_regression_check(1.0)
+    assert not noisy.clearly_better(over_location, over_mean, n)
+
+
+def test_regression_check_margins():
+    """The verdict: both released sums above FIT_CHECK_SPREADS spreads, the
+    gain over the mean also above the lift its noise gives."""
+    from skdpopt.plans.checks import FIT_CHECK_SPREADS
+
+    plan = plan_regression_check(10.0)
+    margin = FIT_CHECK_SPREADS * plan.spread
+    lift = plan.mean_spread ** 2 / 100
+    assert plan.clearly_better(margin * 1.01, margin + lift * 1.01, 100)
+    assert not plan.clearly_better(margin * 0.99, margin + lift * 2, 100)
+    assert not plan.clearly_better(margin * 2, margin + lift * 0.99, 100)
+    # No privacy: nothing is checked.
+    assert plan_regression_check(0.0).clearly_better(-1.0, -1.0, 100)
