@@ -26,7 +26,8 @@ Seeds: the development seeds 0-2 choose; the table of
 ``docs/design/minimax.md`` is printed from the fresh seeds 100-104
 (``--report``), which nothing was chosen on.  ``--develop`` compares the
 defaults with the alternatives to each constant (``CANDIDATES``, one
-replaced at a time) on the development seeds, and gda without privacy
+replaced at a time; ``--set`` other combinations, printed only) on the
+development seeds, and gda without privacy
 with the exact minimax on the member ``four``.  ``--auto`` measures
 ``solver="auto"``'s rule: gda against vertex sampling on the tuning
 designs of ``bench_minimax.py`` (``AUTO_DESIGNS``), with privacy and
@@ -40,6 +41,7 @@ Usage::
     python benchmarks/design_minimax.py --develop --n-jobs 2  # the alternatives
     python benchmarks/design_minimax.py --quick      # CI's subsets
     python benchmarks/design_minimax.py --develop --quick
+    python benchmarks/design_minimax.py --develop --set CLIP_FACTOR=0.5,WEIGHT_DECAY=0.6
     python benchmarks/design_minimax.py --auto --n-jobs 2   # the auto rule
     python benchmarks/design_minimax.py --auto --quick
     python benchmarks/design_minimax.py --vertex --n-jobs 2  # vertex sampler
@@ -189,6 +191,23 @@ CANDIDATES = {
         ("GROUP_TEMPERATURE", 0.5), ("GROUP_TEMPERATURE", 2.0),
         ("MODEL_SHARE", 0.7), ("MODEL_SHARE", 0.85))},
 }
+
+
+def parse_sets(sets):
+    """``--set`` values (``NAME=VALUE,...`` each) as candidates beside the
+    defaults: ``{label: (constants, {})}``."""
+    out = {"defaults": ({}, {})}
+    for text in sets:
+        consts = {}
+        for item in text.split(","):
+            name, value = item.split("=")
+            if not hasattr(plans, name.strip()):
+                raise SystemExit(f"--set: no constant {name.strip()!r} in "
+                                 "skdpopt.plans.minimax")
+            consts[name.strip()] = float(value)
+        out[", ".join(f"{k} = {v:g}" for k, v in consts.items())] = (consts, {})
+    return out
+
 
 def member_seed(member, seed, epsilon, candidates, exact=True):
     """References and every candidate's score on one member and seed."""
@@ -536,6 +555,11 @@ def main(argv=None):
                         help=f"on {', '.join(QUICK_MEMBERS)} and one seed "
                              "(the first fresh or development seed); with "
                              f"--auto {', '.join(QUICK_AUTO)}")
+    parser.add_argument("--set", action="append", default=[],
+                        metavar="NAME=VALUE[,NAME=VALUE]",
+                        help="with --develop: only the defaults and these "
+                             "settings (a combination per --set; printed "
+                             "only)")
     parser.add_argument("--no-exact", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=1)
     Report.add_arguments(parser)
@@ -562,11 +586,13 @@ def main(argv=None):
         QUICK_MEMBERS if args.quick else None
     warnings.simplefilter("ignore")
     members = [m for m in MEMBERS if not names or m[0] in names]
-    candidates = CANDIDATES if args.develop else {"dpminimax": ({}, {})}
+    candidates = (parse_sets(args.set) if args.develop and args.set else
+                  CANDIDATES if args.develop else {"dpminimax": ({}, {})})
     # Only a whole run (every member, or the quick ones with --quick;
-    # epsilon 1, the exact minimax) writes its table.
+    # epsilon 1, the exact minimax, every candidate) writes its table.
     written = (args.report or args.develop) and not (
-        args.no_exact or args.epsilon != 1.0 or (args.members and not args.quick))
+        args.no_exact or args.epsilon != 1.0 or args.set
+        or (args.members and not args.quick))
     name = "design_minimax.develop" if args.develop else "design_minimax"
     report = Report(name, args, write=written)
     print("| member | " + " | ".join(
