@@ -35,6 +35,15 @@ from . import rdp
 # Number of grid points the composed distribution of a whole run should span;
 # sets the discretisation step and, with it, accuracy against run time.
 TARGET_POINTS = 2**14
+# A mechanism composed many times is discretised on a finer grid and moved
+# to the run's grid in stages (see ``_power``): the spreads its moves add
+# to the run's loss total at most about ``_SPREAD_BUDGET / 4`` grid steps
+# squared per stage, and its finer grids span at most four times the run's
+# points, and at most ``_REFINED_POINTS`` (the fine grid's size: refining
+# the fine grid itself cost two to four times as much for under a tenth
+# of a percent of epsilon on a 2,930-step DP-SGD run).
+_SPREAD_BUDGET = 128.0
+_REFINED_POINTS = 2**14
 # Renyi orders among which the tilt is chosen (a coarse grid suffices: the
 # tilt only steers numerical accuracy, never soundness).
 _TILT_ORDERS = 1.0 + np.geomspace(1e-3, 1023.0, 64)
@@ -199,26 +208,23 @@ class DiscretePLD:
         if tail_mass <= 0:
             return self
         n = len(self.tilted)
-        log_tail = np.log(tail_mass)
-        # Cumulative masses from the top, grown until they pass the cut.
-        n_top, from_top = _prefix_search(
-            lambda m: _log_cumsum(self._log_mass_slice(n - m, n)[::-1]), n, log_tail)
-        n_top = min(n_top, n - 1)
+        log_tail = math.log(tail_mass)
+        log_mass = self.log_mass_bounds()
+        # Cumulative masses from the top.
+        from_top = _log_cumsum(log_mass[::-1])
+        n_top = min(int(np.searchsorted(from_top, log_tail, side="right")), n - 1)
         inf_mass = self.infinity_mass
         if n_top:
-            inf_mass = min(1.0, inf_mass + float(np.exp(from_top[n_top - 1])))
+            inf_mass = min(1.0, inf_mass + math.exp(from_top[n_top - 1]))
         keep = n - n_top
-
-        def moved(m):
-            # Tilted weight the lowest m points would have once moved up to
-            # point m - 1; the distribution has total mass 1, so no
-            # cumulative mass exceeds 1 even where round-off bounds are loose.
-            from_bottom = np.minimum(_log_cumsum(self._log_mass_slice(0, m)), 0.0)
-            losses = (self.offset + np.arange(m)) * self.step
-            return np.maximum.accumulate(
-                from_bottom + self.tilt * losses - self.log_scale)
-
-        n_bottom, moved_mass = _prefix_search(moved, keep, log_tail)
+        # Tilted weight the lowest m points would have once moved up to
+        # point m - 1; the distribution has total mass 1, so no cumulative
+        # mass exceeds 1 even where round-off bounds are loose.
+        from_bottom = np.minimum(_log_cumsum(log_mass[:keep]), 0.0)
+        losses = (self.offset + np.arange(keep)) * self.step
+        moved_mass = np.maximum.accumulate(
+            from_bottom + self.tilt * losses - self.log_scale)
+        n_bottom = int(np.searchsorted(moved_mass, log_tail, side="right"))
         n_bottom = min(n_bottom, keep - 1)
         tilted = self.tilted[n_bottom:keep].copy()
         if n_bottom:
@@ -260,6 +266,43 @@ class DiscretePLD:
             if remaining:
                 base = base.compose(base, tail_mass / remaining)
         return result
+
+    def coarsen(self, factor):
+        """The same distribution on the grid ``factor`` times coarser,
+        pessimistically (the grid points are the multiples of the new step).
+
+        Each point's mass is split between the two coarse points around it
+        keeping both its P-mass and its Q-mass ("connect the dots" again):
+        a mean-preserving spread of ``exp(-L)`` under P, so delta(eps) can
+        only grow, and composition keeps the order.  The map is linear with
+        non-negative coefficients, so the error bound maps with it.
+        """
+        factor = int(factor)
+        if factor == 1:
+            return self
+        h, m, tilt = self.step, factor, self.tilt
+        index = self.offset + np.arange(len(self.tilted))
+        coarse = np.floor_divide(index, m)
+        within = np.arange(m)
+        # Share of a point ``within * h`` above a coarse point that moves up
+        # one coarse step: ``(1 - exp(-within h)) / (1 - exp(-m h))``.
+        up = np.expm1(-within * h) / np.expm1(-m * h)
+        down = 1.0 - up
+        # Tilted weights change by exp(tilt * move) when a mass moves.
+        down_weight = down * np.exp(-tilt * h * within)
+        up_weight = up * np.exp(tilt * h * (m - within))
+        j = index - coarse * m
+        first = int(coarse[0])
+        size = int(coarse[-1]) - first + 2
+        tilted = (np.bincount(coarse - first, self.tilted * down_weight[j], size)
+                  + np.bincount(coarse - first + 1, self.tilted * up_weight[j],
+                                size))
+        tilted *= 1.0 + _DISCRETIZATION_SLACK  # round-off of the split
+        # Each coarse point receives every ``within`` once going down and
+        # once going up (from the cell below), at most.
+        gain = (down_weight.sum() + up_weight.sum()) * (1.0 + _DISCRETIZATION_SLACK)
+        return DiscretePLD(tilted, first, h * m, tilt, self.log_scale,
+                           self.error * gain, self.infinity_mass)
 
     def _log_delta_terms(self):
         """Logs of ``A_j = sum_{i>j} m_i`` and ``D_j = sum_{i>j} m_i e^(l_j - l_i)``.
@@ -584,11 +627,49 @@ def compose_pairs(pairs_and_counts, delta, points=None):
     step = max(width / (points or TARGET_POINTS), 1e-7)
     result = None
     for pair, count in pairs_and_counts:
-        # The single step's cut tails are paid ``count`` times.
-        pld = discretize(pair, step, tail / count, tilt).truncate(tail / count)
-        pld = pld.self_compose(count, tail)
+        pld = _power(pair, count, step, tail, tilt, points or TARGET_POINTS)
         result = pld if result is None else result.compose(pld, tail)
     return result
+
+
+def _power(pair, count, step, tail_mass, tilt, points):
+    """``count``-fold composition of ``pair``, on the grid of ``step``.
+
+    Discretising a cell spreads its mass over the cell's two ends, which
+    adds up to ``step^2 / 4`` to the variance of the loss; a single step
+    discretised on the run's grid adds that ``count`` times, which for the
+    many small losses of a subsampled Gaussian run is most of the grid's
+    excess.  So the single step is discretised on a grid ``refine`` times
+    finer, and the power ``pair^(2^k)`` moves to a grid twice as coarse
+    (:meth:`DiscretePLD.coarsen`, itself pessimistic) once the spread that
+    adds, paid by each of the ``count >> k`` times the power enters the
+    result, is within ``_SPREAD_BUDGET`` squared steps of the run's grid.
+    """
+    low, high = pair.support(tail_mass / count)
+    span = (high - low) / step  # the single step's support, in run steps
+    limit = min(4 * points, _REFINED_POINTS)
+    refine = 1
+    while (2 * refine * span <= limit
+           and count > _SPREAD_BUDGET * refine**2):
+        refine *= 2
+    # The single step's cut tails are paid ``count`` times.
+    base = discretize(pair, step / refine, tail_mass / count, tilt)
+    base = base.truncate(tail_mass / count)
+    result, remaining = None, count
+    while remaining:
+        if remaining & 1:
+            if result is None:
+                result = base
+            else:
+                result = result.coarsen(round(base.step / result.step))
+                result = result.compose(base, tail_mass)
+        remaining >>= 1
+        if remaining:
+            base = base.compose(base, tail_mass / remaining)
+            while (base.step < step
+                   and remaining * 4 * base.step**2 <= _SPREAD_BUDGET * step**2):
+                base = base.coarsen(2)
+    return result.coarsen(round(step / result.step))
 
 
 def clear_cache():

@@ -100,10 +100,12 @@ def test_default_grid_is_coarse_only_where_it_has_converged():
     assert converged.epsilon(1e-5, points=2**10) <= 1.03 * coarse
     assert converged.epsilon(1e-5) == coarse
     assert coarse <= 1.01 * converged.epsilon(1e-5, points=2**16)
-    # 10,000 steps: the coarse grid is 8% loose, so the fine one is used.
-    long_run = run(0.0063, 4.7, 10_000)
-    assert long_run.epsilon(1e-5, points=2**11) > 1.05 * long_run.epsilon(1e-5)
-    assert long_run.epsilon(1e-5) == long_run.epsilon(1e-5, points=2**14)
+    # 10,000 steps at q = 0.001, s = 0.8: halving the coarse grid moves
+    # epsilon by more than 3%, so the fine grid is used.
+    long_run = run(0.001, 0.8, 10_000)
+    coarse = long_run.epsilon(1e-5, points=2**11)
+    assert long_run.epsilon(1e-5, points=2**10) > 1.03 * coarse
+    assert long_run.epsilon(1e-5) == long_run.epsilon(1e-5, points=2**14) < coarse
 
 
 # ---------------------------------------------------------------------------

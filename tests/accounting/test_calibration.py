@@ -21,6 +21,7 @@ from skdpopt.accounting import (
     clt_noise_multiplier,
     repeat,
 )
+from skdpopt.accounting.accountant import COARSE_POINTS
 from skdpopt.accounting.calibration import _search
 
 # (epsilon, delta, sampling rate, steps): typical settings.
@@ -250,34 +251,60 @@ def _counting(monkeypatch):
     return counts
 
 
-def _draws_then_steps(noise_multiplier, score_sensitivity=0.012, steps=2930):
+def _draws_then_steps(noise_multiplier, score_sensitivity=0.012, steps=2930,
+                      sampling_rate=256 / 150_000):
     """A DP-SGD run with released "auto" draws first: seven exponential
-    mechanisms, then Poisson-subsampled Gaussian steps (150,000 rows, batch
-    256, 5 epochs)."""
+    mechanisms, then Poisson-subsampled Gaussian steps (by default 150,000
+    rows, batch 256, 5 epochs)."""
     from skdpopt.accounting import ExponentialMechanism, compose
 
     return compose(repeat(ExponentialMechanism(score_sensitivity), 7),
-                   repeat(SubsampledGaussianMechanism(256 / 150_000,
+                   repeat(SubsampledGaussianMechanism(sampling_rate,
                                                       noise_multiplier), steps))
+
+
+def _long_sparse_run(noise_multiplier):
+    """10,000 steps at sampling rate 0.001: the coarse grid has not
+    converged even through the repeated mechanism's finer grids."""
+    return _draws_then_steps(noise_multiplier, steps=10_000, sampling_rate=0.001)
 
 
 def test_calibration_checks_the_fine_grid_once(monkeypatch):
     """On a run whose coarse grid has not converged (halving it moves epsilon
-    by about 10%), the default accounting's answer is predicted from the two
-    coarse grids, so that the fine grid is computed once, for the value
+    by more than 3%), the default accounting's answer is predicted from the
+    two coarse grids, so that the fine grid is computed once, for the value
     returned; the Renyi curve, looser here, is computed for the first probe
     and the returned value only."""
     from skdpopt.accounting import accountant, pld, privacy_spent
 
     counts = _counting(monkeypatch)
-    delta = 1 / 150_000**2
-    value, spent = calibrate(_draws_then_steps, 1.0, delta, NoiseBracket(1.7))
+    delta = 1e-5
+    value, spent = calibrate(_long_sparse_run, 1.2, delta, NoiseBracket(0.8))
     assert counts.get(pld.TARGET_POINTS) == 1, counts
     assert counts.get("renyi", 0) <= 2, counts
     # The check that made the prediction necessary: not converged.
-    run = Accountant().compose(_draws_then_steps(value))
+    run = Accountant().compose(_long_sparse_run(value))
     assert (run.pld_epsilon(delta, accountant.COARSE_POINTS // 2)
-            > 1.05 * run.pld_epsilon(delta, accountant.COARSE_POINTS))
+            > accountant._CONVERGED * run.pld_epsilon(delta, accountant.COARSE_POINTS))
+    assert privacy_spent(_long_sparse_run(value), delta).epsilon == spent
+    assert 0.98 * 1.2 <= spent <= 1.2
+
+
+def test_dpsgd_calibration_needs_no_fine_grid(monkeypatch):
+    """DP-SGD's defaults on 150,000 rows (2,930 steps after the auto
+    draws): through the finer grids of its repeated steps the coarse grid
+    converges, so the calibration computes no fine grid, the half grid
+    once (the default accounting's convergence check) and a few coarse
+    probes; privacy_spent reports the same value."""
+    from skdpopt.accounting import pld, privacy_spent
+
+    counts = _counting(monkeypatch)
+    delta = 1 / 150_000**2
+    value, spent = calibrate(_draws_then_steps, 1.0, delta, NoiseBracket(1.7))
+    assert counts.get(pld.TARGET_POINTS) is None, counts
+    assert counts.get(COARSE_POINTS // 2) == 1, counts
+    assert counts.get(COARSE_POINTS) <= 5, counts
+    assert counts.get("renyi", 0) <= 2, counts
     assert privacy_spent(_draws_then_steps(value), delta).epsilon == spent
     assert 0.98 <= spent <= 1.0
 
