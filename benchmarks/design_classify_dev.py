@@ -48,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import bench_panel  # noqa: E402
-from design_lasso_dev import MAX_ROWS, load, parse_value  # noqa: E402
+from design_lasso_dev import MAX_ROWS, choose, load, parse_value  # noqa: E402
 from panel_data import NO_YES, PANEL, STATE_NAMES, TableSpec  # noqa: E402
 
 ZERO_ONE = (0, 1)
@@ -334,11 +334,7 @@ def main(argv=None):
                      if k in getattr(skdpopt, name)().get_params()}
               for name in estimators}
     epsilons = [float(e) for e in args.epsilon.split(",")]
-    chosen = tables(args.set)
-    if args.tables:
-        names = args.tables.split(",")
-        chosen = [t for t in tables("all")
-                  if (t if isinstance(t, str) else t.name) in names]
+    chosen = choose(tables, args.set, args.tables)
     start = time.perf_counter()
     records = []
     for table in chosen:

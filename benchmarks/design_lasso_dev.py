@@ -254,6 +254,16 @@ def tables(which):
             "all": DEV + generated + design}[which]
 
 
+def choose(tables, which, names=None):
+    """The tables of the set ``which`` (``tables(which)``), or those of
+    all the sets named in the comma-separated ``names``."""
+    if not names:
+        return tables(which)
+    names = names.split(",")
+    return [t for t in tables("all")
+            if (t if isinstance(t, str) else t.name) in names]
+
+
 def run(spec_or_name, seed, epsilons, params, scaler="private"):
     spec, X, y = load(spec_or_name, seed)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
@@ -316,11 +326,7 @@ def main(argv=None):
     params = dict(item.split("=", 1) for item in args.params)
     params = {k: parse_value(v) for k, v in params.items()}
     epsilons = [float(e) for e in args.epsilon.split(",")]
-    chosen = tables(args.set)
-    if args.tables:
-        names = args.tables.split(",")
-        chosen = [t for t in tables("all")
-                  if (t if isinstance(t, str) else t.name) in names]
+    chosen = choose(tables, args.set, args.tables)
     start = time.perf_counter()
     records = []
     for table in chosen:
