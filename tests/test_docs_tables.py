@@ -246,10 +246,9 @@ def test_every_generated_file_a_page_quotes_exists():
     assert {"docs/benchmarks/dpsgd.md", "docs/comparison.rst"} <= set(result.pages)
 
 
-@pytest.mark.xfail(strict=True, reason="the generated tables come from several "
-                   "commits until the benchmarks are re-run on one "
-                   "(python tools/page_commits.py prints the re-runs)")
 def test_every_page_quotes_runs_of_one_commit():
+    # A page's figures come from one commit: a change that moves a table
+    # re-runs every run its pages quote (tools/page_commits.py lists them).
     import page_commits
 
     result = page_commits.survey([ROOT / name for name in PAGES])
