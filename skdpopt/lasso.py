@@ -333,6 +333,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             warn_if_signal_is_weak(self, ratio, threshold=WEAK_SIGNAL_RATIO,
                                    levers=(MORE_EPSILON, MORE_ROWS,
                                            "fewer steps (max_iter)"))
+        rng = self._begin_release(plan)
         # Public too: the grids and noise of the draws planned for "auto".
         if plan.target_draws is not None:
             warn_if_coarse(self, plan.target_draws, ["target_bound"])
@@ -340,7 +341,6 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 warn_if_not_centred(self, plan.target_draws, "target_bound")
         if plan.bounds_draws is not None:
             warn_if_coarse(self, plan.bounds_draws, ["feature_bound"])
-        rng = self._begin_release(plan)
         (self.target_location_, self.target_bound_, self.feature_bound_,
          self.far_rows_share_) = release_lasso_bounds(self, X, y, plan, rng)
         if plan.clip_check is not None:
