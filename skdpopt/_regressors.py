@@ -39,7 +39,7 @@ def release_lasso_bounds(estimator, X, y, plan, rng):
         The features before clipping.
     y : ndarray or dask.array.Array of shape (n_samples,)
         The targets before centring.
-    plan : LassoPlan
+    plan : GreedyCDPlan or LassoFrankWolfePlan
         Reads ``target_draws``, ``bounds_draws`` and ``clip_check``.
     rng : numpy.random.Generator
 
