@@ -13,8 +13,8 @@ import numpy as np
 from audit_cases import DELTA, AuditCase
 
 import skdpopt._regressors
-import skdpopt.minimax
 import skdpopt.sgd
+import skdpopt.solvers.gda
 import skdpopt.solvers.targets
 from skdpopt import DPLasso, DPMinimaxClassifier, DPSGDRegressor
 from skdpopt.accounting import GaussianMechanism, privacy_spent
@@ -239,6 +239,6 @@ CASES = [
     # clip_norm_ is CLIP_FACTOR times the released row norm: a function of
     # the two draws alone.
     _bound_case("DPMinimaxClassifier (auto clip_norm)", "clip_norm_",
-                _fit_minimax, "row_norm_draws", skdpopt.minimax, "row norm",
+                _fit_minimax, "row_norm_draws", skdpopt.solvers.gda, "row norm",
                 datasets=_row_pair),
 ]
