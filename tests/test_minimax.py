@@ -14,6 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
+from skdpopt._validation import public_group_sizes
 from skdpopt.exceptions import PrivacyLeakWarning, UtilityWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
 from skdpopt.plans.minimax import (
@@ -849,3 +850,18 @@ def test_verbose_prints_public_quantities(data, capsys):
         X, y, sensitive_features=groups)
     out = capsys.readouterr().out
     assert "solver='gda'" in out and "kappa=" in out
+
+
+def test_public_group_sizes_come_from_one_group_or_the_priors_only():
+    """One group: all n rows; priors: their proportions of n, checked
+    against min_group_size before anything is released; otherwise the fit
+    counts the groups (None)."""
+    groups = np.array(["a", "b"])
+    np.testing.assert_array_equal(
+        public_group_sizes(groups[:1], None, 50, 10, named=True), [50.0])
+    assert public_group_sizes(groups, None, 50, 10, named=True) is None
+    np.testing.assert_allclose(
+        public_group_sizes(groups, {"a": 3, "b": 1}, 100, 10, named=True),
+        [75.0, 25.0])
+    with pytest.raises(ValueError, match="a group read from the data"):
+        public_group_sizes(groups, [0.95, 0.05], 100, 10, named=False)
