@@ -267,6 +267,21 @@ def tables(which):
             "all": DEV + generated + design}[which]
 
 
+def _noise_ratio(model, n_train):
+    """DP-SGD's noise over the largest signal of its summed steps
+    (``skdpopt._diagnostics.noisy_sum_ratio``, public); NaN for the other
+    classifiers."""
+    plan = getattr(model, "privacy_plan_", None)
+    if not hasattr(model, "t_") or plan is None:
+        return np.nan
+    from skdpopt._diagnostics import noisy_sum_ratio
+
+    return noisy_sum_ratio(
+        noise_multiplier=model.noise_multiplier_, n_steps=model.t_,
+        expected_batch=plan.sampling_rate * n_train,
+        n_params=model.n_features_in_ + int(model.fit_intercept))
+
+
 def run(table, seed, estimators, epsilons, params, scaler="private"):
     spec, X, y = load_classification(table, seed)
     spec = replace(spec, group=None)  # AUC only: the groups are not read
@@ -302,6 +317,7 @@ def run(table, seed, estimators, epsilons, params, scaler="private"):
                 estimator=name, seed=seed, epsilon=eps,
                 private=private["auc"], nonprivate=np_auc, trivial=trivial,
                 fraction=bench_panel.fraction(private["auc"], np_auc, trivial),
+                noise_ratio=_noise_ratio(pipe.steps[-1][1], len(y_tr)),
                 utility_warning=any(w.category.__name__ == "UtilityWarning"
                                     for w in caught),
                 seconds=time.perf_counter() - start))
@@ -350,6 +366,7 @@ def main(argv=None):
         set=("set", "first"), n=("n", "max"), p=("p", "max"), rate=("rate", "mean"),
         nonprivate=("nonprivate", "median"), private=("private", "median"),
         fraction=("fraction", "median"), worst=("fraction", "min"),
+        noise=("noise_ratio", "median"),
         warned=("utility_warning", "sum"), seconds=("seconds", "median"),
     ).reset_index()
     pd.set_option("display.width", 200)

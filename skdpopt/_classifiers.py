@@ -13,7 +13,7 @@ import numpy as np
 from ._data import map_rows
 from ._diagnostics import warn_if_no_better_than_prior
 from .plans.checks import FIT_CHECK_SPREADS
-from .plans.classes import class_stage, public_class_weights
+from .plans.classes import auto_step_scales, class_stage, public_class_weights
 from .solvers.checks import release_fit_check
 from .solvers.classes import release_class_totals, weigh_problems
 
@@ -38,7 +38,8 @@ def class_plan(estimator, sample_weight, *, proba):
             "fit_check": proba}
 
 
-def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng):
+def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng,
+                      *, auto_step=False):
     """Release the class totals (if planned) and weigh each binary problem.
 
     Parameters
@@ -54,6 +55,10 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng)
         Validated weights in ``[0, sample_weight_bound]``.
     totals_plan : ClassTotalsPlan or None
     rng : numpy.random.Generator
+    auto_step : bool, default=False
+        Scale each problem's step by the share of its rarer side in the
+        released totals (DPSGDClassifier's ``eta0="auto"``; 1 where the
+        totals are not released).
 
     Returns
     -------
@@ -64,9 +69,12 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng)
         totals = release_class_totals(targets, sample_weight, totals_plan, rng)
     bound = weight_bound(estimator, sample_weight)
     stage = class_stage(estimator.class_weight, estimator.classes_, totals, bound)
+    steps = (auto_step_scales(totals, len(targets))
+             if auto_step and totals is not None else None)
     return weigh_problems(
         targets, loss, stage, fit_intercept=estimator.fit_intercept,
-        sample_weight=None if sample_weight is None else sample_weight / bound)
+        sample_weight=None if sample_weight is None else sample_weight / bound,
+        step_scales=steps)
 
 
 def quiet_log_proba(estimator, rows):

@@ -37,6 +37,7 @@ from ._regressors import check_sgd_fit
 from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.bounds import is_auto
+from .plans.classes import AUTO_ETA0
 from .plans.sgd import plan_dpsgd
 from .solvers.noisy_sgd import noisy_sgd
 from .solvers.problems import LinearProblem
@@ -88,7 +89,11 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             auto_clip=is_auto(self.clip_norm),
             auto_target=self._auto_target_scale(),
             centre_target=self.fit_intercept,
-            learning_rate=self.learning_rate, eta0=self.eta0, power_t=self.power_t,
+            learning_rate=self.learning_rate,
+            # "auto" (classifier): the base step, scaled per problem from
+            # the released class totals.
+            eta0=AUTO_ETA0 if self.eta0 == "auto" else self.eta0,
+            power_t=self.power_t,
             **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
         warn_if_noise_dominates(self, noisy_sum_ratio(
@@ -591,6 +596,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     _parameter_constraints = {
         **_COMMON_PARAMETER_CONSTRAINTS,
         "loss": [StrOptions(set(CLASSIFICATION_LOSSES))],
+        "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "sample_weight_bound": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
@@ -677,7 +683,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
 
     def _weighting(self, targets, loss, sample_weight, plan, rng):
         return release_weighting(self, targets, loss, sample_weight,
-                                 plan.class_totals, rng)
+                                 plan.class_totals, rng,
+                                 auto_step=self.eta0 == "auto")
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

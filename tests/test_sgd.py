@@ -607,6 +607,34 @@ def test_balanced_weights_come_from_the_released_totals(imbalanced):
     assert balanced.predict(X).mean() > 3 * plain.predict(X).mean()
 
 
+def test_auto_step_is_set_by_the_released_totals_at_no_cost(imbalanced):
+    """eta0="auto" plans the base step and scales it per problem from the
+    released class totals (post-processing): the plan and the spend are
+    those of eta0=0.5, and with the same seed the fit is exactly the fit
+    of a fixed step, AUTO_ETA0 on the 5% positives (below STEP_SHARES[0])
+    and STEP_GROWTH times it on a balanced label (above STEP_SHARES[1]).
+    At epsilon=1 the released shares lie within a few hundredths of the
+    true ones (noise std about 10 rows of 3,000: a share error near 0.003),
+    far from the ramp's ends."""
+    from skdpopt.plans.classes import AUTO_ETA0, STEP_GROWTH, STEP_SHARES
+
+    X, y = imbalanced
+    X, y = X[:3000], y[:3000]
+    balanced = (X[:, 0] + np.random.default_rng(1).normal(size=3000) > 0).astype(int)
+    assert y.mean() < STEP_SHARES[0] - 0.02 and balanced.mean() > STEP_SHARES[1] + 0.02
+    for labels, step in ((y, AUTO_ETA0), (balanced, STEP_GROWTH * AUTO_ETA0)):
+        auto = DPSGDClassifier(eta0="auto", classes=[0, 1], random_state=0).fit(
+            X, labels)
+        fixed = DPSGDClassifier(eta0=step, classes=[0, 1], random_state=0).fit(
+            X, labels)
+        base = DPSGDClassifier(eta0=AUTO_ETA0, classes=[0, 1],
+                               random_state=0).fit(X, labels)
+        np.testing.assert_array_equal(auto.coef_, fixed.coef_)
+        np.testing.assert_array_equal(auto.intercept_, fixed.intercept_)
+        assert auto.privacy_plan_ == base.privacy_plan_
+        assert auto.privacy_spent_ == base.privacy_spent_
+
+
 def test_unit_sample_weights_change_nothing(imbalanced):
     X, y = imbalanced
     X, y = X[:3000], y[:3000]

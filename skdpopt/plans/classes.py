@@ -33,6 +33,16 @@ CALIBRATION_STEPS = 3
 # Released totals are floored at this many standard deviations of their
 # noise, so that a class the noise hides gets a bounded weight.
 TOTAL_FLOOR_SPREADS = 2.0
+# DPSGDClassifier's eta0="auto": the step of each binary problem is
+# AUTO_ETA0 where the released share of its rarer side is at most
+# STEP_SHARES[0], STEP_GROWTH times it from STEP_SHARES[1], and grows
+# linearly between.  A larger step finds the fit sooner on balanced
+# problems but, on rare classes, lets the noise move the scores more than
+# the weak summed gradient of the few rare rows (chosen on the panel's
+# design half, its classifier development tables and generated families).
+AUTO_ETA0 = 0.5
+STEP_GROWTH = 2.0
+STEP_SHARES = (0.1, 0.2)
 
 
 @dataclass(frozen=True)
@@ -219,3 +229,28 @@ def class_stage(class_weight, classes, totals, weight_bound=1.0):
     values only (see :func:`problem_weights`)."""
     return ClassStage(problem_weights(class_weight, classes, totals, weight_bound),
                       class_weight_vector(class_weight, classes, totals), totals)
+
+
+def auto_step_scales(totals, n_problems):
+    """What ``eta0="auto"`` multiplies ``AUTO_ETA0`` by on each binary
+    problem, from the released class totals only (post-processing).
+
+    Parameters
+    ----------
+    totals : ndarray of shape (n_classes,)
+        The released (floored) class totals.
+    n_problems : int
+        1 for two classes (its positives are ``classes[1]``), else one per
+        class (one-vs-rest).
+
+    Returns
+    -------
+    list of float
+        One scale per problem, in ``[1, STEP_GROWTH]``.
+    """
+    shares = totals / totals.sum()
+    positives = shares[1:] if n_problems == 1 else shares
+    low, high = STEP_SHARES
+    rare = np.minimum(positives, 1.0 - positives)
+    ramp = np.clip((rare - low) / (high - low), 0.0, 1.0)
+    return [float(1.0 + (STEP_GROWTH - 1.0) * r) for r in ramp]

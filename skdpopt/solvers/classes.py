@@ -161,6 +161,10 @@ class WeightedProblem:
     sample_weight : ndarray or None
         The rows' sample weights divided by their public bound, in [0, 1].
     fit_intercept : bool
+    step_scale : float
+        What the solver multiplies the plan's step size by (1 unless the
+        step is set from the released totals,
+        :func:`skdpopt.plans.classes.auto_step_scales`).
     """
 
     target: object
@@ -168,6 +172,7 @@ class WeightedProblem:
     weights: object
     sample_weight: np.ndarray = None
     fit_intercept: bool = True
+    step_scale: float = 1.0
 
     @property
     def class_weighted(self):
@@ -281,7 +286,8 @@ class ClassWeighting:
             _per_class(targets, self.totals.min() / self.totals))
 
 
-def weigh_problems(targets, loss, stage, *, sample_weight, fit_intercept):
+def weigh_problems(targets, loss, stage, *, sample_weight, fit_intercept,
+                   step_scales=None):
     """The weighting of a classifier fit and of each of its binary problems.
 
     Parameters
@@ -297,11 +303,17 @@ def weigh_problems(targets, loss, stage, *, sample_weight, fit_intercept):
     sample_weight : ndarray or None
         The rows' sample weights over their public bound, in [0, 1].
     fit_intercept : bool
+    step_scales : list of float or None, default=None
+        Each problem's step scale (None: all 1).
 
     Returns
     -------
     ClassWeighting
     """
-    problems = [WeightedProblem(target, loss, weights, sample_weight, fit_intercept)
-                for target, weights in zip(targets, stage.problems, strict=True)]
+    if step_scales is None:
+        step_scales = [1.0] * len(targets)
+    problems = [WeightedProblem(target, loss, weights, sample_weight, fit_intercept,
+                                scale)
+                for target, weights, scale in zip(targets, stage.problems,
+                                                  step_scales, strict=True)]
     return ClassWeighting(problems, stage.totals, stage.class_weights, sample_weight)

@@ -204,6 +204,9 @@ def _run(problem, plan, rng, *, projection=None, verbose=0):
     weight_scale = weighting.weights.scale if weighting is not None else 1.0
     intercept_init = (weighting.intercept_init() if weighting is not None
                       else problem.intercept_init)
+    if weighting is not None and weighting.step_scale != 1.0:
+        # A step set from released class totals (post-processing).
+        plan = replace(plan, eta0=plan.eta0 * weighting.step_scale)
     data = linear_rows(problem.X, problem.y, loss, clip_norm=clip_norm,
                        fit_intercept=fit_intercept, sample_weight=sample_weight)
     if plan.single_pass and not data.in_memory:

@@ -6,7 +6,10 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from skdpopt.accounting import GaussianMechanism, LaplaceMechanism
 from skdpopt.plans.classes import (
+    STEP_GROWTH,
+    STEP_SHARES,
     TOTAL_FLOOR_SPREADS,
+    auto_step_scales,
     plan_class_totals,
     problem_weights,
     public_class_weights,
@@ -67,3 +70,19 @@ def test_bad_class_weights_are_refused(bad):
 def test_class_weight_names_only_declared_classes():
     with pytest.raises(ValueError):
         public_class_weights({0: 1.0, 5: 2.0}, np.array([0, 1]))
+
+
+def test_auto_step_scales_ramp_with_the_rarer_side_of_each_problem():
+    """Binary: the rarer side of classes[1] against classes[0], whichever
+    it is; one-vs-rest: each class against the rest.  1 at or below
+    STEP_SHARES[0], STEP_GROWTH at or above STEP_SHARES[1], linear between."""
+    low, high = STEP_SHARES
+    middle = (low + high) / 2
+    for share, scale in ((0.02, 1.0), (low, 1.0), (middle, (1 + STEP_GROWTH) / 2),
+                         (high, STEP_GROWTH), (0.5, STEP_GROWTH)):
+        for positive in (share, 1 - share):
+            totals = np.array([1 - positive, positive]) * 1000
+            assert auto_step_scales(totals, 1) == [pytest.approx(scale)]
+    totals = np.array([0.05, 0.5, 0.45]) * 1000
+    assert auto_step_scales(totals, 3) == pytest.approx([1.0, STEP_GROWTH, STEP_GROWTH])
+
