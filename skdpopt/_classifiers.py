@@ -39,7 +39,7 @@ def class_plan(estimator, sample_weight, *, proba):
 
 
 def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng,
-                      *, auto_step=False):
+                      *, auto_step=None):
     """Release the class totals (if planned) and weigh each binary problem.
 
     Parameters
@@ -55,10 +55,12 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng,
         Validated weights in ``[0, sample_weight_bound]``.
     totals_plan : ClassTotalsPlan or None
     rng : numpy.random.Generator
-    auto_step : bool, default=False
-        Scale each problem's step by the share of its rarer side in the
-        released totals (DPSGDClassifier's ``eta0="auto"``; 1 where the
-        totals are not released).
+    auto_step : float or None, default=None
+        The steps' public noise ratio, to scale each problem's step from
+        it and the share of its rarer side in the released totals
+        (DPSGDClassifier's ``eta0="auto"``,
+        :func:`~skdpopt.plans.classes.auto_step_scales`; 1 where the
+        totals are not released); None: no scaling.
 
     Returns
     -------
@@ -69,8 +71,8 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng,
         totals = release_class_totals(targets, sample_weight, totals_plan, rng)
     bound = weight_bound(estimator, sample_weight)
     stage = class_stage(estimator.class_weight, estimator.classes_, totals, bound)
-    steps = (auto_step_scales(totals, len(targets))
-             if auto_step and totals is not None else None)
+    steps = (auto_step_scales(totals, len(targets), auto_step)
+             if auto_step is not None and totals is not None else None)
     return weigh_problems(
         targets, loss, stage, fit_intercept=estimator.fit_intercept,
         sample_weight=None if sample_weight is None else sample_weight / bound,

@@ -96,13 +96,15 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             power_t=self.power_t,
             **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
-        warn_if_noise_dominates(self, noisy_sum_ratio(
+        noise_ratio = noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
             expected_batch=plan.sampling_rate * n_samples,
-            n_params=X.shape[1] + int(self.fit_intercept)),
-            levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
+            n_params=X.shape[1] + int(self.fit_intercept))
+        warn_if_noise_dominates(self, noise_ratio,
+                                levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
         rng = self._begin_release(plan)
-        weighting = self._weighting(targets, loss, sample_weight, plan, rng)
+        weighting = self._weighting(targets, loss, sample_weight, plan, rng,
+                                    noise_ratio)
         problems = weighting.problems if weighting else [None] * len(targets)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
@@ -139,8 +141,9 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         """The plan's class totals and calibration (classifier)."""
         return {}
 
-    def _weighting(self, targets, loss, sample_weight, plan, rng):
-        """The classes' weighting (classifier; None for regression)."""
+    def _weighting(self, targets, loss, sample_weight, plan, rng, noise_ratio):
+        """The classes' weighting (classifier; None for regression);
+        ``noise_ratio`` is the steps' public noise over signal."""
         return None
 
     def _scaled_problem(self, targets, loss, plan, rng):
@@ -681,10 +684,10 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     def _class_plan(self, loss, sample_weight):
         return class_plan(self, sample_weight, proba=self._has_proba())
 
-    def _weighting(self, targets, loss, sample_weight, plan, rng):
-        return release_weighting(self, targets, loss, sample_weight,
-                                 plan.class_totals, rng,
-                                 auto_step=self.eta0 == "auto")
+    def _weighting(self, targets, loss, sample_weight, plan, rng, noise_ratio):
+        return release_weighting(
+            self, targets, loss, sample_weight, plan.class_totals, rng,
+            auto_step=noise_ratio if self.eta0 == "auto" else None)
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")

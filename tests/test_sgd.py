@@ -609,26 +609,39 @@ def test_balanced_weights_come_from_the_released_totals(imbalanced):
 
 def test_auto_step_is_set_by_the_released_totals_at_no_cost(imbalanced):
     """eta0="auto" plans the base step and scales it per problem from the
-    released class totals (post-processing): the plan and the spend are
-    those of eta0=0.5, and with the same seed the fit is exactly the fit
-    of a fixed step, AUTO_ETA0 on the 5% positives (below STEP_SHARES[0])
-    and STEP_GROWTH times it on a balanced label (above STEP_SHARES[1]).
-    At epsilon=1 the released shares lie within a few hundredths of the
-    true ones (noise std about 10 rows of 3,000: a share error near 0.003),
-    far from the ramp's ends."""
-    from skdpopt.plans.classes import AUTO_ETA0, STEP_GROWTH, STEP_SHARES
+    released class totals and the steps' public noise ratio
+    (post-processing): the plan and the spend are those of eta0=0.5, and
+    with the same seed the fit is exactly the fit of a fixed step:
+    AUTO_ETA0 on 3% positives (below STEP_SHARES[0]), STEP_GROWTH
+    times it on a balanced label (above STEP_SHARES[1]) where the noise
+    ratio is below NOISE_RATIOS[0], and AUTO_ETA0 again on that label
+    where the ratio is above NOISE_RATIOS[1].  The released shares lie
+    within a few hundredths of the true ones (noise std under 20 rows of
+    20,000 at epsilon 0.05 and above), far from the ramp's ends."""
+    from skdpopt._diagnostics import noisy_sum_ratio
+    from skdpopt.plans.classes import (
+        AUTO_ETA0,
+        NOISE_RATIOS,
+        STEP_GROWTH,
+        STEP_SHARES,
+    )
 
     X, y = imbalanced
-    X, y = X[:3000], y[:3000]
-    balanced = (X[:, 0] + np.random.default_rng(1).normal(size=3000) > 0).astype(int)
-    assert y.mean() < STEP_SHARES[0] - 0.02 and balanced.mean() > STEP_SHARES[1] + 0.02
-    for labels, step in ((y, AUTO_ETA0), (balanced, STEP_GROWTH * AUTO_ETA0)):
-        auto = DPSGDClassifier(eta0="auto", classes=[0, 1], random_state=0).fit(
-            X, labels)
-        fixed = DPSGDClassifier(eta0=step, classes=[0, 1], random_state=0).fit(
-            X, labels)
-        base = DPSGDClassifier(eta0=AUTO_ETA0, classes=[0, 1],
-                               random_state=0).fit(X, labels)
+    score = X[:, 0] + np.random.default_rng(1).normal(size=len(y))
+    rare, balanced = (score > 2.6).astype(int), (score > 0).astype(int)
+    assert rare.mean() < STEP_SHARES[0] - 0.01 and balanced.mean() > STEP_SHARES[1] + 0.02
+    cases = ((rare, 3.0, AUTO_ETA0), (balanced, 3.0, STEP_GROWTH * AUTO_ETA0),
+             (balanced, 0.02, AUTO_ETA0))
+    for labels, epsilon, step in cases:
+        def fit(eta0, labels=labels, epsilon=epsilon):
+            return DPSGDClassifier(eta0=eta0, epsilon=epsilon, delta=1e-9,
+                                   classes=[0, 1], random_state=0).fit(X, labels)
+
+        auto, fixed, base = fit("auto"), fit(step), fit(AUTO_ETA0)
+        ratio = noisy_sum_ratio(
+            noise_multiplier=auto.noise_multiplier_, n_steps=auto.t_,
+            expected_batch=auto.privacy_plan_.sampling_rate * len(y), n_params=5)
+        assert ratio < NOISE_RATIOS[0] if epsilon == 3.0 else ratio > NOISE_RATIOS[1]
         np.testing.assert_array_equal(auto.coef_, fixed.coef_)
         np.testing.assert_array_equal(auto.intercept_, fixed.intercept_)
         assert auto.privacy_plan_ == base.privacy_plan_

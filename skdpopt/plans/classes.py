@@ -34,15 +34,19 @@ CALIBRATION_STEPS = 3
 # noise, so that a class the noise hides gets a bounded weight.
 TOTAL_FLOOR_SPREADS = 2.0
 # DPSGDClassifier's eta0="auto": the step of each binary problem is
-# AUTO_ETA0 where the released share of its rarer side is at most
-# STEP_SHARES[0], STEP_GROWTH times it from STEP_SHARES[1], and grows
-# linearly between.  A larger step finds the fit sooner on balanced
-# problems but, on rare classes, lets the noise move the scores more than
-# the weak summed gradient of the few rare rows (chosen on the panel's
-# design half, its classifier development tables and generated families).
+# AUTO_ETA0 times a scale that grows to STEP_GROWTH with two public ramps
+# (their product): the released share of the problem's rarer side, from 0
+# at STEP_SHARES[0] to 1 at STEP_SHARES[1], and the steps' noise over their
+# largest signal (``skdpopt._diagnostics.noisy_sum_ratio``), from 1 at
+# NOISE_RATIOS[0] to 0 at NOISE_RATIOS[1].  A larger step finds the fit
+# sooner on balanced problems, but on rare classes, and where the noise is
+# large, it lets the noise move the scores more than the summed gradients
+# of the rows (chosen on the panel's design half, the classifier
+# development tables and generated families).
 AUTO_ETA0 = 0.5
 STEP_GROWTH = 2.0
-STEP_SHARES = (0.1, 0.2)
+STEP_SHARES = (0.05, 0.15)
+NOISE_RATIOS = (0.015, 0.03)
 
 
 @dataclass(frozen=True)
@@ -231,9 +235,10 @@ def class_stage(class_weight, classes, totals, weight_bound=1.0):
                       class_weight_vector(class_weight, classes, totals), totals)
 
 
-def auto_step_scales(totals, n_problems):
+def auto_step_scales(totals, n_problems, noise_ratio=0.0):
     """What ``eta0="auto"`` multiplies ``AUTO_ETA0`` by on each binary
-    problem, from the released class totals only (post-processing).
+    problem, from the released class totals and public quantities only
+    (post-processing).
 
     Parameters
     ----------
@@ -242,6 +247,10 @@ def auto_step_scales(totals, n_problems):
     n_problems : int
         1 for two classes (its positives are ``classes[1]``), else one per
         class (one-vs-rest).
+    noise_ratio : float, default=0.0
+        The steps' noise over their largest signal (public: from the
+        plan's noise multiplier and schedule and the number of
+        parameters).
 
     Returns
     -------
@@ -250,7 +259,12 @@ def auto_step_scales(totals, n_problems):
     """
     shares = totals / totals.sum()
     positives = shares[1:] if n_problems == 1 else shares
-    low, high = STEP_SHARES
     rare = np.minimum(positives, 1.0 - positives)
-    ramp = np.clip((rare - low) / (high - low), 0.0, 1.0)
-    return [float(1.0 + (STEP_GROWTH - 1.0) * r) for r in ramp]
+    by_share = _ramp(rare, *STEP_SHARES)
+    by_noise = 1.0 - _ramp(noise_ratio, *NOISE_RATIOS)
+    return [float(1.0 + (STEP_GROWTH - 1.0) * r * by_noise) for r in by_share]
+
+
+def _ramp(value, low, high):
+    """0 at or below ``low``, 1 at or above ``high``, linear between."""
+    return np.clip((np.asarray(value, dtype=float) - low) / (high - low), 0.0, 1.0)

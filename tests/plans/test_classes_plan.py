@@ -6,6 +6,7 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from skdpopt.accounting import GaussianMechanism, LaplaceMechanism
 from skdpopt.plans.classes import (
+    NOISE_RATIOS,
     STEP_GROWTH,
     STEP_SHARES,
     TOTAL_FLOOR_SPREADS,
@@ -72,17 +73,23 @@ def test_class_weight_names_only_declared_classes():
         public_class_weights({0: 1.0, 5: 2.0}, np.array([0, 1]))
 
 
-def test_auto_step_scales_ramp_with_the_rarer_side_of_each_problem():
+def test_auto_step_scales_ramp_with_the_rarer_side_and_the_noise():
     """Binary: the rarer side of classes[1] against classes[0], whichever
-    it is; one-vs-rest: each class against the rest.  1 at or below
-    STEP_SHARES[0], STEP_GROWTH at or above STEP_SHARES[1], linear between."""
+    it is; one-vs-rest: each class against the rest.  The share's ramp is
+    0 at or below STEP_SHARES[0], 1 at or above STEP_SHARES[1]; the
+    noise's is 1 at or below NOISE_RATIOS[0], 0 at or above
+    NOISE_RATIOS[1]; the scale grows to STEP_GROWTH with their product."""
     low, high = STEP_SHARES
-    middle = (low + high) / 2
-    for share, scale in ((0.02, 1.0), (low, 1.0), (middle, (1 + STEP_GROWTH) / 2),
+    quiet, loud = NOISE_RATIOS
+    half = (1 + STEP_GROWTH) / 2
+    for share, scale in ((0.02, 1.0), (low, 1.0), ((low + high) / 2, half),
                          (high, STEP_GROWTH), (0.5, STEP_GROWTH)):
         for positive in (share, 1 - share):
             totals = np.array([1 - positive, positive]) * 1000
             assert auto_step_scales(totals, 1) == [pytest.approx(scale)]
-    totals = np.array([0.05, 0.5, 0.45]) * 1000
+            assert auto_step_scales(totals, 1, quiet) == [pytest.approx(scale)]
+            assert auto_step_scales(totals, 1, loud) == [pytest.approx(1.0)]
+    balanced = np.array([500.0, 500.0])
+    assert auto_step_scales(balanced, 1, (quiet + loud) / 2) == [pytest.approx(half)]
+    totals = np.array([0.02, 0.5, 0.48]) * 1000
     assert auto_step_scales(totals, 3) == pytest.approx([1.0, STEP_GROWTH, STEP_GROWTH])
-
