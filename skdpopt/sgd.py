@@ -497,8 +497,20 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         ``ceil(max_iter * n_samples / batch_size)``.
     learning_rate : {"constant", "invscaling"}, default="constant"
         Step size schedule: ``eta0`` or ``eta0 / (t + 1)**power_t``.
-    eta0 : float, default=0.5
-        Initial step size.
+    eta0 : float or "auto", default="auto"
+        Initial step size.  "auto" sets it for each binary problem from
+        the class totals the fit releases anyway (post-processing: no
+        extra budget) and from public quantities: 0.5 where the released
+        share of the problem's rarer side is at most 5%, or where the
+        steps' summed noise is large against their largest summed signal
+        (``noise_multiplier_ * sqrt(n_params) / (batch * sqrt(t_))``
+        above 0.03), rising to 1.0 where that share is at least 15% and
+        the ratio at most 0.015
+        (``skdpopt.plans.classes.auto_step_scales``).  A larger step
+        reaches the fit sooner on balanced classes; on rare classes and
+        under heavy noise it lets the noise move the scores more than the
+        few rare rows' gradients.  Without released totals (the hinge loss
+        with ``fit_intercept=False`` and no "balanced" weights) it is 0.5.
     power_t : float, default=0.25
         Exponent of the "invscaling" schedule.
     average : bool or int, default=True
@@ -616,7 +628,7 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
         fit_intercept=True,
         max_iter=5,
         learning_rate="constant",
-        eta0=0.5,
+        eta0="auto",
         power_t=0.25,
         average=True,
         batch_size="auto",

@@ -61,7 +61,7 @@ AUTO_SQRT_D_PER_ROW = 0.05
 SGD_EPOCHS = 5
 SGD_FEATURE_BOUND = 2.0
 SGD_CLIP = 0.5
-# Its step size, constant (DPSGDClassifier's default eta0).
+# Its step size, constant (DPSGDClassifier's base step, AUTO_ETA0).
 SGD_STEP = 0.5
 
 

@@ -57,7 +57,7 @@ def test_clone_and_params_round_trip():
     assert twin.get_params(deep=False).keys() == params.keys() - {
         k for k in params if "__" in k}
     twin.set_params(estimator__eta0=0.3, epsilon=2.0)
-    assert twin.estimator.eta0 == 0.3 and search.estimator.eta0 == 0.5
+    assert twin.estimator.eta0 == 0.3 and search.estimator.eta0 == "auto"
 
 
 def test_pipeline_step_parameters_are_searched():
