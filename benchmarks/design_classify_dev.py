@@ -24,7 +24,9 @@ fraction of the non-private gain in AUC (over 0.5).  ``--scaler exact``
 replaces the DP scaler by scikit-learn's (an oracle that separates the
 scaler's share of the gap from the classifier's); ``--params`` sets the
 classifier's parameters (``class_weight=balanced``, ``max_iter=10``, ...;
-``average=half`` averages the last half of DP-SGD's iterates).
+``average=half`` averages the last half of DP-SGD's iterates).  The
+``noise`` column is DP-SGD's public noise ratio (its noise over the
+largest signal of its summed steps), which ``eta0="auto"`` reads.
 
 Usage::
 
