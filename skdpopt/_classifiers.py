@@ -57,7 +57,7 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng,
     rng : numpy.random.Generator
     auto_step : float or None, default=None
         The steps' public noise ratio, to scale each problem's step from
-        it and the share of its rarer side in the released totals
+        it and the weighted share of its rarer side in the released totals
         (DPSGDClassifier's ``eta0="auto"``,
         :func:`~skdpopt.plans.classes.auto_step_scales`; 1 where the
         totals are not released); None: no scaling.
@@ -71,7 +71,7 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng,
         totals = release_class_totals(targets, sample_weight, totals_plan, rng)
     bound = weight_bound(estimator, sample_weight)
     stage = class_stage(estimator.class_weight, estimator.classes_, totals, bound)
-    steps = (auto_step_scales(totals, len(targets), auto_step)
+    steps = (auto_step_scales([p.share for p in stage.problems], auto_step)
              if auto_step is not None and totals is not None else None)
     return weigh_problems(
         targets, loss, stage, fit_intercept=estimator.fit_intercept,

@@ -35,7 +35,8 @@ CALIBRATION_STEPS = 3
 TOTAL_FLOOR_SPREADS = 2.0
 # DPSGDClassifier's eta0="auto": the step of each binary problem is
 # AUTO_ETA0 times a scale that grows to STEP_GROWTH with two public ramps
-# (their product): the released share of the problem's rarer side, from 0
+# (their product): the released (weighted) share of the problem's rarer
+# side, from 0
 # at STEP_SHARES[0] to 1 at STEP_SHARES[1], and the steps' noise over their
 # largest signal (``skdpopt._diagnostics.noisy_sum_ratio``), from 1 at
 # NOISE_RATIOS[0] to 0 at NOISE_RATIOS[1].  A larger step finds the fit
@@ -235,18 +236,17 @@ def class_stage(class_weight, classes, totals, weight_bound=1.0):
                       class_weight_vector(class_weight, classes, totals), totals)
 
 
-def auto_step_scales(totals, n_problems, noise_ratio=0.0):
+def auto_step_scales(shares, noise_ratio=0.0):
     """What ``eta0="auto"`` multiplies ``AUTO_ETA0`` by on each binary
-    problem, from the released class totals and public quantities only
-    (post-processing).
+    problem, from released and public quantities only (post-processing).
 
     Parameters
     ----------
-    totals : ndarray of shape (n_classes,)
-        The released (floored) class totals.
-    n_problems : int
-        1 for two classes (its positives are ``classes[1]``), else one per
-        class (one-vs-rest).
+    shares : sequence of float
+        Each problem's weighted share of positives from the released
+        totals (:attr:`ProblemWeights.share`: class and sample weights
+        included, so that a class weight and the same weight on the class's
+        rows set the same step).
     noise_ratio : float, default=0.0
         The steps' noise over their largest signal (public: from the
         plan's noise multiplier and schedule and the number of
@@ -257,9 +257,8 @@ def auto_step_scales(totals, n_problems, noise_ratio=0.0):
     list of float
         One scale per problem, in ``[1, STEP_GROWTH]``.
     """
-    shares = totals / totals.sum()
-    positives = shares[1:] if n_problems == 1 else shares
-    rare = np.minimum(positives, 1.0 - positives)
+    shares = np.asarray(shares, dtype=float)
+    rare = np.minimum(shares, 1.0 - shares)
     by_share = _ramp(rare, *STEP_SHARES)
     by_noise = 1.0 - _ramp(noise_ratio, *NOISE_RATIOS)
     return [float(1.0 + (STEP_GROWTH - 1.0) * r * by_noise) for r in by_share]

@@ -74,22 +74,27 @@ def test_class_weight_names_only_declared_classes():
 
 
 def test_auto_step_scales_ramp_with_the_rarer_side_and_the_noise():
-    """Binary: the rarer side of classes[1] against classes[0], whichever
-    it is; one-vs-rest: each class against the rest.  The share's ramp is
-    0 at or below STEP_SHARES[0], 1 at or above STEP_SHARES[1]; the
-    noise's is 1 at or below NOISE_RATIOS[0], 0 at or above
-    NOISE_RATIOS[1]; the scale grows to STEP_GROWTH with their product."""
+    """The rarer side of each problem's share (positives or negatives,
+    whichever is rarer): its ramp is 0 at or below STEP_SHARES[0], 1 at or
+    above STEP_SHARES[1]; the noise's is 1 at or below NOISE_RATIOS[0], 0
+    at or above NOISE_RATIOS[1]; the scale grows to STEP_GROWTH with their
+    product."""
     low, high = STEP_SHARES
     quiet, loud = NOISE_RATIOS
     half = (1 + STEP_GROWTH) / 2
     for share, scale in ((0.02, 1.0), (low, 1.0), ((low + high) / 2, half),
                          (high, STEP_GROWTH), (0.5, STEP_GROWTH)):
         for positive in (share, 1 - share):
-            totals = np.array([1 - positive, positive]) * 1000
-            assert auto_step_scales(totals, 1) == [pytest.approx(scale)]
-            assert auto_step_scales(totals, 1, quiet) == [pytest.approx(scale)]
-            assert auto_step_scales(totals, 1, loud) == [pytest.approx(1.0)]
-    balanced = np.array([500.0, 500.0])
-    assert auto_step_scales(balanced, 1, (quiet + loud) / 2) == [pytest.approx(half)]
-    totals = np.array([0.02, 0.5, 0.48]) * 1000
-    assert auto_step_scales(totals, 3) == pytest.approx([1.0, STEP_GROWTH, STEP_GROWTH])
+            assert auto_step_scales([positive]) == [pytest.approx(scale)]
+            assert auto_step_scales([positive], quiet) == [pytest.approx(scale)]
+            assert auto_step_scales([positive], loud) == [pytest.approx(1.0)]
+    assert auto_step_scales([0.5], (quiet + loud) / 2) == [pytest.approx(half)]
+    assert auto_step_scales([0.02, 0.5, 0.9]) == pytest.approx(
+        [1.0, STEP_GROWTH, 1.5])
+
+
+def test_auto_step_reads_the_weighted_share():
+    """Balanced weights make every problem's weighted share one half."""
+    problems = problem_weights("balanced", np.array([0, 1]), np.array([950.0, 50.0]))
+    assert problems[0].share == pytest.approx(0.5)
+    assert auto_step_scales([p.share for p in problems]) == [STEP_GROWTH]
