@@ -11,9 +11,14 @@ from functools import partial
 import numpy as np
 
 from ._data import map_rows
-from ._diagnostics import warn_if_no_better_than_prior
+from ._diagnostics import noisy_sum_ratio, warn_if_no_better_than_prior
 from .plans.checks import FIT_CHECK_SPREADS
-from .plans.classes import auto_step_scales, class_stage, public_class_weights
+from .plans.classes import (
+    AUTO_ETA0,
+    auto_step_scales,
+    class_stage,
+    public_class_weights,
+)
 from .solvers.checks import release_fit_check
 from .solvers.classes import release_class_totals, weigh_problems
 
@@ -24,7 +29,8 @@ def weight_bound(estimator, sample_weight):
 
 
 def class_plan(estimator, sample_weight, *, proba):
-    """DPSGDClassifier's planned class releases (``plan_dpsgd`` arguments).
+    """DPSGDClassifier's base step and planned class releases
+    (``plan_dpsgd`` arguments).
 
     The class totals start the intercepts, set "balanced" weights and the
     prior of the fit check; the intercepts of losses with a probability
@@ -32,7 +38,9 @@ def class_plan(estimator, sample_weight, *, proba):
     """
     public_class_weights(estimator.class_weight, estimator.classes_)  # checks a dict
     count = estimator.fit_intercept or estimator.class_weight == "balanced" or proba
-    return {"n_classes": len(estimator.classes_) if count else None,
+    # eta0="auto" plans the base step; each problem scales it (sgd_weighting).
+    return {"eta0": AUTO_ETA0 if estimator.eta0 == "auto" else estimator.eta0,
+            "n_classes": len(estimator.classes_) if count else None,
             "weight_bound": weight_bound(estimator, sample_weight),
             "calibrate_intercept": estimator.fit_intercept and proba,
             "fit_check": proba}
@@ -77,6 +85,24 @@ def release_weighting(estimator, targets, loss, sample_weight, totals_plan, rng,
         targets, loss, stage, fit_intercept=estimator.fit_intercept,
         sample_weight=None if sample_weight is None else sample_weight / bound,
         step_scales=steps)
+
+
+def sgd_weighting(estimator, targets, loss, sample_weight, plan, rng):
+    """DPSGDClassifier's :func:`release_weighting`: with ``eta0="auto"``
+    each problem's step is scaled from its released share and the steps'
+    public noise ratio (:func:`~skdpopt.plans.classes.auto_step_scales`).
+
+    ``plan`` is the fit's DPSGDPlan.
+    """
+    noise_ratio = None
+    if estimator.eta0 == "auto":
+        n_samples = targets[0].shape[0]
+        noise_ratio = noisy_sum_ratio(
+            noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
+            expected_batch=plan.sampling_rate * n_samples,
+            n_params=estimator.n_features_in_ + int(estimator.fit_intercept))
+    return release_weighting(estimator, targets, loss, sample_weight,
+                             plan.class_totals, rng, auto_step=noise_ratio)
 
 
 def quiet_log_proba(estimator, rows):

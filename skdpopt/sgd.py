@@ -17,7 +17,7 @@ from ._base import (
     validate_training_data,
 )
 from ._bounds import private_bounds
-from ._classifiers import check_fit, class_plan, release_weighting
+from ._classifiers import check_fit, class_plan, sgd_weighting
 from ._clipping import example_norms
 from ._data import (
     is_dask_collection,
@@ -37,7 +37,6 @@ from ._regressors import check_sgd_fit
 from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.bounds import is_auto
-from .plans.classes import AUTO_ETA0
 from .plans.sgd import plan_dpsgd
 from .solvers.noisy_sgd import noisy_sgd
 from .solvers.problems import LinearProblem
@@ -89,22 +88,16 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             auto_clip=is_auto(self.clip_norm),
             auto_target=self._auto_target_scale(),
             centre_target=self.fit_intercept,
-            learning_rate=self.learning_rate,
-            # "auto" (classifier): the base step, scaled per problem from
-            # the released class totals.
-            eta0=AUTO_ETA0 if self.eta0 == "auto" else self.eta0,
-            power_t=self.power_t,
+            learning_rate=self.learning_rate, power_t=self.power_t,
             **self._class_plan(loss, sample_weight))
         # Public quantities only: n, epsilon (through the noise), schedule.
-        noise_ratio = noisy_sum_ratio(
+        warn_if_noise_dominates(self, noisy_sum_ratio(
             noise_multiplier=plan.noise_multiplier, n_steps=plan.n_steps,
             expected_batch=plan.sampling_rate * n_samples,
-            n_params=X.shape[1] + int(self.fit_intercept))
-        warn_if_noise_dominates(self, noise_ratio,
-                                levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
+            n_params=X.shape[1] + int(self.fit_intercept)),
+            levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
         rng = self._begin_release(plan)
-        weighting = self._weighting(targets, loss, sample_weight, plan, rng,
-                                    noise_ratio)
+        weighting = self._weighting(targets, loss, sample_weight, plan, rng)
         problems = weighting.problems if weighting else [None] * len(targets)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
@@ -138,12 +131,11 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         return False
 
     def _class_plan(self, loss, sample_weight):
-        """The plan's class totals and calibration (classifier)."""
-        return {}
+        """The plan's step, class totals and calibration (classifier)."""
+        return {"eta0": self.eta0}
 
-    def _weighting(self, targets, loss, sample_weight, plan, rng, noise_ratio):
-        """The classes' weighting (classifier; None for regression);
-        ``noise_ratio`` is the steps' public noise over signal."""
+    def _weighting(self, targets, loss, sample_weight, plan, rng):
+        """The classes' weighting (classifier; None for regression)."""
         return None
 
     def _scaled_problem(self, targets, loss, plan, rng):
@@ -696,10 +688,8 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     def _class_plan(self, loss, sample_weight):
         return class_plan(self, sample_weight, proba=self._has_proba())
 
-    def _weighting(self, targets, loss, sample_weight, plan, rng, noise_ratio):
-        return release_weighting(
-            self, targets, loss, sample_weight, plan.class_totals, rng,
-            auto_step=noise_ratio if self.eta0 == "auto" else None)
+    def _weighting(self, targets, loss, sample_weight, plan, rng):
+        return sgd_weighting(self, targets, loss, sample_weight, plan, rng)
 
     def _has_proba(self):
         return self.loss in ("log_loss", "modified_huber")
