@@ -154,6 +154,30 @@ def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
         "better than chance", "the classes")
 
 
+def warn_if_worst_group_no_better_than_prior(
+        estimator, released, plan, *, spreads,
+        levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES)):
+    """Warn unless every group's released fit check is clearly positive.
+
+    ``released`` holds each group's noisy sum of the training rows'
+    clipped gains in log-likelihood over the class prior
+    (:func:`skdpopt.solvers.checks.release_group_fit_check`): released
+    values, compared with a public multiple of their noise's standard
+    deviation and never printed.  A model better than the prior on every
+    group has a smaller worst-group loss than the prior.
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    return _warn_unless_clearly_positive(
+        estimator, float(np.min(released)), plan, spreads, levers,
+        "than predicting the class shares on its worst group (a private "
+        "check of each group's training log-likelihood, within its noise), "
+        "so its predictions may be no better than chance there", "the classes")
+
+
 def warn_if_no_better_than_mean(estimator, clear, *, levers):
     """Warn unless the regression fit check showed the model clearly
     better than a constant.

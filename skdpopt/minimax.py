@@ -16,6 +16,7 @@ from ._base import (
     validate_training_data,
 )
 from ._bounds import private_bounds
+from ._classifiers import quiet_log_proba
 from ._clipping import clip_features
 from ._diagnostics import (
     FEWER_FEATURES,
@@ -23,6 +24,7 @@ from ._diagnostics import (
     MORE_ROWS,
     warn_if_coarse,
     warn_if_noise_dominates,
+    warn_if_worst_group_no_better_than_prior,
 )
 from ._validation import (
     check_group_sizes,
@@ -30,7 +32,11 @@ from ._validation import (
     resolve_binary_classes,
     resolve_groups,
 )
+from .losses import LogLoss
+from .plans.checks import FIT_CHECK_SPREADS
 from .plans.minimax import gda_noise_ratio, plan_minimax
+from .solvers.checks import release_group_fit_check
+from .solvers.classes import calibrate_intercept, release_class_totals
 from .solvers.gda import noisy_gda, row_norms
 from .solvers.groups import release_group_sizes
 from .solvers.problems import GroupProblem
@@ -407,10 +413,18 @@ class DPMinimaxClassifier(
                 self, gda_noise_ratio(stage),
                 levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES))
         self._say(_describe(stage))
+        # The class totals: the fit check's prior and the calibration's share.
+        totals = release_class_totals([problem.target], None,
+                                      plan.checks.class_totals, rng)
         result = SOLVERS[plan.solver](problem, stage, rng)
         self.solver_ = plan.solver
         self.coef_ = result.coef[None, :]
         self.intercept_ = np.array([result.intercept])
+        if plan.checks.calibration_steps:
+            self.intercept_ = np.array([self._calibrated_intercept(
+                X, totals, plan.checks, rng)])
+        # A released check of the fitted model against the class prior.
+        self._check_fit(X, problem, totals, plan.checks.fit_check, rng)
         self.group_weights_ = result.group_weights
         self.group_proportions_ = stage.proportions
         self.count_noise_scale_ = plan.count_noise_scale
@@ -441,6 +455,30 @@ class DPMinimaxClassifier(
         check_group_sizes(sizes, self.groups_, "prior-implied size",
                           self.min_group_size, named=named)
         return sizes
+
+    def _calibrated_intercept(self, X, totals, checks, rng):
+        """The intercept calibrated so that the mean predicted probability
+        on the training rows (as ``predict`` sees them) matches the share
+        of positives in the released totals
+        (:func:`~skdpopt.solvers.classes.calibrate_intercept`, noise of
+        the plan)."""
+        share = float(np.clip(totals[1] / totals.sum(), 1e-6, 1.0 - 1e-6))
+        return calibrate_intercept(
+            X, self.coef_[0], float(self.intercept_[0]), LogLoss(), None, share,
+            float(X.shape[0]), checks.calibration_steps, checks.calibration_scale,
+            rng, noise=checks.calibration_noise or "gaussian")
+
+    def _check_fit(self, X, problem, totals, plan, rng):
+        """Release each group's sum of the rows' clipped gains in
+        log-likelihood over the class prior (the classes balanced by the
+        released totals) and warn unless every one is clearly positive."""
+        released = release_group_fit_check(
+            quiet_log_proba(self, X), [problem.target], problem.codes,
+            problem.n_groups, np.log(totals / totals.sum()),
+            np.where(problem.target > 0, totals.min() / totals[1],
+                     totals.min() / totals[0]), plan, rng)
+        warn_if_worst_group_no_better_than_prior(self, released, plan,
+                                                 spreads=FIT_CHECK_SPREADS)
 
     def _row_norm(self, problem, plan, rng):
         """``"gda"`` with ``clip_norm="auto"``: the released upper quantile

@@ -80,16 +80,17 @@ def _laplace_rdp(alpha, eps0):
     return (max(a, b) + math.log1p(math.exp(-abs(a - b)))) / (alpha - 1)
 
 
-def reference_epsilon(laplace_eps0, n_laplace, score, n_draws, delta):
-    """Independent bound for n_laplace Laplace releases plus n_draws
-    exponential mechanisms with score sensitivity ``score``: the smaller of
-    (a) Renyi DP (Laplace exactly, each draw score^2 / 2 zCDP) converted
-    by Canonne, Kamath and Steinke's Prop. 12, minimised over real alpha,
-    and (b) dp-accounting's PLD (Laplace PLD composed with the draws'
-    randomised-response pairs of epsilon 2 score)."""
+def reference_epsilon(laplace, score, n_draws, delta):
+    """Independent bound for Laplace releases plus n_draws exponential
+    mechanisms with score sensitivity ``score``: the smaller of (a) Renyi
+    DP (Laplace exactly, each draw score^2 / 2 zCDP) converted by Canonne,
+    Kamath and Steinke's Prop. 12, minimised over real alpha, and (b)
+    dp-accounting's PLD (Laplace PLDs composed with the draws'
+    randomised-response pairs of epsilon 2 score).  ``laplace``: pairs
+    (eps0, number of releases)."""
 
     def eps(alpha):
-        rdp = n_laplace * (_laplace_rdp(alpha, laplace_eps0) if laplace_eps0 else 0)
+        rdp = sum(n * _laplace_rdp(alpha, eps0) for eps0, n in laplace)
         rdp += n_draws * alpha * score**2 / 2
         return (
             rdp
@@ -104,12 +105,23 @@ def reference_epsilon(laplace_eps0, n_laplace, score, n_draws, delta):
         common.DifferentialPrivacyParameters(2 * score, 0.0),
         value_discretization_interval=1e-4,
     ).self_compose(n_draws)
-    if laplace_eps0:
-        laplace = pld_lib.from_laplace_mechanism(
-            1.0 / laplace_eps0, value_discretization_interval=1e-4
-        )
-        pld = pld.compose(laplace.self_compose(n_laplace))
+    for eps0, n in laplace:
+        pld = pld.compose(pld_lib.from_laplace_mechanism(
+            1.0 / eps0, value_discretization_interval=1e-4).self_compose(n))
     return min(rdp_eps, pld.get_epsilon_for_delta(delta))
+
+
+def check_releases(plan):
+    """The pure epsilon of each release around the fit, from the plan's
+    noise scales and the sensitivities in docs/privacy/dpminimax.md:
+    (eps0, count) of the class totals (L1 sensitivity 2), the calibration
+    sums (1 each) and the fit check's group sums (2 bound)."""
+    checks = plan.checks
+    releases = [(2.0 / checks.class_totals.noise_scale, 1),
+                (2.0 * checks.fit_check.bound / checks.fit_check.noise_scale, 1)]
+    if checks.calibration_steps:
+        releases.append((1.0 / checks.calibration_scale, checks.calibration_steps))
+    return releases
 
 
 @pytest.mark.parametrize("priors", [None, {"major": 0.9, "minor": 0.1}])
@@ -127,11 +139,21 @@ def test_spent_epsilon_recomputed_independently(data, priors):
     else:
         assert scale == 0.0
     # The noisy counts come first and the plan (T, K, s) is chosen from
-    # them: sequential composition of their pure 2 / scale with the draws.
+    # them: sequential composition of their pure 2 / scale with the rest
+    # (the draws and the releases around the fit, composed exactly).  With
+    # public priors everything is known in advance: one composition.
     counts = 2.0 / scale if scale else 0.0
-    reference = counts + reference_epsilon(
-        0.0, 0, clf.score_sensitivity_, clf.n_draws_, delta
-    )
+    releases = check_releases(clf.privacy_plan_)
+    if scale:  # the draws' budget is a bound: the checks add up with it
+        reference = (counts + sum(e * n for e, n in releases)
+                     + reference_epsilon([], clf.score_sensitivity_,
+                                         clf.n_draws_, delta))
+    else:
+        reference = reference_epsilon(releases, clf.score_sensitivity_,
+                                      clf.n_draws_, delta)
+    # The checks spend their declared shares: 3% totals, 5% calibration,
+    # 2% the fit check.
+    assert sum(e * n for e, n in releases) == pytest.approx(0.1 * epsilon)
     claimed = clf.privacy_spent_.epsilon
     assert claimed >= reference * (1 - 1e-3)
     assert claimed <= 1.03 * reference
@@ -456,12 +478,14 @@ def test_sparse_input_gives_the_dense_result(data):
 
 
 def test_pure_dp_is_the_plain_sum(data):
-    """delta = 0: the counts' share plus 2 s per draw, summed."""
+    """delta = 0: the counts' share plus 2 s per draw plus the releases
+    around the fit, summed."""
     X, y, groups = data
     clf = VertexMinimax(epsilon=2.0, delta=0.0, random_state=0).fit(
         X, y, sensitive_features=groups
     )
-    expected = 2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
+    expected = (2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
+                + sum(e * n for e, n in check_releases(clf.privacy_plan_)))
     assert clf.privacy_spent_.epsilon == pytest.approx(expected, rel=1e-9)
     assert 0.97 * 2.0 <= clf.privacy_spent_.epsilon <= 2.0
 
@@ -495,13 +519,13 @@ def test_default_private_steps_balance_the_private_and_capped_steps():
 
 def test_default_steps_follow_the_noisy_counts(data):
     """With noisy counts T is chosen from the released proportions and the
-    budget they left."""
+    budget they and the releases around the fit (10% each) left."""
     X, y, groups = data
     clf = VertexMinimax(epsilon=1.0, delta=1e-8, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     expected = vertex_steps(
-        X.shape[0], 0.9, 1e-8, 2 * (X.shape[1] + 1), clf.group_proportions_, 5.0, 1.0
+        X.shape[0], 0.8, 1e-8, 2 * (X.shape[1] + 1), clf.group_proportions_, 5.0, 1.0
     )
     assert clf.n_iter_ == expected
 
@@ -514,6 +538,15 @@ def _gda_plan(**overrides):
                   loss_bound=2.0, radius=5.0)
     kwargs.update(overrides)
     return plan_minimax_gda(**kwargs)
+
+
+def _gda_check_events(plan):
+    """The class totals (std over their L2 sensitivity sqrt(2)) and the
+    fit check's group sums (std over 2 bound) as dp-accounting events."""
+    checks = plan.checks
+    return [dp_event.GaussianDpEvent(checks.class_totals.noise_scale / np.sqrt(2)),
+            dp_event.GaussianDpEvent(checks.fit_check.noise_scale
+                                     / (2 * checks.fit_check.bound))]
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0, 10.0])
@@ -532,6 +565,7 @@ def test_gda_plan_spend_recomputed_with_dp_accounting(epsilon, counts_public):
         dp_event.GaussianDpEvent(plan.noise_multiplier), plan.n_steps))
     events.append(dp_event.SelfComposedDpEvent(
         dp_event.GaussianDpEvent(plan.loss_noise_multiplier), plan.n_steps))
+    events.extend(_gda_check_events(plan))
     accountant = dp_pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_event.ComposedDpEvent(events))
     theirs = accountant.get_epsilon(plan.delta)
@@ -560,13 +594,16 @@ def test_gda_plan_with_the_row_norm_recomputed_independently(epsilon):
                   dp_event.GaussianDpEvent(plan.noise_multiplier), plan.n_steps),
               dp_event.SelfComposedDpEvent(
                   dp_event.GaussianDpEvent(plan.loss_noise_multiplier),
-                  plan.n_steps)]
+                  plan.n_steps),
+              *_gda_check_events(plan)]
     accountant = dp_pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_event.ComposedDpEvent(events))
     gaussians_only = accountant.get_epsilon(plan.delta)
     rho = (1.0 / (2 * (plan.count_noise_scale / np.sqrt(2)) ** 2)
            + plan.n_steps / (2 * plan.noise_multiplier ** 2)
            + plan.n_steps / (2 * plan.loss_noise_multiplier ** 2)
+           + sum(1.0 / (2 * e.noise_multiplier ** 2)
+                 for e in _gda_check_events(plan))
            + draws.n_columns * draws.draws_per_column
            * draws.score_sensitivity ** 2 / 2)
     zcdp = rho + 2 * np.sqrt(rho * np.log(1 / plan.delta))
