@@ -413,10 +413,11 @@ class DPMinimaxClassifier(
                 self, gda_noise_ratio(stage),
                 levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES))
         self._say(_describe(stage))
-        # The class totals: the fit check's prior and the calibration's share.
+        result = SOLVERS[plan.solver](problem, stage, rng)
+        # The class totals (the fit check's prior, the calibration's share),
+        # after the solver: its draws are those of a fit without them.
         totals = release_class_totals([problem.target], None,
                                       plan.checks.class_totals, rng)
-        result = SOLVERS[plan.solver](problem, stage, rng)
         self.solver_ = plan.solver
         self.coef_ = result.coef[None, :]
         self.intercept_ = np.array([result.intercept])

@@ -200,9 +200,9 @@ def plan_minimax(*, n_samples, n_features, n_groups, epsilon, delta, solver,
 
 @dataclass(frozen=True)
 class MinimaxChecksPlan:
-    """The releases around a DPMinimaxClassifier fit: the class totals
-    before it, the intercept's calibration (vertex sampling) and the
-    worst-group fit check after it.
+    """The releases after a DPMinimaxClassifier's solver: the class
+    totals, the intercept's calibration (vertex sampling) and the
+    worst-group fit check, in that order.
 
     Attributes
     ----------
@@ -219,8 +219,8 @@ class MinimaxChecksPlan:
         The release of the vector of the groups' sums of clipped gains:
         one record moves it by at most ``2 bound`` in l1 and in l2, as one
         sum, so each coordinate gets the noise of the plan.
-    first, last : event
-        The releases before the solver (the totals) and after it.
+    event : event
+        The three releases.
     """
 
     class_totals: object
@@ -228,19 +228,19 @@ class MinimaxChecksPlan:
     calibration_noise: str
     calibration_scale: float
     fit_check: object
-    first: object
-    last: object
+    event: object
 
 
 def plan_minimax_checks(budget, *, pure, calibrate):
-    """Plan the releases around the fit on their shares of ``budget``.
+    """Plan the releases after the solver on their shares of ``budget``
+    (:func:`checks_share`).
 
     Parameters
     ----------
     budget : float
         The fit's whole budget: zCDP rho (Gaussian noise), or with
-        ``pure`` the pure epsilon (Laplace noise); 0 or ``inf``: no
-        privacy, exact releases.
+        ``pure`` the pure epsilon (Laplace noise); ``inf``: no privacy,
+        exact releases.
     pure : bool
     calibrate : bool
         Plan the intercept's calibration (``CALIBRATION_STEPS`` sums on
@@ -251,10 +251,9 @@ def plan_minimax_checks(budget, *, pure, calibrate):
     MinimaxChecksPlan
     """
     steps = CALIBRATION_STEPS if calibrate else 0
-    if budget == 0 or np.isinf(budget):
-        totals = plan_class_totals(2, 0.0)
-        return MinimaxChecksPlan(totals, steps, None, 0.0, plan_fit_check(0.0),
-                                 compose(), compose())
+    if np.isinf(budget):
+        return MinimaxChecksPlan(plan_class_totals(2, 0.0), steps, None, 0.0,
+                                 plan_fit_check(0.0), EpsilonDeltaEvent(np.inf, 0.0))
     if pure:  # Laplace: the noise over the L1 sensitivity is 1 / epsilon
         totals = plan_class_totals(2, 1.0 / (CLASS_COUNT_SHARE * budget), pure=True)
         check = plan_fit_check(1.0 / (FIT_CHECK_SHARE * budget), pure=True)
@@ -267,9 +266,10 @@ def plan_minimax_checks(budget, *, pure, calibrate):
         each = gaussian_noise_multiplier(CALIBRATION_SHARE * budget / max(steps, 1))
         calibration = ("gaussian", each, GaussianMechanism(each))
     noise, scale, mechanism = calibration if steps else (None, 0.0, None)
-    last = [check.event] if not steps else [repeat(mechanism, steps), check.event]
-    return MinimaxChecksPlan(totals, steps, noise, scale, check, totals.event,
-                             compose(*last))
+    return MinimaxChecksPlan(
+        totals, steps, noise, scale, check,
+        compose(totals.event, repeat(mechanism, steps) if steps else None,
+                check.event))
 
 
 def checks_share(calibrate):
@@ -448,17 +448,16 @@ def gda_noise(rho, shares, n_steps):
 
 def gda_event(rho, shares, n_steps, row_norm_draws=None):
     """The event tree of a fit whose Gaussian releases cost ``rho`` (zCDP),
-    after the row norm's draws (if any): the counts, the class totals, the
-    two players' steps, the fit check."""
+    after the row norm's draws (if any): the counts, the two players'
+    steps, then the class totals and the fit check."""
     count, model, loss = gda_noise(rho, shares, n_steps)
     checks = plan_minimax_checks(rho, pure=False, calibrate=False)
     return compose(
         GaussianMechanism(count) if count else compose(),
         row_norm_draws.event if row_norm_draws is not None else compose(),
-        checks.first,
         repeat(GaussianMechanism(model), n_steps),
         repeat(GaussianMechanism(loss), n_steps),
-        checks.last,
+        checks.event,
     )
 
 
@@ -502,7 +501,7 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
     public_clip = None if auto else float(clip_norm)
     counts_released = private and not counts_public and n_groups > 1
     count_share = COUNT_SHARE if counts_released else 0.0
-    # The class totals and the fit check take their shares first.
+    # The class totals and the fit check (after the run) take their shares.
     rest = 1.0 - count_share - checks_share(calibrate=False)
     model_share = rest * MODEL_SHARE
     shares = (count_share, model_share, rest - model_share)
@@ -746,14 +745,14 @@ def plan_minimax_vertex(*, n_samples, n_features, epsilon, delta, proportions,
               "feature_bound": feature_bound, "max_iter": max_iter,
               "n_vertices": n_vertices}
     # The class totals, the intercept's calibration and the fit check:
-    # pure releases on their share of epsilon, outside the draws' budget.
+    # pure releases on their share of epsilon, after the draws.
     checks = plan_minimax_checks(epsilon, pure=True, calibrate=calibrate)
     check_epsilon = checks_share(calibrate) * epsilon if private else 0.0
     if private and proportions is None:
         count_epsilon = count_budget_share * epsilon
         draws_epsilon = epsilon - count_epsilon - check_epsilon
-        event = compose(PureDPMechanism(count_epsilon), checks.first,
-                        EpsilonDeltaEvent(draws_epsilon, delta), checks.last)
+        event = compose(PureDPMechanism(count_epsilon),
+                        EpsilonDeltaEvent(draws_epsilon, delta), checks.event)
         return MinimaxVertexPlan(
             event=event, counts_released=True, count_epsilon=count_epsilon,
             count_noise_scale=2.0 / count_epsilon, draws_epsilon=draws_epsilon,
@@ -766,9 +765,8 @@ def plan_minimax_vertex(*, n_samples, n_features, epsilon, delta, proportions,
     if proportions is None:  # no privacy: the stage follows the true counts
         return plan
     stage = vertex_stage(plan, proportions)
-    event = (compose(checks.first,
-                     repeat(ExponentialMechanism(stage.score), stage.n_releases),
-                     checks.last)
+    event = (compose(repeat(ExponentialMechanism(stage.score), stage.n_releases),
+                     checks.event)
              if private else plan.event)
     return MinimaxVertexPlan(event=event, counts_released=False,
                              count_epsilon=0.0, count_noise_scale=0.0,
@@ -819,8 +817,8 @@ def vertex_stage(plan, proportions):
         score = vertex_score(plan.draws_epsilon, plan.delta, draws, cap)
     elif private:  # planned at once: the draws take what the checks leave
         checks = plan.checks
-        score = vertex_score(plan.epsilon, plan.delta, draws, cap, extra=(
-            None if checks is None else compose(checks.first, checks.last)))
+        score = vertex_score(plan.epsilon, plan.delta, draws, cap,
+                             extra=None if checks is None else checks.event)
     return VertexStage(
         proportions=proportions, n_steps=n_steps, n_draws=n_draws,
         batches_per_pass=per_pass, radius=R, feature_bound=b,
