@@ -2,6 +2,7 @@
 worst-group behaviour, bad input."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -886,3 +887,91 @@ def test_verbose_prints_public_quantities(data, capsys):
         X, y, sensitive_features=groups)
     out = capsys.readouterr().out
     assert "solver='gda'" in out and "kappa=" in out
+
+
+# -- the releases after the solver: class counts, calibration, fit check -----
+
+FIT_CHECK_WARNING = "on its worst group"
+
+
+@pytest.mark.parametrize("shift", [-1.0, 1.0])
+def test_fit_check_warns_unless_every_group_clearly_gains(data, monkeypatch, shift):
+    """The warning reads the released group sums only: a group one noise
+    standard deviation below the margin warns, every group one above it
+    does not (the rule, whatever the data)."""
+    import skdpopt.minimax
+
+    def released(*args):
+        plan = args[-2]
+        margin = 2.0 * plan.spread  # FIT_CHECK_SPREADS standard deviations
+        sums = np.full(args[3], margin + plan.spread)
+        sums[-1] = margin + shift * plan.spread
+        return sums
+
+    monkeypatch.setattr(skdpopt.minimax, "release_group_fit_check", released)
+    X, y, groups = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPMinimaxClassifier(epsilon=10.0, delta=1e-6, random_state=0).fit(
+            X, y, sensitive_features=groups)
+    warned = any(FIT_CHECK_WARNING in str(w.message) for w in caught)
+    assert warned == (shift < 0)
+
+
+@pytest.mark.parametrize("solver", ["gda", "vertex_sampling"])
+def test_fit_check_is_quiet_on_a_clear_fit(solver):
+    """Two groups of 3,000 rows with y = [x_0 > 0] (group 1: [x_1 > 0]) at
+    epsilon 10: each group's balanced sum of clipped gains is about 0.1
+    times its smaller class (about 1,500 rows), some 150, against a margin
+    of two noise standard deviations, 2 * 0.2 * s with s the Gaussian
+    multiplier of 2% of the zCDP budget (about 5 at epsilon 10, delta
+    1e-6; Laplace of 2 * 0.1 / 0.2 for vertex sampling), about 2: the
+    check must not warn at any seed."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (6000, 4))
+    groups = np.repeat(["a", "b"], 3000)
+    y = np.where(groups == "a", X[:, 0] > 0, X[:, 1] > 0).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPMinimaxClassifier(solver=solver, epsilon=10.0, delta=1e-6,
+                            classes=[0, 1], groups=["a", "b"],
+                            random_state=0).fit(X, y, sensitive_features=groups)
+    assert not any(FIT_CHECK_WARNING in str(w.message) for w in caught)
+
+
+def test_vertex_sampling_calibrates_its_intercept():
+    """Imbalanced classes (10% positive): the calibrated intercept brings
+    the mean predicted probability on the training rows to the released
+    share.  At epsilon 10 the noise is small: the totals' Laplace scale
+    2 / (0.03 * 10), about 7 rows, and each calibration sum's 1 / (0.05 *
+    10 / 3), 6, against n = 4,000 (a share error below 0.01 at 5 scales).
+    The same fit with the calibration skipped (same seed: the draws come
+    first) is compared."""
+    import skdpopt.minimax
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (4000, 5))
+    y = (rng.random(4000) < 1 / (1 + np.exp(-(3.0 * X[:, 0] - 3.0)))).astype(int)
+    params = dict(solver="vertex_sampling", epsilon=10.0, delta=1e-6,
+                  classes=[0, 1], random_state=0)
+    calibrated = DPMinimaxClassifier(**params).fit(X, y)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.minimax, "calibrate_intercept",
+                      lambda X, coef, intercept, *args, **kwargs: intercept)
+        raw = DPMinimaxClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(calibrated.coef_, raw.coef_)
+    base = y.mean()
+    after = abs(calibrated.predict_proba(X)[:, 1].mean() - base)
+    before = abs(raw.predict_proba(X)[:, 1].mean() - base)
+    assert after < 0.02 and after < before
+
+
+def test_no_privacy_releases_exact_checks(data):
+    """epsilon=inf: the checks are exact and never warn; nothing is spent."""
+    X, y, groups = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = VertexMinimax(epsilon=np.inf, random_state=0).fit(
+            X, y, sensitive_features=groups)
+    assert not any(FIT_CHECK_WARNING in str(w.message) for w in caught)
+    assert clf.privacy_plan_.checks.fit_check.noise is None
