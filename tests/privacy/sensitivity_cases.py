@@ -61,9 +61,9 @@ from skdpopt import (
 from skdpopt._classifiers import quiet_log_proba
 from skdpopt._sums import row_dots
 from skdpopt.accounting import leaves
+from skdpopt.losses import LogLoss
 from skdpopt.plans.checks import plan_clip_check, plan_fit_check
 from skdpopt.plans.logistic_simplex import refit_sensitivities
-from skdpopt.losses import LogLoss
 from skdpopt.solvers.checks import (
     clipped_targets,
     release_clip_check,
