@@ -434,7 +434,7 @@ class DPMinimaxClassifier(
             self.intercept_ = np.array([self._calibrated_intercept(
                 X, totals, plan.checks, rng)])
         # A released check of the fitted model against the class prior.
-        self._check_fit(X, problem, totals, plan.checks.fit_check, rng)
+        self._check_fit(X, problem, totals, plan.checks.fit_check, stage, rng)
         self.group_weights_ = result.group_weights
         self.group_proportions_ = stage.proportions
         self.count_noise_scale_ = plan.count_noise_scale
@@ -478,17 +478,22 @@ class DPMinimaxClassifier(
             float(X.shape[0]), checks.calibration_steps, checks.calibration_scale,
             rng, noise=checks.calibration_noise or "gaussian")
 
-    def _check_fit(self, X, problem, totals, plan, rng):
+    def _check_fit(self, X, problem, totals, plan, stage, rng):
         """Release each group's sum of the rows' clipped gains in
         log-likelihood over the class prior (the classes balanced by the
-        released totals) and warn unless every one is clearly positive."""
+        released totals) and warn unless they show a gain on every mixture
+        of the groups the solver's adversary could weigh (gda: capped at
+        ``kappa``; vertex sampling: any, so every group)."""
         released = release_group_fit_check(
             quiet_log_proba(self, X), [problem.target], problem.codes,
             problem.n_groups, np.log(totals / totals.sum()),
             np.where(problem.target > 0, totals.min() / totals[1],
                      totals.min() / totals[0]), plan, rng)
-        warn_if_worst_group_no_better_than_prior(self, released, plan,
-                                                 spreads=FIT_CHECK_SPREADS)
+        proportions = np.asarray(stage.proportions, dtype=float)
+        kappa = getattr(stage, "kappa", 1.0 / proportions.min())
+        warn_if_worst_group_no_better_than_prior(
+            self, released, plan, proportions=proportions, kappa=kappa,
+            spreads=FIT_CHECK_SPREADS)
 
     def _row_norm(self, problem, plan, rng):
         """``"gda"`` with ``clip_norm="auto"``: the released upper quantile
