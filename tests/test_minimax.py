@@ -15,6 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
+from skdpopt._diagnostics import group_check_margin, worst_mixture
 from skdpopt.exceptions import PrivacyLeakWarning, UtilityWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
 from skdpopt.plans.minimax import (
@@ -894,28 +895,39 @@ def test_verbose_prints_public_quantities(data, capsys):
 FIT_CHECK_WARNING = "on its worst group"
 
 
-@pytest.mark.parametrize("shift", [-1.0, 1.0])
-def test_fit_check_warns_unless_every_group_clearly_gains(data, monkeypatch, shift):
-    """The warning reads the released group sums only: a group one noise
-    standard deviation below the margin warns, every group one above it
-    does not (the rule, whatever the data)."""
+@pytest.mark.parametrize("solver", ["gda", "vertex_sampling"])
+@pytest.mark.parametrize("major", [2.0, 6.0])
+def test_fit_check_warns_unless_every_capped_mixture_gains(data, monkeypatch,
+                                                          solver, major):
+    """The warning reads the released group sums only: each is lowered by
+    the margin t (its noise's quantile at norm.sf(2) / 2), and the fit is
+    quiet when the worst mixture the adversary could weigh gains.  The
+    small group's lowered sum is one noise standard deviation below 0, the
+    large group's ``major`` above.  gda at epsilon 1 caps the small group
+    (p about 0.09) at kappa about 3.3 times its share: the worst mixture is
+    about 3.3 (-1) + 0.78 major standard deviations, positive (quiet) for
+    major = 6 and negative for 2; vertex sampling's adversary is not
+    capped, so the small group alone decides, and it warns."""
     import skdpopt.minimax
 
     def released(*args):
         plan = args[-2]
-        margin = 2.0 * plan.spread  # FIT_CHECK_SPREADS standard deviations
-        sums = np.full(args[3], margin + plan.spread)
-        sums[-1] = margin + shift * plan.spread
-        return sums
+        t = group_check_margin(plan, args[3], 2.0)
+        return t + plan.spread * np.array([major, -1.0])
 
     monkeypatch.setattr(skdpopt.minimax, "release_group_fit_check", released)
     X, y, groups = data
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        DPMinimaxClassifier(epsilon=10.0, delta=1e-6, random_state=0).fit(
+        clf = DPMinimaxClassifier(solver=solver, epsilon=1.0, delta=1e-6,
+                                  random_state=0).fit(
             X, y, sensitive_features=groups)
     warned = any(FIT_CHECK_WARNING in str(w.message) for w in caught)
-    assert warned == (shift < 0)
+    p = clf.group_proportions_
+    kappa = clf.kappa_ if solver == "gda" else 1.0 / p.min()
+    spread = clf.privacy_plan_.checks.fit_check.spread
+    assert warned == (worst_mixture(spread * np.array([major, -1.0]), p, kappa) <= 0)
+    assert warned == (solver != "gda" or major < 4)
 
 
 @pytest.mark.parametrize("solver", ["gda", "vertex_sampling"])
