@@ -269,9 +269,12 @@ class DPMinimaxClassifier(
     over the class shares (clipped, the classes balanced by the counts),
     on 3% and 2% of the budget; vertex sampling also calibrates its
     intercept to the released class share (3 noisy probability sums on
-    5%).  The fit warns (``UtilityWarning``) unless every group's released
-    gain is clearly positive: a fit that does not warn was shown better
-    than the class shares on its worst group.
+    5%).  The fit warns (``UtilityWarning``) unless the released gains,
+    each lowered by a margin from its noise, are positive on every mixture
+    of the groups the solver's adversary weighs (gda: no group above
+    ``kappa_`` times its proportion; vertex sampling: every group): a fit
+    that does not warn was shown better than the class shares on its
+    worst such mixture.
     Binary classification only: ``fit`` raises ``ValueError`` for more than
     two classes.  Without ``sensitive_features`` there is one group and the
     estimator is private l1-constrained logistic regression.  With routing
