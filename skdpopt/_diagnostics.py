@@ -227,7 +227,9 @@ def worst_mixture(sums, proportions, kappa):
     caps = np.minimum(kappa, 1.0 / proportions[order].min()) * proportions[order]
     before = np.cumsum(caps) - caps
     weights = np.clip(1.0 - before, 0.0, caps)
-    return float(np.dot(weights, per_row[order]))
+    used = weights > 0  # an unweighted group adds nothing, even if infinite
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, which warns
+        return float(np.sum(weights[used] * per_row[order][used]))
 
 
 def warn_if_no_better_than_mean(estimator, clear, *, levers):

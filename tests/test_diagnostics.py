@@ -171,3 +171,15 @@ def test_group_rule_level_at_its_boundaries(noise):
 def norm_sf_2():
     from scipy.stats import norm
     return float(norm.sf(2.0))
+
+
+def test_worst_mixture_of_infinite_sums_is_not_positive():
+    """A non-finite sum (never released by an honest check, whose terms
+    are clipped) must not read as a gain: -inf stays -inf, +inf beside
+    -inf is NaN (not positive); a group the mixture leaves out adds
+    nothing."""
+    p = np.array([0.5, 0.3, 0.2])
+    assert worst_mixture(np.array([-np.inf, 1.0, 1.0]), p, 1.5) == -np.inf
+    assert not worst_mixture(np.array([-np.inf, 1.0, np.inf]), p, 1.0) > 0
+    # kappa 2: 0.4 on the third group (-1 / 0.2), 0.6 on the second (-1 / 0.3).
+    assert worst_mixture(np.array([np.inf, -1.0, -1.0]), p, 2.0) == pytest.approx(-4.0)
