@@ -589,7 +589,7 @@ def workers_tables(args):
 # them (its tasks' compute spans and its actor's method spans).
 PROFILED = [
     ("validation", "skdpopt._data.dask_backend", None, "validate_training_data"),
-    ("clip check", "skdpopt.lasso", None, "far_rows_share"),
+    ("clip check", "skdpopt._regressors", None, "far_rows_share"),
     ("blocks held", "skdpopt._data.dask_backend", None, "HeldBlocks"),
     ("residual scale", "skdpopt._data.dask_held", "HeldLeastSquares", "square_sum"),
     ("gradient", "skdpopt._data.dask_held", "HeldLeastSquares", "gradient_sums"),

@@ -141,7 +141,9 @@ def _load():
 
 def relative_command(argv=None):
     """``python benchmarks/x.py ARGS`` with paths inside the repository made
-    relative to its root."""
+    relative to its root, and absolute paths outside it (a peer's
+    interpreter) written as ``/path/to/`` and their last four parts: a
+    header names no folder of the machine it ran on."""
     argv = list(sys.argv if argv is None else argv)
     parts = []
     for arg in argv:
@@ -150,7 +152,7 @@ def relative_command(argv=None):
             try:
                 arg = str(path.resolve().relative_to(ROOT))
             except ValueError:
-                pass
+                arg = "/path/to/" + "/".join(path.parts[1:][-4:])
         elif path.suffix == ".py" and path.exists():
             try:
                 arg = str(path.resolve().relative_to(ROOT))

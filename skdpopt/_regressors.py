@@ -1,10 +1,15 @@
-"""What the linear regressors release after their fit: the fit check.
+"""What the linear regressors release around their fit.
 
-DPSGDRegressor and DPLasso both end, where their target was centred at a
-released location, with the regression fit check; their plans hold its
-noise (:mod:`skdpopt.plans.checks`, ``docs/privacy/targets.md``).
+DPLasso releases its bounds before it fits (where "auto"; the check of a
+public feature bound otherwise), and DPSGDRegressor and DPLasso both end,
+where their target was centred at a released location, with the
+regression fit check; their plans hold the noise
+(:mod:`skdpopt.plans.targets`, :mod:`skdpopt.plans.clipping`,
+:mod:`skdpopt.plans.checks`, ``docs/privacy/targets.md``).
 """
 
+from ._bounds import private_bounds
+from ._clipping import row_abs_max
 from ._data import map_rows
 from ._diagnostics import (
     FEWER_FEATURES,
@@ -14,6 +19,48 @@ from ._diagnostics import (
 )
 from ._sums import row_dots
 from .solvers.checks import release_squared_error_check
+from .solvers.clipping import far_rows_share
+from .solvers.targets import release_location_scale
+
+
+def release_lasso_bounds(estimator, X, y, plan, rng):
+    """DPLasso's bounds: the public ones, or the releases the plan budgeted
+    for "auto"; with a public feature bound, the clip check.
+
+    The target's location and scale come first (:mod:`skdpopt.solvers.targets`),
+    then the feature bound (a rank of the rows' largest absolute values)
+    or, for a public one, the noisy share of rows far beyond it.
+
+    Parameters
+    ----------
+    estimator : DPLasso
+        Reads ``target_bound`` and ``feature_bound``.
+    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, n_features)
+        The features before clipping.
+    y : ndarray or dask.array.Array of shape (n_samples,)
+        The targets before centring.
+    plan : GreedyCDPlan or LassoFrankWolfePlan
+        Reads ``target_draws``, ``bounds_draws`` and ``clip_check``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    target_location, target_bound, feature_bound : float
+    far_rows_share : float or None
+        Released (``None`` without a clip check).
+    """
+    location, target_bound = 0.0, estimator.target_bound
+    if plan.target_draws is not None:
+        location, target_bound = release_location_scale(y, plan.target_draws, rng)
+    feature_bound = estimator.feature_bound
+    if plan.bounds_draws is not None:
+        # A per-record statistic, computed block by block on Dask arrays.
+        feature_bound = private_bounds([map_rows(row_abs_max, X)],
+                                       plan.bounds_draws, rng)[0, 0]
+    feature_bound, share = float(feature_bound), None
+    if plan.clip_check is not None:
+        share = far_rows_share(X, feature_bound, plan.clip_check, rng)
+    return location, float(target_bound), feature_bound, share
 
 
 def check_fit(estimator, X, targets, coef, intercept, plan, rng, levers):

@@ -1,5 +1,6 @@
-"""Class labels to the +-1 targets of one binary problem per class, and
-sample weights within their public bound."""
+"""The linear estimators' training data: validated rows and targets, class
+labels to the +-1 targets of one binary problem per class, and sample
+weights within their public bound."""
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
@@ -70,14 +71,39 @@ def classifier_data(estimator, X, y, *, on_dask):
         One +-1 target vector per binary problem (see
         :func:`one_vs_rest_signs`).
     """
-    if on_dask:
-        X, y, classes = validate_dask_training_data(
-            estimator, X, y, classification=True, classes=estimator.classes)
-        return X, classes, dask_one_vs_rest_signs(y, classes)
-    X, y = validate_training_data(
-        estimator, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-    classes, targets = one_vs_rest_signs(estimator, y, estimator.classes)
-    return X, classes, targets
+    if not on_dask:
+        X, y = validate_training_data(
+            estimator, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
+        classes, targets = one_vs_rest_signs(estimator, y, estimator.classes)
+        return X, classes, targets
+    X, y, classes = validate_dask_training_data(
+        estimator, X, y, classification=True, classes=estimator.classes)
+    return X, classes, dask_one_vs_rest_signs(y, classes)
+
+
+def regressor_data(estimator, X, y, *, on_dask):
+    """Validated training data of DPLasso: dense, CSR or CSC rows in
+    float64 or float32, numeric targets.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Named in messages.
+    X, y : array-like or Dask collections
+    on_dask : bool
+        Whether the fit reads X through the Dask backend (validated lazily).
+
+    Returns
+    -------
+    X : ndarray, sparse matrix or Dask array
+    y : ndarray or Dask array
+    """
+    if not on_dask:
+        return validate_training_data(
+            estimator, X, y, accept_sparse=["csr", "csc"], y_numeric=True,
+            dtype=[np.float64, np.float32])
+    X, y, _ = validate_dask_training_data(estimator, X, y)
+    return X, y
 
 
 def check_sample_weight(estimator, sample_weight, X, bound):

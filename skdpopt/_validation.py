@@ -270,3 +270,32 @@ def check_group_sizes(sizes, groups, what, min_group_size, named=True):
             f"{sizes[g]:.1f} < min_group_size={min_group_size}. "
             "Merge it with another group or lower min_group_size."
         )
+
+
+def public_group_sizes(groups, group_priors, n_samples, min_group_size, *,
+                       named):
+    """The group sizes when they are public (one group, or priors), checked
+    against ``min_group_size`` before anything is released; None when the
+    fit counts the groups.
+
+    Parameters
+    ----------
+    groups : ndarray of shape (n_groups,)
+    group_priors : dict, array-like or None
+    n_samples : int
+    min_group_size : float
+    named : bool
+        Whether messages may name the groups (see :func:`check_group_sizes`).
+
+    Returns
+    -------
+    ndarray of shape (n_groups,) or None
+    """
+    if len(groups) == 1:
+        return np.array([float(n_samples)])
+    if group_priors is None:
+        return None
+    sizes = prior_proportions(group_priors, groups, named=named) * n_samples
+    check_group_sizes(sizes, groups, "prior-implied size", min_group_size,
+                      named=named)
+    return sizes

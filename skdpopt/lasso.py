@@ -14,17 +14,8 @@ from ._base import (
     DPEstimatorMixin,
     check_features,
     keep_fit_on_error,
-    validate_training_data,
 )
-from ._bounds import private_bounds
-from ._clipping import row_abs_max
-from ._data import (
-    clip_rows,
-    clip_values,
-    is_dask_collection,
-    map_rows,
-    validate_dask_training_data,
-)
+from ._data import clip_rows, clip_values, is_dask_collection, map_rows
 from ._diagnostics import (
     MORE_EPSILON,
     MORE_ROWS,
@@ -35,14 +26,13 @@ from ._diagnostics import (
     warn_if_not_centred,
     warn_if_signal_is_weak,
 )
-from ._regressors import check_fit
+from ._regressors import check_fit, release_lasso_bounds
+from ._targets import regressor_data
 from .plans.bounds import is_auto
 from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, plan_lasso
-from .solvers.clipping import far_rows_share
 from .solvers.frank_wolfe import frank_wolfe_lasso
 from .solvers.greedy_cd import private_greedy_cd
 from .solvers.problems import LinearProblem
-from .solvers.targets import release_location_scale
 
 # The solver of each plan, by name.
 SOLVERS = {"greedy_cd": private_greedy_cd, "frank_wolfe": frank_wolfe_lasso}
@@ -319,17 +309,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
-        if is_dask_collection(X):
-            X, y, _ = validate_dask_training_data(self, X, y)
-        else:
-            X, y = validate_training_data(
-                self,
-                X,
-                y,
-                accept_sparse=["csr", "csc"],
-                y_numeric=True,
-                dtype=[np.float64, np.float32],
-            )
+        X, y = regressor_data(self, X, y, on_dask=is_dask_collection(X))
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
         plan = plan_lasso(
@@ -354,13 +334,28 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                                    levers=(MORE_EPSILON, MORE_ROWS,
                                            "fewer steps (max_iter)"))
         rng = self._begin_release(plan)
-        self._set_bounds(X, y, plan, rng)
-        X = clip_rows(X, self.feature_bound_)
-        y = clip_values(y - self.target_location_, self.target_bound_)
+        # Public too: the grids and noise of the draws planned for "auto".
+        if plan.target_draws is not None:
+            warn_if_coarse(self, plan.target_draws, ["target_bound"])
+            if self.fit_intercept:  # without one, never centred
+                warn_if_not_centred(self, plan.target_draws, "target_bound")
+        if plan.bounds_draws is not None:
+            warn_if_coarse(self, plan.bounds_draws, ["feature_bound"])
+        (self.target_location_, self.target_bound_, self.feature_bound_,
+         self.far_rows_share_) = release_lasso_bounds(self, X, y, plan, rng)
+        if plan.clip_check is not None:
+            warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
+                            noise=plan.clip_check.noise_multiplier / n_samples)
+        # Post-processing of public or released bounds: the largest
+        # coordinate gradient a record can give is B * target_bound.
+        self.alpha_ = (ALPHA_RATIO * self.feature_bound_ * self.target_bound_
+                       if is_auto(self.alpha) else float(self.alpha))
         steps = plan  # what the solver reads: with the bounds in force
         if self.solver == "frank_wolfe":
             steps = plan.with_bounds(feature_bound=self.feature_bound_,
                                      target_bound=self.target_bound_)
+        X = clip_rows(X, self.feature_bound_)
+        y = clip_values(y - self.target_location_, self.target_bound_)
         warm = (self.warm_start and hasattr(self, "coef_")
                 and self.coef_.shape == (n_features,))
         previous_event = self._warm_start_event() if warm else None
@@ -387,48 +382,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.selected_ = result.selected
         self.sparse_coef_ = sp.csr_matrix(self.coef_[None, :])
         if plan.fit_check is not None and plan.target_draws.centre:
-            self._check_fit(X, y, result, plan.fit_check, rng)
+            # On the clipped rows and centred targets, in units of
+            # target_bound_ (the trivial model is the constant 0).
+            scale = self.target_bound_
+            check_fit(self, X, y / scale, result.coef / scale,
+                      result.intercept / scale, plan.fit_check, rng,
+                      (MORE_EPSILON, MORE_ROWS, "fewer steps (max_iter)"))
         self._finish_release(plan, previous_event)
         return self
-
-    def _set_bounds(self, X, y, plan, rng):
-        """``target_location_``, ``target_bound_``, ``feature_bound_`` and
-        ``alpha_``: the public values, or the private releases the plan
-        budgeted for the "auto" ones; with a public feature bound, the clip
-        check."""
-        self.target_location_, self.target_bound_ = 0.0, self.target_bound
-        if plan.target_draws is not None:
-            warn_if_coarse(self, plan.target_draws, ["target_bound"])
-            if self.fit_intercept:  # without one, never centred
-                warn_if_not_centred(self, plan.target_draws, "target_bound")
-            self.target_location_, self.target_bound_ = release_location_scale(
-                y, plan.target_draws, rng)
-        self.feature_bound_ = self.feature_bound
-        if plan.bounds_draws is not None:
-            warn_if_coarse(self, plan.bounds_draws, ["feature_bound"])
-            # A per-record statistic, computed block by block on Dask arrays.
-            self.feature_bound_ = private_bounds(
-                [map_rows(row_abs_max, X)], plan.bounds_draws, rng)[0, 0]
-        self.target_bound_ = float(self.target_bound_)
-        self.feature_bound_ = float(self.feature_bound_)
-        # Post-processing of public or released bounds: the largest
-        # coordinate gradient a record can give is B * target_bound.
-        self.alpha_ = (ALPHA_RATIO * self.feature_bound_ * self.target_bound_
-                       if is_auto(self.alpha) else float(self.alpha))
-        self.far_rows_share_ = None
-        if plan.clip_check is not None:
-            self.far_rows_share_ = far_rows_share(X, self.feature_bound_,
-                                                  plan.clip_check, rng)
-            warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
-                            noise=plan.clip_check.noise_multiplier / X.shape[0])
-
-    def _check_fit(self, X, y, result, plan, rng):
-        """The fit check on the clipped rows and centred targets, in units
-        of ``target_bound_`` (the trivial model is the constant 0)."""
-        scale = self.target_bound_
-        check_fit(self, X, y / scale, result.coef / scale,
-                  result.intercept / scale, plan, rng,
-                  (MORE_EPSILON, MORE_ROWS, "fewer steps (max_iter)"))
 
     def predict(self, X):
         """Predict with the fitted linear model.

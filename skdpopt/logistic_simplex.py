@@ -23,9 +23,10 @@ from .plans.checks import CLIP_CHECK_SPREADS
 from .plans.classes import public_class_weights
 from .plans.logistic_simplex import (
     SGD_CLIP,
-    choose_solver,
     default_feature_bound,
+    fitted_attributes,
     plan_logistic_simplex,
+    resolve_solver,
 )
 from .solvers.checks import release_clip_check
 from .solvers.frank_wolfe import frank_wolfe_logistic
@@ -309,15 +310,15 @@ class DPLogisticSimplex(
         self._validate_params()
         # Frank-Wolfe and DP-SGD read X only through gradient sums, which
         # the Dask backend provides.
-        X, self.classes_, targets = classifier_data(
-            self, X, y, on_dask=(self.solver != "mirror_descent"
-                                 and is_dask_collection(X)))
+        on_dask = self.solver != "mirror_descent" and is_dask_collection(X)
+        X, self.classes_, targets = classifier_data(self, X, y, on_dask=on_dask)
         public_class_weights(self.class_weight, self.classes_)  # checks a dict
         sample_weight = check_sample_weight(self, sample_weight, X,
                                             self.sample_weight_bound)
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
-        self.solver_ = self._resolve_solver(X)
+        self.solver_ = resolve_solver(self.solver, n_samples, n_features,
+                                      self.epsilon, self.delta, on_dask=on_dask)
         self.feature_bound_ = float(default_feature_bound(self.solver_)
                                     if self.feature_bound is None
                                     else self.feature_bound)
@@ -331,9 +332,9 @@ class DPLogisticSimplex(
             weight_bound=weight_bound(self, sample_weight))
         rng = self._begin_release(plan)
         # A released check of the public bound against the data.
-        warn_if_mostly_clipped(
-            self, release_clip_check(X, self.feature_bound_, plan.clip_check, rng),
-            n_samples, plan.clip_check, spreads=CLIP_CHECK_SPREADS)
+        clipped = release_clip_check(X, self.feature_bound_, plan.clip_check, rng)
+        warn_if_mostly_clipped(self, clipped, n_samples, plan.clip_check,
+                               spreads=CLIP_CHECK_SPREADS)
         weighting = release_weighting(self, targets, LogLoss(), sample_weight,
                                       plan.class_totals, rng)
         if self.solver_ == "mirror_descent":
@@ -355,34 +356,10 @@ class DPLogisticSimplex(
         self.intercept_ = np.array([result.intercept for result in results])
         # A released check of the fitted model against the class prior.
         check_fit(self, X, targets, weighting, plan.fit_check, rng)
-        self._store_plan(plan)
+        for name, value in fitted_attributes(plan, self.solver_).items():
+            setattr(self, name, value)
         self._finish_release(plan)
         return self
-
-    def _resolve_solver(self, X):
-        """The solver "auto" stands for (public quantities only)."""
-        if self.solver != "auto":
-            return self.solver
-        n_samples, n_features = X.shape
-        solver = choose_solver(n_samples, n_features, self.epsilon, self.delta)
-        if solver == "mirror_descent" and is_dask_collection(X):
-            return "frank_wolfe"  # reads Dask collections, in the l1 geometry
-        return solver
-
-    def _store_plan(self, plan):
-        if self.solver_ == "sgd":
-            self.n_iter_ = plan.n_epochs
-            self.noise_multiplier_ = plan.noise_multiplier
-            return
-        if self.solver_ == "mirror_descent":
-            self.n_vertices_ = plan.n_vertices
-            self.refresh_every_ = plan.refresh_every
-            self.n_noisy_statistics_ = plan.n_statistics
-            self.noise_multiplier_ = plan.noise_multiplier
-        self.n_iter_ = plan.n_steps
-        self.step_size_ = plan.step_size
-        self.n_draws_ = plan.n_draws
-        self.score_sensitivity_ = plan.score_sensitivity
 
     def _prediction_rows(self, X):
         # The model was fitted on rows clipped to the public bound: it

@@ -15,7 +15,6 @@ from ._base import (
     keep_fit_on_error,
     validate_training_data,
 )
-from ._bounds import private_bounds
 from ._classifiers import quiet_log_proba
 from ._clipping import clip_features
 from ._diagnostics import (
@@ -28,7 +27,7 @@ from ._diagnostics import (
 )
 from ._validation import (
     check_group_sizes,
-    prior_proportions,
+    public_group_sizes,
     resolve_binary_classes,
     resolve_groups,
 )
@@ -37,7 +36,7 @@ from .plans.checks import FIT_CHECK_SPREADS
 from .plans.minimax import gda_noise_ratio, plan_minimax
 from .solvers.checks import release_group_fit_check
 from .solvers.classes import calibrate_intercept, release_class_totals
-from .solvers.gda import noisy_gda, row_norms
+from .solvers.gda import noisy_gda, release_row_norm
 from .solvers.groups import release_group_sizes
 from .solvers.problems import GroupProblem
 from .solvers.saddle_point import vertex_sampling
@@ -397,7 +396,10 @@ class DPMinimaxClassifier(
         self.groups_, codes = resolve_groups(self, sensitive_features, n_samples,
                                              self.groups)
         self._warn_if_delta_too_large(n_samples)
-        sizes = self._public_group_sizes(n_samples)
+        # groups read from the data are unnamed in messages
+        sizes = public_group_sizes(self.groups_, self.group_priors, n_samples,
+                                   self.min_group_size,
+                                   named=self.groups is not None)
         plan = plan_minimax(
             n_samples=n_samples, n_features=n_features + int(self.fit_intercept),
             n_groups=len(self.groups_), epsilon=self.epsilon, delta=self.delta,
@@ -419,7 +421,11 @@ class DPMinimaxClassifier(
             sizes, what = release_group_sizes(problem, plan, rng)
             check_group_sizes(sizes, self.groups_, what, self.min_group_size,
                               named=self.groups is not None)
-        stage = plan.stage(sizes, self._row_norm(problem, plan, rng))
+        # "gda" with clip_norm="auto": the rows' released norm quantile.
+        draws = getattr(plan, "row_norm_draws", None)
+        if draws is not None:
+            warn_if_coarse(self, draws, ["clip_norm"])
+        stage = plan.stage(sizes, release_row_norm(problem, draws, rng))
         if plan.solver == "gda":
             warn_if_noise_dominates(
                 self, gda_noise_ratio(stage),
@@ -454,21 +460,6 @@ class DPMinimaxClassifier(
         self._say(f"done in {time.perf_counter() - start:.2f} s")
         return self
 
-    def _public_group_sizes(self, n_samples):
-        """The group sizes when they are public (one group, or priors),
-        checked against ``min_group_size`` before anything is released;
-        None when the fit counts the groups."""
-        if len(self.groups_) == 1:
-            return np.array([float(n_samples)])
-        if self.group_priors is None:
-            return None
-        named = self.groups is not None  # groups read from the data: unnamed
-        sizes = prior_proportions(self.group_priors, self.groups_,
-                                  named=named) * n_samples
-        check_group_sizes(sizes, self.groups_, "prior-implied size",
-                          self.min_group_size, named=named)
-        return sizes
-
     def _calibrated_intercept(self, X, totals, checks, rng):
         """The intercept calibrated so that the mean predicted probability
         on the training rows (as ``predict`` sees them) matches the share
@@ -497,17 +488,6 @@ class DPMinimaxClassifier(
         warn_if_worst_group_no_better_than_prior(
             self, released, plan, proportions=proportions, kappa=kappa,
             spreads=FIT_CHECK_SPREADS)
-
-    def _row_norm(self, problem, plan, rng):
-        """``"gda"`` with ``clip_norm="auto"``: the released upper quantile
-        of the rows' norms ``||x_i||`` (the plan's draws); None
-        otherwise."""
-        draws = getattr(plan, "row_norm_draws", None)
-        if draws is None:
-            return None
-        warn_if_coarse(self, draws, ["clip_norm"])
-        norms = row_norms(problem.X)
-        return float(private_bounds([norms], draws, rng)[0, 0])
 
     def _say(self, message):
         if self.verbose:  # public or released quantities only

@@ -390,9 +390,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._validate_params()
-        if self._fits_on_dask(X):
-            X, y, _ = validate_dask_training_data(self, X, y)
-        else:
+        if not self._fits_on_dask(X):
             X, y = validate_training_data(
                 self,
                 X,
@@ -402,6 +400,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
                 dtype=[np.float64, np.float32],
             )
             y = np.asarray(y, dtype=np.float64)
+        else:
+            X, y, _ = validate_dask_training_data(self, X, y)
         coefs, intercepts = self._fit_problems(X, [y], self._loss(1.0))
         # The model of the centred and scaled targets, moved back
         # (post-processing).

@@ -280,3 +280,15 @@ def test_a_header_may_show_some_fields_only(tmp_path, monkeypatch):
     assert "abcdef1234" in text and "python benchmarks/bench_a.py" in text
     assert "machine" not in text and "date" not in text
     assert "no header field ['colour']" in warnings.getvalue()
+
+
+def test_a_command_names_no_folder_outside_the_repository(tmp_path):
+    peer = tmp_path / "envs" / "peers" / "mbi" / "bin" / "python"
+    peer.parent.mkdir(parents=True)
+    peer.touch()
+    script = Path(report.__file__)
+    command = report.relative_command([str(script), "--mbi-python", str(peer)])
+    assert command == ("python benchmarks/report.py --mbi-python "
+                       "/path/to/peers/mbi/bin/python")
+    assert str(tmp_path) not in command
+

@@ -16,6 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
 from skdpopt._diagnostics import group_check_margin, worst_mixture
+from skdpopt._validation import public_group_sizes
 from skdpopt.exceptions import PrivacyLeakWarning, UtilityWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
 from skdpopt.plans.minimax import (
@@ -935,10 +936,12 @@ def test_fit_check_is_quiet_on_a_clear_fit(solver):
     """Two groups of 3,000 rows with y = [x_0 > 0] (group 1: [x_1 > 0]) at
     epsilon 10: each group's balanced sum of clipped gains is about 0.1
     times its smaller class (about 1,500 rows), some 150, against a margin
-    of two noise standard deviations, 2 * 0.2 * s with s the Gaussian
+    of about 2.3 noise standard deviations per group (the one-sided
+    quantile at norm.sf(2) / 2), 2 * 0.2 * s each with s the Gaussian
     multiplier of 2% of the zCDP budget (about 5 at epsilon 10, delta
-    1e-6; Laplace of 2 * 0.1 / 0.2 for vertex sampling), about 2: the
-    check must not warn at any seed."""
+    1e-6; Laplace of scale 2 * 0.1 / 0.2 for vertex sampling, margin
+    log(2 / (2 norm.sf(2))) scales, under 4), a few units: the check must
+    not warn at any seed."""
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (6000, 4))
     groups = np.repeat(["a", "b"], 3000)
@@ -987,3 +990,18 @@ def test_no_privacy_releases_exact_checks(data):
             X, y, sensitive_features=groups)
     assert not any(FIT_CHECK_WARNING in str(w.message) for w in caught)
     assert clf.privacy_plan_.checks.fit_check.noise is None
+
+
+def test_public_group_sizes_come_from_one_group_or_the_priors_only():
+    """One group: all n rows; priors: their proportions of n, checked
+    against min_group_size before anything is released; otherwise the fit
+    counts the groups (None)."""
+    groups = np.array(["a", "b"])
+    np.testing.assert_array_equal(
+        public_group_sizes(groups[:1], None, 50, 10, named=True), [50.0])
+    assert public_group_sizes(groups, None, 50, 10, named=True) is None
+    np.testing.assert_allclose(
+        public_group_sizes(groups, {"a": 3, "b": 1}, 100, 10, named=True),
+        [75.0, 25.0])
+    with pytest.raises(ValueError, match="a group read from the data"):
+        public_group_sizes(groups, [0.95, 0.05], 100, 10, named=False)

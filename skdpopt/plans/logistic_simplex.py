@@ -543,6 +543,34 @@ def choose_solver(n_samples, n_features, epsilon, delta):
     return "sgd"
 
 
+def resolve_solver(solver, n_samples, n_features, epsilon, delta, *, on_dask):
+    """The solver a fit runs: ``solver``, or for "auto" :func:`choose_solver`'s
+    pick, with Frank-Wolfe for mirror descent on a Dask collection (``on_dask``),
+    which it reads in the same l1 geometry."""
+    if solver != "auto":
+        return solver
+    solver = choose_solver(n_samples, n_features, epsilon, delta)
+    if solver == "mirror_descent" and on_dask:
+        return "frank_wolfe"
+    return solver
+
+
+def fitted_attributes(plan, solver):
+    """The fitted attributes that ``plan`` of ``solver`` fixes, by name."""
+    if solver == "sgd":
+        return {"n_iter_": plan.n_epochs,
+                "noise_multiplier_": plan.noise_multiplier}
+    attributes = {}
+    if solver == "mirror_descent":
+        attributes = {"n_vertices_": plan.n_vertices,
+                      "refresh_every_": plan.refresh_every,
+                      "n_noisy_statistics_": plan.n_statistics,
+                      "noise_multiplier_": plan.noise_multiplier}
+    return {**attributes, "n_iter_": plan.n_steps, "step_size_": plan.step_size,
+            "n_draws_": plan.n_draws,
+            "score_sensitivity_": plan.score_sensitivity}
+
+
 def default_feature_bound(solver):
     """The bound ``feature_bound=None`` stands for: ``SGD_FEATURE_BOUND`` for
     "sgd" (standardized columns), 1 for the vertex solvers (binary and

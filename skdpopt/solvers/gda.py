@@ -36,6 +36,7 @@ for a linear model the gradient of row i is ``d_i (x_i, b)`` with a scalar
 import numpy as np
 import scipy.sparse as sp
 
+from .._bounds import private_bounds
 from .._sums import column_sums, group_sums, row_dots, total
 from ..mechanisms import gaussian_noise
 from .problems import WorstGroupResult
@@ -95,6 +96,26 @@ def row_norms(X, b=0.0):
         X64 = np.asarray(X, dtype=np.float64)
         squares = np.einsum("ij,ij->i", X64, X64)
     return np.sqrt(squares + b * b)
+
+
+def release_row_norm(problem, draws, rng):
+    """The released upper quantile of the rows' norms ``||x_i||`` (the
+    plan's ``draws``, for ``clip_norm="auto"``); None without draws.
+
+    Parameters
+    ----------
+    problem : skdpopt.solvers.problems.GroupProblem
+        Its rows, clipped to the public feature bound.
+    draws : BoundDraws or None
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    float or None
+    """
+    if draws is None:
+        return None
+    return float(private_bounds([row_norms(problem.X)], draws, rng)[0, 0])
 
 
 def step_sums(X, target, codes, w, group_weight, norms, *, clip_norm,

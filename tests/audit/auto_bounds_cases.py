@@ -12,9 +12,9 @@ import dataclasses
 import numpy as np
 from audit_cases import DELTA, AuditCase
 
-import skdpopt.lasso
-import skdpopt.minimax
+import skdpopt._regressors
 import skdpopt.sgd
+import skdpopt.solvers.gda
 import skdpopt.solvers.targets
 from skdpopt import DPLasso, DPMinimaxClassifier, DPSGDRegressor
 from skdpopt.accounting import GaussianMechanism, privacy_spent
@@ -176,9 +176,9 @@ def _fit_lasso_clip(data, random_state):
 
 def _plant_quiet_count(monkeypatch):
     """The clip check's count gets a sixteenth of its planned noise."""
-    original = skdpopt.lasso.far_rows_share
+    original = skdpopt._regressors.far_rows_share
     monkeypatch.setattr(
-        skdpopt.lasso, "far_rows_share",
+        skdpopt._regressors, "far_rows_share",
         lambda X, bound, check, rng: original(
             X, bound, dataclasses.replace(
                 check, noise_multiplier=check.noise_multiplier / 16), rng))
@@ -203,7 +203,7 @@ def _bound_case(name, attribute, fit, draws, module, what, datasets=_pair):
 
 CASES = [
     _bound_case("DPLasso (auto feature_bound)", "feature_bound_", _fit_lasso,
-                "bounds_draws", skdpopt.lasso, "feature bound",
+                "bounds_draws", skdpopt._regressors, "feature bound",
                 datasets=_feature_pair),
     _bound_case("DPSGDRegressor (auto clip_norm)", "clip_norm_", _fit_sgd,
                 "clip_draws", skdpopt.sgd, "clip norm"),
@@ -239,6 +239,6 @@ CASES = [
     # clip_norm_ is CLIP_FACTOR times the released row norm: a function of
     # the two draws alone.
     _bound_case("DPMinimaxClassifier (auto clip_norm)", "clip_norm_",
-                _fit_minimax, "row_norm_draws", skdpopt.minimax, "row norm",
+                _fit_minimax, "row_norm_draws", skdpopt.solvers.gda, "row norm",
                 datasets=_row_pair),
 ]

@@ -14,6 +14,7 @@ from skdpopt.plans.logistic_simplex import (
     count_vertex_draws,
     mirror_descent_schedule,
     plan_logistic_simplex,
+    resolve_solver,
 )
 
 
@@ -86,6 +87,19 @@ def test_auto_solver_follows_the_dimension_against_n_epsilon():
     assert choose_solver(10_000, above, 1.0, 1e-8) == "mirror_descent"
     assert choose_solver(10_000, 5, 1.0, 0.0) == "mirror_descent"
     assert choose_solver(10_000, 10**7, np.inf, 1e-8) == "sgd"
+
+
+def test_resolved_solver_is_the_named_one_or_the_auto_pick_that_reads_dask():
+    """An explicit solver is kept; "auto" is choose_solver's pick, except
+    that mirror descent becomes Frank-Wolfe on a Dask collection (which
+    mirror descent cannot read)."""
+    wide = 10**7
+    assert resolve_solver("sgd", 10_000, wide, 1.0, 1e-8, on_dask=True) == "sgd"
+    assert resolve_solver("auto", 10_000, wide, 1.0, 1e-8,
+                          on_dask=False) == "mirror_descent"
+    assert resolve_solver("auto", 10_000, wide, 1.0, 1e-8,
+                          on_dask=True) == "frank_wolfe"
+    assert resolve_solver("auto", 10_000, 5, 1.0, 1e-8, on_dask=True) == "sgd"
 
 
 @pytest.mark.parametrize("solver", ["mirror_descent", "frank_wolfe", "sgd"])

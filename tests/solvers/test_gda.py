@@ -8,6 +8,7 @@ from skdpopt.plans.minimax import GDAStage
 from skdpopt.solvers.gda import (
     noisy_gda,
     project_capped_simplex,
+    release_row_norm,
     row_norms,
     step_sums,
 )
@@ -161,3 +162,14 @@ def test_without_noise_reaches_the_worst_group_optimum():
     assert group_losses(erm).max() > worst + 0.05
     assert minimax.group_weights[1] > 0.3  # the small group is weighed up
     np.testing.assert_allclose(erm.group_weights, p, rtol=1e-9)
+
+
+def test_row_norm_without_draws_is_none_and_draws_nothing():
+    """A public clip norm: no release, and the generator is untouched (the
+    fit's later draws are those of a fit without the row-norm stage)."""
+    rng = np.random.default_rng(0)
+    X, target, codes = _data(rng)
+    problem = GroupProblem(X, target, codes, 3, None)
+    state = rng.bit_generator.state
+    assert release_row_norm(problem, None, rng) is None
+    assert rng.bit_generator.state == state
