@@ -15,6 +15,7 @@ the plan accounts.
 import math
 
 import numpy as np
+from scipy.stats import norm
 
 from .exceptions import UtilityWarning, warn_at_caller
 
@@ -152,6 +153,83 @@ def warn_if_no_better_than_prior(estimator, released, plan, *, spreads,
         "than predicting the class shares (a private check of its training "
         "log-likelihood, within its noise), so its predictions may be no "
         "better than chance", "the classes")
+
+
+def warn_if_worst_group_no_better_than_prior(
+        estimator, released, plan, *, proportions, kappa, spreads,
+        levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES)):
+    """Warn unless the released group sums show the model better than the
+    class prior on every mixture of the groups that weighs no group more
+    than ``kappa`` times its proportion.
+
+    ``released`` holds each group's noisy sum of the training rows'
+    clipped gains in log-likelihood over the class prior
+    (:func:`skdpopt.solvers.checks.release_group_fit_check`).  Each sum is
+    lowered by the one-sided quantile of its noise at level
+    ``alpha / n_groups``, with ``alpha`` the upper tail of a standard
+    normal beyond ``spreads`` (a union bound over the groups), and the
+    fit is quiet when the smallest mixture of the lowered per-row gains is
+    positive (``docs/privacy/dpminimax.md``: with probability at least
+    ``1 - alpha`` a quiet fit gains on every such mixture).  With
+    ``kappa = 1 / min(proportions)`` this is every group; with ``kappa =
+    1`` the pooled rows.  Released values and public quantities only, and
+    none printed.
+
+    Parameters
+    ----------
+    estimator : object
+    released : ndarray of shape (n_groups,)
+    plan : FitCheckPlan
+    proportions : ndarray of shape (n_groups,)
+        The groups' public or released proportions.
+    kappa : float
+        The cap on a group's weight over its proportion, at least 1.
+    spreads : float
+    levers : sequence of str
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+    """
+    if plan.noise is None:
+        return False
+    lowered = np.asarray(released, dtype=float) - group_check_margin(
+        plan, len(released), spreads)
+    if worst_mixture(lowered, np.asarray(proportions, dtype=float), kappa) > 0:
+        return False
+    _warn_not_clearly_better(
+        estimator, levers,
+        "than predicting the class shares on its worst groups (a private "
+        "check of each group's training log-likelihood, within its noise), "
+        "so its predictions may be no better than chance there", "the classes")
+    return True
+
+
+def group_check_margin(plan, n_groups, spreads):
+    """The one-sided quantile, at ``norm.sf(spreads) / n_groups``, of the
+    noise on each released group sum (Gaussian or Laplace)."""
+    alpha = float(norm.sf(spreads)) / n_groups
+    if plan.noise == "laplace":  # P(noise > t) = exp(-t / b) / 2
+        return plan.noise_scale * math.log(0.5 / alpha)
+    return plan.spread * float(norm.isf(alpha))
+
+
+def worst_mixture(sums, proportions, kappa):
+    """``min sum_g q_g sums_g / proportions_g`` over the mixtures ``q``
+    (non-negative, summing to 1) with ``q_g <= kappa proportions_g``.
+
+    The minimum fills the groups of smallest ``sums_g / proportions_g``
+    first, each up to its cap (a linear programme over a capped simplex).
+    """
+    per_row = sums / proportions
+    order = np.argsort(per_row, kind="stable")
+    caps = np.minimum(kappa, 1.0 / proportions[order].min()) * proportions[order]
+    before = np.cumsum(caps) - caps
+    weights = np.clip(1.0 - before, 0.0, caps)
+    used = weights > 0  # an unweighted group adds nothing, even if infinite
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, which warns
+        return float(np.sum(weights[used] * per_row[order][used]))
 
 
 def warn_if_no_better_than_mean(estimator, clear, *, levers):

@@ -7,9 +7,11 @@ import pytest
 
 from skdpopt import UtilityWarning
 from skdpopt._diagnostics import (
+    group_check_margin,
     noisy_mean_ratio,
     noisy_sum_ratio,
     warn_if_noise_dominates,
+    worst_mixture,
 )
 from skdpopt.plans.sgd import plan_dpsgd
 
@@ -89,3 +91,95 @@ def test_warnings_point_at_the_users_line_once_per_search():
         tiny.fit(X, y); line = __import__("inspect").currentframe().f_lineno  # noqa: E702
     assert {(w.filename, w.lineno) for w in caught
             if w.category is UtilityWarning} == {(__file__, line)}
+
+
+# -- the worst-group fit check's rule (docs/privacy/dpminimax.md) ------------
+
+
+def _check_plan(noise, scale):
+    from skdpopt.plans.checks import FitCheckPlan
+    return FitCheckPlan(noise, scale, 0.1, None)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("kappa", [1.0, 1.7, 3.0, np.inf])
+def test_worst_mixture_solves_its_linear_programme(seed, kappa):
+    """The greedy fill against scipy's LP over the capped simplex."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(4))
+    sums = rng.normal(size=4)
+    bounds = [(0.0, min(kappa * pg, 1.0)) for pg in p]
+    lp = linprog(sums / p, A_eq=np.ones((1, 4)), b_eq=[1.0], bounds=bounds)
+    assert worst_mixture(sums, p, kappa) == pytest.approx(lp.fun, abs=1e-9)
+
+
+def test_worst_mixture_spans_pooled_to_every_group():
+    """kappa = 1: the pooled per-row gain; kappa = 1 / p_min: the worst
+    group's."""
+    p = np.array([0.6, 0.3, 0.1])
+    sums = np.array([6.0, 1.0, -0.2])
+    assert worst_mixture(sums, p, 1.0) == pytest.approx(sums.sum())
+    assert worst_mixture(sums, p, 10.0) == pytest.approx(-2.0)
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+@pytest.mark.parametrize("n_groups", [1, 3])
+def test_group_check_margin_is_the_one_sided_quantile(noise, n_groups):
+    """P(noise > margin) = norm.sf(2) / n_groups, from the distributions'
+    closed forms (one group, Gaussian: the classifiers' two deviations)."""
+    from scipy.stats import laplace, norm
+
+    plan = _check_plan(noise, 3.0)
+    t = group_check_margin(plan, n_groups, 2.0)
+    tail = norm.sf(t / 3.0) if noise == "gaussian" else laplace.sf(t / 3.0)
+    assert tail == pytest.approx(norm.sf(2.0) / n_groups, rel=1e-9)
+    if noise == "gaussian" and n_groups == 1:
+        assert t == pytest.approx(2.0 * 3.0)
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_group_rule_level_at_its_boundaries(noise):
+    """Simulated releases of three groups (kappa 2).  Gains whose worst
+    mixture is 0 (the model no better than the prior on some capped
+    mixture) must go quiet at most alpha = norm.sf(2) (0.0228) of the
+    time; gains with every group at twice the margin must warn at most
+    alpha of the time (docs/privacy/dpminimax.md).  20,000 draws: the
+    binomial standard deviation at 0.0228 is about 0.0011, so the bound
+    alpha + 0.005 (4.5 standard deviations) fails a correct rule with
+    probability below 1e-5 and a rule at twice the level almost surely."""
+    rng = np.random.default_rng(0)
+    plan = _check_plan(noise, 2.0)
+    p, kappa, alpha = np.array([0.7, 0.2, 0.1]), 2.0, norm_sf_2()
+    t = group_check_margin(plan, 3, 2.0)
+    draw = (rng.normal(0, 2.0, (20_000, 3)) if noise == "gaussian"
+            else rng.laplace(0, 2.0, (20_000, 3)))
+    # The worst capped mixture fills group 3 to 0.2, group 2 to 0.4 and
+    # group 1 with the rest: 2 (-0.2) + 2 (0) + (0.4 / 0.7) 0.7 = 0.
+    boundary = np.array([0.7, 0.0, -0.2])
+    assert worst_mixture(boundary, p, kappa) == pytest.approx(0.0)
+
+    def quiet(gains):
+        return np.mean([worst_mixture(g - t, p, kappa) > 0
+                        for g in gains + draw])
+
+    assert quiet(boundary) <= alpha + 0.005
+    assert 1.0 - quiet(np.full(3, 2.0 * t)) <= alpha + 0.005
+
+
+def norm_sf_2():
+    from scipy.stats import norm
+    return float(norm.sf(2.0))
+
+
+def test_worst_mixture_of_infinite_sums_is_not_positive():
+    """A non-finite sum (never released by an honest check, whose terms
+    are clipped) must not read as a gain: -inf stays -inf, +inf beside
+    -inf is NaN (not positive); a group the mixture leaves out adds
+    nothing."""
+    p = np.array([0.5, 0.3, 0.2])
+    assert worst_mixture(np.array([-np.inf, 1.0, 1.0]), p, 1.5) == -np.inf
+    assert not worst_mixture(np.array([-np.inf, 1.0, np.inf]), p, 1.0) > 0
+    # kappa 2: 0.4 on the third group (-1 / 0.2), 0.6 on the second (-1 / 0.3).
+    assert worst_mixture(np.array([np.inf, -1.0, -1.0]), p, 2.0) == pytest.approx(-4.0)

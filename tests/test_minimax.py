@@ -2,6 +2,7 @@
 worst-group behaviour, bad input."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpopt import DPMinimaxClassifier
+from skdpopt._diagnostics import group_check_margin, worst_mixture
 from skdpopt._validation import public_group_sizes
 from skdpopt.exceptions import PrivacyLeakWarning, UtilityWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
@@ -81,16 +83,17 @@ def _laplace_rdp(alpha, eps0):
     return (max(a, b) + math.log1p(math.exp(-abs(a - b)))) / (alpha - 1)
 
 
-def reference_epsilon(laplace_eps0, n_laplace, score, n_draws, delta):
-    """Independent bound for n_laplace Laplace releases plus n_draws
-    exponential mechanisms with score sensitivity ``score``: the smaller of
-    (a) Renyi DP (Laplace exactly, each draw score^2 / 2 zCDP) converted
-    by Canonne, Kamath and Steinke's Prop. 12, minimised over real alpha,
-    and (b) dp-accounting's PLD (Laplace PLD composed with the draws'
-    randomised-response pairs of epsilon 2 score)."""
+def reference_epsilon(laplace, score, n_draws, delta):
+    """Independent bound for Laplace releases plus n_draws exponential
+    mechanisms with score sensitivity ``score``: the smaller of (a) Renyi
+    DP (Laplace exactly, each draw score^2 / 2 zCDP) converted by Canonne,
+    Kamath and Steinke's Prop. 12, minimised over real alpha, and (b)
+    dp-accounting's PLD (Laplace PLDs composed with the draws'
+    randomised-response pairs of epsilon 2 score).  ``laplace``: pairs
+    (eps0, number of releases)."""
 
     def eps(alpha):
-        rdp = n_laplace * (_laplace_rdp(alpha, laplace_eps0) if laplace_eps0 else 0)
+        rdp = sum(n * _laplace_rdp(alpha, eps0) for eps0, n in laplace)
         rdp += n_draws * alpha * score**2 / 2
         return (
             rdp
@@ -105,12 +108,23 @@ def reference_epsilon(laplace_eps0, n_laplace, score, n_draws, delta):
         common.DifferentialPrivacyParameters(2 * score, 0.0),
         value_discretization_interval=1e-4,
     ).self_compose(n_draws)
-    if laplace_eps0:
-        laplace = pld_lib.from_laplace_mechanism(
-            1.0 / laplace_eps0, value_discretization_interval=1e-4
-        )
-        pld = pld.compose(laplace.self_compose(n_laplace))
+    for eps0, n in laplace:
+        pld = pld.compose(pld_lib.from_laplace_mechanism(
+            1.0 / eps0, value_discretization_interval=1e-4).self_compose(n))
     return min(rdp_eps, pld.get_epsilon_for_delta(delta))
+
+
+def check_releases(plan):
+    """The pure epsilon of each release around the fit, from the plan's
+    noise scales and the sensitivities in docs/privacy/dpminimax.md:
+    (eps0, count) of the class totals (L1 sensitivity 2), the calibration
+    sums (1 each) and the fit check's group sums (2 bound)."""
+    checks = plan.checks
+    releases = [(2.0 / checks.class_totals.noise_scale, 1),
+                (2.0 * checks.fit_check.bound / checks.fit_check.noise_scale, 1)]
+    if checks.calibration_steps:
+        releases.append((1.0 / checks.calibration_scale, checks.calibration_steps))
+    return releases
 
 
 @pytest.mark.parametrize("priors", [None, {"major": 0.9, "minor": 0.1}])
@@ -128,11 +142,21 @@ def test_spent_epsilon_recomputed_independently(data, priors):
     else:
         assert scale == 0.0
     # The noisy counts come first and the plan (T, K, s) is chosen from
-    # them: sequential composition of their pure 2 / scale with the draws.
+    # them: sequential composition of their pure 2 / scale with the rest
+    # (the draws and the releases around the fit, composed exactly).  With
+    # public priors everything is known in advance: one composition.
     counts = 2.0 / scale if scale else 0.0
-    reference = counts + reference_epsilon(
-        0.0, 0, clf.score_sensitivity_, clf.n_draws_, delta
-    )
+    releases = check_releases(clf.privacy_plan_)
+    if scale:  # the draws' budget is a bound: the checks add up with it
+        reference = (counts + sum(e * n for e, n in releases)
+                     + reference_epsilon([], clf.score_sensitivity_,
+                                         clf.n_draws_, delta))
+    else:
+        reference = reference_epsilon(releases, clf.score_sensitivity_,
+                                      clf.n_draws_, delta)
+    # The checks spend their declared shares: 3% totals, 5% calibration,
+    # 2% the fit check.
+    assert sum(e * n for e, n in releases) == pytest.approx(0.1 * epsilon)
     claimed = clf.privacy_spent_.epsilon
     assert claimed >= reference * (1 - 1e-3)
     assert claimed <= 1.03 * reference
@@ -457,12 +481,14 @@ def test_sparse_input_gives_the_dense_result(data):
 
 
 def test_pure_dp_is_the_plain_sum(data):
-    """delta = 0: the counts' share plus 2 s per draw, summed."""
+    """delta = 0: the counts' share plus 2 s per draw plus the releases
+    around the fit, summed."""
     X, y, groups = data
     clf = VertexMinimax(epsilon=2.0, delta=0.0, random_state=0).fit(
         X, y, sensitive_features=groups
     )
-    expected = 2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
+    expected = (2 / clf.count_noise_scale_ + 2 * clf.score_sensitivity_ * clf.n_draws_
+                + sum(e * n for e, n in check_releases(clf.privacy_plan_)))
     assert clf.privacy_spent_.epsilon == pytest.approx(expected, rel=1e-9)
     assert 0.97 * 2.0 <= clf.privacy_spent_.epsilon <= 2.0
 
@@ -496,13 +522,13 @@ def test_default_private_steps_balance_the_private_and_capped_steps():
 
 def test_default_steps_follow_the_noisy_counts(data):
     """With noisy counts T is chosen from the released proportions and the
-    budget they left."""
+    budget they and the releases around the fit (10% each) left."""
     X, y, groups = data
     clf = VertexMinimax(epsilon=1.0, delta=1e-8, random_state=0).fit(
         X, y, sensitive_features=groups
     )
     expected = vertex_steps(
-        X.shape[0], 0.9, 1e-8, 2 * (X.shape[1] + 1), clf.group_proportions_, 5.0, 1.0
+        X.shape[0], 0.8, 1e-8, 2 * (X.shape[1] + 1), clf.group_proportions_, 5.0, 1.0
     )
     assert clf.n_iter_ == expected
 
@@ -515,6 +541,15 @@ def _gda_plan(**overrides):
                   loss_bound=2.0, radius=5.0)
     kwargs.update(overrides)
     return plan_minimax_gda(**kwargs)
+
+
+def _gda_check_events(plan):
+    """The class totals (std over their L2 sensitivity sqrt(2)) and the
+    fit check's group sums (std over 2 bound) as dp-accounting events."""
+    checks = plan.checks
+    return [dp_event.GaussianDpEvent(checks.class_totals.noise_scale / np.sqrt(2)),
+            dp_event.GaussianDpEvent(checks.fit_check.noise_scale
+                                     / (2 * checks.fit_check.bound))]
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0, 10.0])
@@ -533,6 +568,7 @@ def test_gda_plan_spend_recomputed_with_dp_accounting(epsilon, counts_public):
         dp_event.GaussianDpEvent(plan.noise_multiplier), plan.n_steps))
     events.append(dp_event.SelfComposedDpEvent(
         dp_event.GaussianDpEvent(plan.loss_noise_multiplier), plan.n_steps))
+    events.extend(_gda_check_events(plan))
     accountant = dp_pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_event.ComposedDpEvent(events))
     theirs = accountant.get_epsilon(plan.delta)
@@ -561,13 +597,16 @@ def test_gda_plan_with_the_row_norm_recomputed_independently(epsilon):
                   dp_event.GaussianDpEvent(plan.noise_multiplier), plan.n_steps),
               dp_event.SelfComposedDpEvent(
                   dp_event.GaussianDpEvent(plan.loss_noise_multiplier),
-                  plan.n_steps)]
+                  plan.n_steps),
+              *_gda_check_events(plan)]
     accountant = dp_pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_event.ComposedDpEvent(events))
     gaussians_only = accountant.get_epsilon(plan.delta)
     rho = (1.0 / (2 * (plan.count_noise_scale / np.sqrt(2)) ** 2)
            + plan.n_steps / (2 * plan.noise_multiplier ** 2)
            + plan.n_steps / (2 * plan.loss_noise_multiplier ** 2)
+           + sum(1.0 / (2 * e.noise_multiplier ** 2)
+                 for e in _gda_check_events(plan))
            + draws.n_columns * draws.draws_per_column
            * draws.score_sensitivity ** 2 / 2)
     zcdp = rho + 2 * np.sqrt(rho * np.log(1 / plan.delta))
@@ -850,6 +889,107 @@ def test_verbose_prints_public_quantities(data, capsys):
         X, y, sensitive_features=groups)
     out = capsys.readouterr().out
     assert "solver='gda'" in out and "kappa=" in out
+
+
+# -- the releases after the solver: class counts, calibration, fit check -----
+
+FIT_CHECK_WARNING = "on its worst group"
+
+
+@pytest.mark.parametrize("solver", ["gda", "vertex_sampling"])
+@pytest.mark.parametrize("major", [2.0, 6.0])
+def test_fit_check_warns_unless_every_capped_mixture_gains(data, monkeypatch,
+                                                          solver, major):
+    """The warning reads the released group sums only: each is lowered by
+    the margin t (its noise's quantile at norm.sf(2) / 2), and the fit is
+    quiet when the worst mixture the adversary could weigh gains.  The
+    small group's lowered sum is one noise standard deviation below 0, the
+    large group's ``major`` above.  gda at epsilon 1 caps the small group
+    (p about 0.09) at kappa about 3.3 times its share: the worst mixture is
+    about 3.3 (-1) + 0.78 major standard deviations, positive (quiet) for
+    major = 6 and negative for 2; vertex sampling's adversary is not
+    capped, so the small group alone decides, and it warns."""
+    import skdpopt.minimax
+
+    def released(*args):
+        plan = args[-2]
+        t = group_check_margin(plan, args[3], 2.0)
+        return t + plan.spread * np.array([major, -1.0])
+
+    monkeypatch.setattr(skdpopt.minimax, "release_group_fit_check", released)
+    X, y, groups = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = DPMinimaxClassifier(solver=solver, epsilon=1.0, delta=1e-6,
+                                  random_state=0).fit(
+            X, y, sensitive_features=groups)
+    warned = any(FIT_CHECK_WARNING in str(w.message) for w in caught)
+    p = clf.group_proportions_
+    kappa = clf.kappa_ if solver == "gda" else 1.0 / p.min()
+    spread = clf.privacy_plan_.checks.fit_check.spread
+    assert warned == (worst_mixture(spread * np.array([major, -1.0]), p, kappa) <= 0)
+    assert warned == (solver != "gda" or major < 4)
+
+
+@pytest.mark.parametrize("solver", ["gda", "vertex_sampling"])
+def test_fit_check_is_quiet_on_a_clear_fit(solver):
+    """Two groups of 3,000 rows with y = [x_0 > 0] (group 1: [x_1 > 0]) at
+    epsilon 10: each group's balanced sum of clipped gains is about 0.1
+    times its smaller class (about 1,500 rows), some 150, against a margin
+    of about 2.3 noise standard deviations per group (the one-sided
+    quantile at norm.sf(2) / 2), 2 * 0.2 * s each with s the Gaussian
+    multiplier of 2% of the zCDP budget (about 5 at epsilon 10, delta
+    1e-6; Laplace of scale 2 * 0.1 / 0.2 for vertex sampling, margin
+    log(2 / (2 norm.sf(2))) scales, under 4), a few units: the check must
+    not warn at any seed."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (6000, 4))
+    groups = np.repeat(["a", "b"], 3000)
+    y = np.where(groups == "a", X[:, 0] > 0, X[:, 1] > 0).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPMinimaxClassifier(solver=solver, epsilon=10.0, delta=1e-6,
+                            classes=[0, 1], groups=["a", "b"],
+                            random_state=0).fit(X, y, sensitive_features=groups)
+    assert not any(FIT_CHECK_WARNING in str(w.message) for w in caught)
+
+
+def test_vertex_sampling_calibrates_its_intercept():
+    """Imbalanced classes (10% positive): the calibrated intercept brings
+    the mean predicted probability on the training rows to the released
+    share.  At epsilon 10 the noise is small: the totals' Laplace scale
+    2 / (0.03 * 10), about 7 rows, and each calibration sum's 1 / (0.05 *
+    10 / 3), 6, against n = 4,000 (a share error below 0.01 at 5 scales).
+    The same fit with the calibration skipped (same seed: the draws come
+    first) is compared."""
+    import skdpopt.minimax
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (4000, 5))
+    y = (rng.random(4000) < 1 / (1 + np.exp(-(3.0 * X[:, 0] - 3.0)))).astype(int)
+    params = dict(solver="vertex_sampling", epsilon=10.0, delta=1e-6,
+                  classes=[0, 1], random_state=0)
+    calibrated = DPMinimaxClassifier(**params).fit(X, y)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.minimax, "calibrate_intercept",
+                      lambda X, coef, intercept, *args, **kwargs: intercept)
+        raw = DPMinimaxClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(calibrated.coef_, raw.coef_)
+    base = y.mean()
+    after = abs(calibrated.predict_proba(X)[:, 1].mean() - base)
+    before = abs(raw.predict_proba(X)[:, 1].mean() - base)
+    assert after < 0.02 and after < before
+
+
+def test_no_privacy_releases_exact_checks(data):
+    """epsilon=inf: the checks are exact and never warn; nothing is spent."""
+    X, y, groups = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = VertexMinimax(epsilon=np.inf, random_state=0).fit(
+            X, y, sensitive_features=groups)
+    assert not any(FIT_CHECK_WARNING in str(w.message) for w in caught)
+    assert clf.privacy_plan_.checks.fit_check.noise is None
 
 
 def test_public_group_sizes_come_from_one_group_or_the_priors_only():

@@ -36,6 +36,7 @@ from ..accounting import (
     EpsilonDeltaEvent,
     ExponentialMechanism,
     GaussianMechanism,
+    LaplaceMechanism,
     PureDPMechanism,
     RhoBracket,
     ScaleBracket,
@@ -51,6 +52,9 @@ from ..accounting.zcdp import (
 )
 from .base import PrivacyPlan
 from .bounds import AUTO_BOUNDS_SHARE, auto_draws
+from .checks import FIT_CHECK_SHARE, plan_fit_check
+from .classes import CALIBRATION_SHARE, CALIBRATION_STEPS, plan_class_totals
+from .classes import COUNT_SHARE as CLASS_COUNT_SHARE
 from .preprocessing import QuantileDraws
 
 # -- choosing the solver (docs/design/minimax.md#choosing-the-solver) ---------
@@ -187,7 +191,91 @@ def plan_minimax(*, n_samples, n_features, n_groups, epsilon, delta, solver,
         n_samples=n_samples, n_features=n_features, epsilon=epsilon,
         delta=delta, proportions=proportions,
         count_budget_share=count_budget_share, radius=radius,
-        feature_bound=feature_bound, max_iter=max_iter, n_vertices=n_vertices)
+        feature_bound=feature_bound, max_iter=max_iter, n_vertices=n_vertices,
+        calibrate=fit_intercept)
+
+
+# -- what both solvers release around the fit (docs/privacy/dpminimax.md#fit-check)
+
+
+@dataclass(frozen=True)
+class MinimaxChecksPlan:
+    """The releases after a DPMinimaxClassifier's solver: the class
+    totals, the intercept's calibration (vertex sampling) and the
+    worst-group fit check, in that order.
+
+    Attributes
+    ----------
+    class_totals : ClassTotalsPlan
+        The two class counts (:mod:`skdpopt.plans.classes`): the prior of
+        the fit check, the share the intercept is calibrated to.
+    calibration_steps : int
+        Noisy probability sums of the calibration (0: none).
+    calibration_noise : {"gaussian", "laplace", None}
+    calibration_scale : float
+        Standard deviation (Gaussian) or scale (Laplace) of the noise on
+        each sum (sensitivity 1).
+    fit_check : FitCheckPlan
+        The release of the vector of the groups' sums of clipped gains:
+        one record moves it by at most ``2 bound`` in l1 and in l2, as one
+        sum, so each coordinate gets the noise of the plan.
+    event : event
+        The three releases.
+    """
+
+    class_totals: object
+    calibration_steps: int
+    calibration_noise: str
+    calibration_scale: float
+    fit_check: object
+    event: object
+
+
+def plan_minimax_checks(budget, *, pure, calibrate):
+    """Plan the releases after the solver on their shares of ``budget``
+    (:func:`checks_share`).
+
+    Parameters
+    ----------
+    budget : float
+        The fit's whole budget: zCDP rho (Gaussian noise), or with
+        ``pure`` the pure epsilon (Laplace noise); ``inf``: no privacy,
+        exact releases.
+    pure : bool
+    calibrate : bool
+        Plan the intercept's calibration (``CALIBRATION_STEPS`` sums on
+        ``CALIBRATION_SHARE``).
+
+    Returns
+    -------
+    MinimaxChecksPlan
+    """
+    steps = CALIBRATION_STEPS if calibrate else 0
+    if np.isinf(budget):
+        return MinimaxChecksPlan(plan_class_totals(2, 0.0), steps, None, 0.0,
+                                 plan_fit_check(0.0), EpsilonDeltaEvent(np.inf, 0.0))
+    if pure:  # Laplace: the noise over the L1 sensitivity is 1 / epsilon
+        totals = plan_class_totals(2, 1.0 / (CLASS_COUNT_SHARE * budget), pure=True)
+        check = plan_fit_check(1.0 / (FIT_CHECK_SHARE * budget), pure=True)
+        each = CALIBRATION_SHARE * budget / max(steps, 1)
+        calibration = ("laplace", 1.0 / each, LaplaceMechanism(each))
+    else:
+        totals = plan_class_totals(
+            2, gaussian_noise_multiplier(CLASS_COUNT_SHARE * budget))
+        check = plan_fit_check(gaussian_noise_multiplier(FIT_CHECK_SHARE * budget))
+        each = gaussian_noise_multiplier(CALIBRATION_SHARE * budget / max(steps, 1))
+        calibration = ("gaussian", each, GaussianMechanism(each))
+    noise, scale, mechanism = calibration if steps else (None, 0.0, None)
+    return MinimaxChecksPlan(
+        totals, steps, noise, scale, check,
+        compose(totals.event, repeat(mechanism, steps) if steps else None,
+                check.event))
+
+
+def checks_share(calibrate):
+    """The share of the budget :func:`plan_minimax_checks` spends."""
+    return (CLASS_COUNT_SHARE + FIT_CHECK_SHARE
+            + (CALIBRATION_SHARE if calibrate else 0.0))
 
 
 # -- gradient descent-ascent --------------------------------------------------
@@ -291,6 +379,7 @@ class MinimaxGDAPlan(PrivacyPlan):
     radius: float
     intercept_value: float
     model_mu: float
+    checks: MinimaxChecksPlan = None
     solver = "gda"
     count_noise = "gaussian"
 
@@ -359,13 +448,16 @@ def gda_noise(rho, shares, n_steps):
 
 def gda_event(rho, shares, n_steps, row_norm_draws=None):
     """The event tree of a fit whose Gaussian releases cost ``rho`` (zCDP),
-    after the row norm's draws (if any)."""
+    after the row norm's draws (if any): the counts, the two players'
+    steps, then the class totals and the fit check."""
     count, model, loss = gda_noise(rho, shares, n_steps)
+    checks = plan_minimax_checks(rho, pure=False, calibrate=False)
     return compose(
         GaussianMechanism(count) if count else compose(),
         row_norm_draws.event if row_norm_draws is not None else compose(),
         repeat(GaussianMechanism(model), n_steps),
         repeat(GaussianMechanism(loss), n_steps),
+        checks.event,
     )
 
 
@@ -409,8 +501,10 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
     public_clip = None if auto else float(clip_norm)
     counts_released = private and not counts_public and n_groups > 1
     count_share = COUNT_SHARE if counts_released else 0.0
-    model_share = (1.0 - count_share) * MODEL_SHARE
-    shares = (count_share, model_share, 1.0 - count_share - model_share)
+    # The class totals and the fit check (after the run) take their shares.
+    rest = 1.0 - count_share - checks_share(calibrate=False)
+    model_share = rest * MODEL_SHARE
+    shares = (count_share, model_share, rest - model_share)
     if not private:
         # Nothing to bound: no clipping, so that the fit solves the exact
         # problem; the row norm (exact) still sets the model's step.
@@ -420,7 +514,8 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
         return MinimaxGDAPlan(
             epsilon, delta, EpsilonDeltaEvent(np.inf, 0.0), n_samples,
             n_features, n_groups, False, 0.0, draws, public_clip, n_steps,
-            0.0, 0.0, loss_bound, radius, intercept_value, np.inf)
+            0.0, 0.0, loss_bound, radius, intercept_value, np.inf,
+            plan_minimax_checks(np.inf, pure=False, calibrate=False))
     if delta <= 0:
         raise ValueError(
             "solver='gda' needs delta > 0 (its releases are Gaussian); use "
@@ -444,7 +539,8 @@ def plan_minimax_gda(*, n_samples, n_features, n_groups, epsilon, delta,
         epsilon, delta, gda_event(rho, shares, n_steps, draws), n_samples,
         n_features, n_groups, counts_released, count_std, draws, public_clip,
         n_steps, model, loss, loss_bound, radius, intercept_value,
-        math.sqrt(n_steps) / model)
+        math.sqrt(n_steps) / model,
+        plan_minimax_checks(rho, pure=False, calibrate=False))
 
 
 def private_steps(n_features):
@@ -605,6 +701,7 @@ class MinimaxVertexPlan(PrivacyPlan):
     max_iter: int = None
     n_vertices: int = None
     public_stage: VertexStage = None
+    checks: MinimaxChecksPlan = None
     solver = "vertex_sampling"
     count_noise = "laplace"
 
@@ -618,7 +715,7 @@ class MinimaxVertexPlan(PrivacyPlan):
 
 def plan_minimax_vertex(*, n_samples, n_features, epsilon, delta, proportions,
                         count_budget_share, radius, feature_bound, max_iter=None,
-                        n_vertices=None):
+                        n_vertices=None, calibrate=True):
     """Plan a vertex-sampling fit from public quantities only.
 
     Parameters
@@ -631,6 +728,8 @@ def plan_minimax_vertex(*, n_samples, n_features, epsilon, delta, proportions,
         epsilon, spending ``count_budget_share`` of it).
     count_budget_share, radius, feature_bound, max_iter, n_vertices
         The estimator's hyperparameters of the same names.
+    calibrate : bool, default=True
+        Calibrate the intercept after the draws (with an intercept).
 
     Returns
     -------
@@ -645,26 +744,34 @@ def plan_minimax_vertex(*, n_samples, n_features, epsilon, delta, proportions,
               "n_features": n_features, "radius": radius,
               "feature_bound": feature_bound, "max_iter": max_iter,
               "n_vertices": n_vertices}
+    # The class totals, the intercept's calibration and the fit check:
+    # pure releases on their share of epsilon, after the draws.
+    checks = plan_minimax_checks(epsilon, pure=True, calibrate=calibrate)
+    check_epsilon = checks_share(calibrate) * epsilon if private else 0.0
     if private and proportions is None:
         count_epsilon = count_budget_share * epsilon
-        draws_epsilon = epsilon - count_epsilon
+        draws_epsilon = epsilon - count_epsilon - check_epsilon
         event = compose(PureDPMechanism(count_epsilon),
-                        EpsilonDeltaEvent(draws_epsilon, delta))
+                        EpsilonDeltaEvent(draws_epsilon, delta), checks.event)
         return MinimaxVertexPlan(
             event=event, counts_released=True, count_epsilon=count_epsilon,
             count_noise_scale=2.0 / count_epsilon, draws_epsilon=draws_epsilon,
-            **common)
+            checks=checks, **common)
+    draws_epsilon = epsilon - check_epsilon
     plan = MinimaxVertexPlan(
         event=EpsilonDeltaEvent(np.inf, 0.0), counts_released=False,
-        count_epsilon=0.0, count_noise_scale=0.0, draws_epsilon=epsilon, **common)
+        count_epsilon=0.0, count_noise_scale=0.0, draws_epsilon=draws_epsilon,
+        checks=checks, **common)
     if proportions is None:  # no privacy: the stage follows the true counts
         return plan
     stage = vertex_stage(plan, proportions)
-    event = (repeat(ExponentialMechanism(stage.score), stage.n_releases)
+    event = (compose(repeat(ExponentialMechanism(stage.score), stage.n_releases),
+                     checks.event)
              if private else plan.event)
     return MinimaxVertexPlan(event=event, counts_released=False,
                              count_epsilon=0.0, count_noise_scale=0.0,
-                             draws_epsilon=epsilon, public_stage=stage, **common)
+                             draws_epsilon=draws_epsilon, public_stage=stage,
+                             checks=checks, **common)
 
 
 def vertex_stage(plan, proportions):
@@ -706,8 +813,12 @@ def vertex_stage(plan, proportions):
     cap = max(regret_x * (score_change / proportions.min()),
               regret_y * y_range / 2.0)
     score = cap
-    if private:
+    if private and plan.counts_released:  # the draws' share is a bound
         score = vertex_score(plan.draws_epsilon, plan.delta, draws, cap)
+    elif private:  # planned at once: the draws take what the checks leave
+        checks = plan.checks
+        score = vertex_score(plan.epsilon, plan.delta, draws, cap,
+                             extra=None if checks is None else checks.event)
     return VertexStage(
         proportions=proportions, n_steps=n_steps, n_draws=n_draws,
         batches_per_pass=per_pass, radius=R, feature_bound=b,
@@ -794,11 +905,12 @@ def draws_per_step(n_samples, n_steps, private):
     return max(1, round(math.sqrt(batches_per_pass(n_samples, n_steps, private))))
 
 
-def vertex_score(budget, delta, n_draws, cap):
+def vertex_score(budget, delta, n_draws, cap, extra=None):
     """The largest score sensitivity, at most ``cap``, whose ``n_draws``
-    exponential mechanisms spend at most ``budget`` at ``delta``."""
+    exponential mechanisms (after ``extra``, the other releases of the
+    fit, if any) spend at most ``budget`` at ``delta``."""
     def event(score):
-        return repeat(ExponentialMechanism(score), n_draws)
+        return compose(extra, repeat(ExponentialMechanism(score), n_draws))
 
     if privacy_spent(event(cap), delta).epsilon <= budget:
         return cap  # the budget allows the non-private step

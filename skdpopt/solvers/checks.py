@@ -66,6 +66,40 @@ def release_fit_check(log_proba, targets, log_prior, weights, plan, rng):
                         plan.noise, plan.noise_scale, rng)
 
 
+def release_group_fit_check(log_proba, targets, codes, n_groups, log_prior,
+                            weights, plan, rng):
+    """Each group's sum of the rows' clipped gains (weighted), plus the
+    plan's noise on each.
+
+    A replaced record moves one group's sum by at most ``2 bound``, or two
+    groups' sums by at most ``bound`` each (its group changed): at most
+    ``2 bound`` in l1 and in l2, the sensitivity of one sum, so every
+    coordinate gets the plan's noise (``docs/privacy/dpminimax.md``).
+
+    Parameters
+    ----------
+    log_proba, targets, log_prior, weights
+        As :func:`release_fit_check` (in memory).
+    codes : ndarray of int of shape (n_samples,)
+        Group of each row, in ``range(n_groups)``.
+    n_groups : int
+    plan : FitCheckPlan
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_groups,)
+    """
+    gains = log_likelihood_gains(log_proba, targets, log_prior, plan.bound)
+    if weights is not None:
+        gains = gains * weights
+    released = np.bincount(codes, weights=gains, minlength=n_groups).astype(float)
+    if plan.noise is not None:
+        draw = gaussian_noise if plan.noise == "gaussian" else laplace_noise
+        released += draw(rng, plan.noise_scale, n_groups)
+    return released
+
+
 # The regressors' fit check reads targets clipped to this many target
 # scales: beyond any scale a fit meets, it only keeps the squares finite
 # (1e6 squared is far from overflow); each gain is clipped far tighter.

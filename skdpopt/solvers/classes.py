@@ -107,7 +107,7 @@ def _scores(rows, coef):
 
 
 def calibrate_intercept(X, coef, intercept, loss, weights, share, total,
-                        n_steps, noise_std, rng):
+                        n_steps, noise_std, rng, noise="gaussian"):
     """Refit the intercept of a released linear model to the class share.
 
     Parameters
@@ -137,9 +137,10 @@ def calibrate_intercept(X, coef, intercept, loss, weights, share, total,
     scores = map_rows(partial(_scores, coef=coef), X)
     target = loss.constant(share)
     low = min(0.5 / total, 0.5)
+    draw = laplace_noise if noise == "laplace" else gaussian_noise
     for _ in range(n_steps):
         released = (probability_sum(scores, intercept, loss, weights)
-                    + gaussian_noise(rng, noise_std, 1)[0])
+                    + draw(rng, noise_std, 1)[0])
         mean = float(np.clip(released / total, low, 1.0 - low))
         intercept += target - loss.constant(mean)
     return float(intercept)

@@ -16,6 +16,7 @@ import os
 
 import auto_bounds_cases
 import class_cases
+import minimax_check_cases
 import numpy as np
 import preprocessing_cases
 import pytest
@@ -42,10 +43,10 @@ def _with_test(case):
 
 # Estimators' releases, then the private bounds of the preprocessing
 # transformers and of the estimators' "auto" bounds, then the classifiers'
-# class totals.
+# class totals and DPMinimaxClassifier's fit check.
 CASES = [_with_test(c) for c in
          ESTIMATOR_CASES + preprocessing_cases.CASES + auto_bounds_cases.CASES
-         + class_cases.CASES]
+         + class_cases.CASES + minimax_check_cases.CASES]
 
 # The bounds cases are small on purpose (the canary must matter), which
 # the estimators rightly call useless.

@@ -61,12 +61,14 @@ from skdpopt import (
 from skdpopt._classifiers import quiet_log_proba
 from skdpopt._sums import row_dots
 from skdpopt.accounting import leaves
+from skdpopt.losses import LogLoss
 from skdpopt.plans.checks import plan_clip_check, plan_fit_check
 from skdpopt.plans.logistic_simplex import refit_sensitivities
 from skdpopt.solvers.checks import (
     clipped_targets,
     release_clip_check,
     release_fit_check,
+    release_group_fit_check,
     squared_error_gains,
 )
 from skdpopt.solvers.classes import probability_sum
@@ -866,6 +868,52 @@ def _minimax_vertex_observe(fit_intercept):
     return observe
 
 
+def _minimax_checks_observe(**params):
+    """What DPMinimaxClassifier releases after its solver
+    (docs/privacy/dpminimax.md#fit-check): the two class counts (one
+    record moves both by 1: l2 sqrt(2), l1 2), each calibration sum
+    ``sum_i p(s_i + c)`` (terms in [0, 1]: 1) at probe coefficients and
+    intercepts, and the groups' sums of clipped, class-weighted gains in
+    log-likelihood over the prior (one record moves one sum by 2 bound, or
+    two by bound each: 2 bound in l1 and l2) at probe models, priors and
+    class weights.  The models, priors and weights are earlier releases:
+    the probes stand for them, alike on both datasets."""
+    def observe(side, rng):
+        est = DPMinimaxClassifier(
+            classes=[0.0, 1.0], groups=GROUPS, max_iter=2, min_group_size=1,
+            group_priors={"g0": 0.5, "g1": 0.3, "g2": 0.2}, radius=RADIUS,
+            feature_bound=FEATURE_BOUND, random_state=0, **params)
+        with observing() as patch:
+            totals = spy(patch, skdpopt.solvers.classes, "class_totals")
+            calibrations = spy(patch, skdpopt.minimax, "calibrate_intercept")
+            checks = spy(patch, skdpopt.minimax, "release_group_fit_check")
+            est.fit(side.X, side.y, sensitive_features=side.groups)
+        plan = est.privacy_plan_.checks
+        bound, norm = _declared(plan.class_totals)
+        stats = {"class totals": Statistic(totals.first.result, bound, norm)}
+        for call in calibrations.calls:
+            X, coef = call.args[:2]
+            for i, probe in enumerate(probe_vectors(rng, len(coef))):
+                scores = skdpopt._data.map_rows(partial(_quiet_dots, coef=probe), X)
+                stats[f"calibration sum at probe {i}"] = Statistic(
+                    probability_sum(scores, float(rng.normal() * 3.0), LogLoss()),
+                    1.0)
+        call = checks.first
+        targets, codes, n_groups = call.args[1:4]
+        bound, norm = _declared(plan.fit_check)
+        for i, probe in enumerate(probe_vectors(rng, est.coef_.size)):
+            est.coef_ = probe[None, :]
+            est.intercept_ = rng.normal(size=1) * 3.0
+            weights = np.where(targets[0] > 0, *rng.uniform(0, 1, 2))
+            exact = release_group_fit_check(
+                quiet_log_proba(est, side.X), targets, codes, n_groups,
+                np.log(rng.dirichlet(np.ones(2))), weights,
+                plan_fit_check(0.0, bound=plan.fit_check.bound), rng)
+            stats[f"group fit check at probe {i}"] = Statistic(exact, bound, norm)
+        return stats
+    return observe
+
+
 _GROUP_PAIRS = features(formats=("dense", "csr"), dtypes=FLOATS,
                         targets=[0.0, 1.0], groups=GROUPS, min_rows=10)
 MINIMAX_CASES = [
@@ -879,6 +927,12 @@ MINIMAX_CASES = [
          _minimax_vertex_counts_observe, _GROUP_PAIRS),
     Case("DPMinimaxClassifier(vertex_sampling): players' batch gradients",
          _minimax_vertex_observe(True), _GROUP_PAIRS),
+    Case("DPMinimaxClassifier(gda): class totals, group fit check",
+         _minimax_checks_observe(solver="gda", clip_norm=0.8), _GROUP_PAIRS),
+    Case("DPMinimaxClassifier(vertex_sampling, delta=0): Laplace totals, "
+         "calibration, group fit check",
+         _minimax_checks_observe(solver="vertex_sampling", delta=0.0,
+                                 n_vertices=2), _GROUP_PAIRS),
 ]
 
 

@@ -413,10 +413,38 @@ def _expected_simplex(est, draws, n):
     return expected
 
 
+def _minimax_check_draws(plan, found, n_groups):
+    """The releases after DPMinimaxClassifier's solver, popped from the end
+    of ``found``: the class totals (one record moves both counts by 1: l2
+    sqrt(2), l1 2), the calibration sums (terms in [0, 1]: 1) and the
+    groups' sums of gains clipped to +-FIT_CHECK_BOUND (a record moves
+    them by 2 FIT_CHECK_BOUND in l1 and l2: that noise on each)."""
+    checks = plan.checks
+    tail = leaves(checks.event)
+    assert found[-len(tail):] == tail
+    del found[-len(tail):]
+    kind, z = _leaf_scale(checks.class_totals.event)
+    expected = [(kind, z * (math.sqrt(2.0) if kind == "normal" else 2.0), 2)]
+    if checks.calibration_steps:
+        leaf, count = tail[1]
+        assert count == checks.calibration_steps
+        kind, z = _leaf_scale(leaf)
+        expected.append((kind, z * 1.0, count))
+    kind, z = _leaf_scale(checks.fit_check.event)
+    expected.append((kind, z * 2.0 * FIT_CHECK_BOUND, n_groups))
+    return expected
+
+
 def _expected_minimax(est, draws, n):
     plan = est.privacy_plan_
     found = leaves(plan.event)
     n_groups = len(est.groups_)
+    after = ([] if np.isinf(plan.epsilon)
+             else _minimax_check_draws(plan, found, n_groups))
+    return _expected_minimax_solver(est, plan, found, n_groups) + after
+
+
+def _expected_minimax_solver(est, plan, found, n_groups):
     if est.solver_ == "gda":
         expected = []
         # Counts (if released), the row norm's draws (clip_norm="auto"),

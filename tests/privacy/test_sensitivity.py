@@ -25,8 +25,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sensitivity_cases import (
     CASES,
+    GROUPS,
     LASSO_CASES,
     LASSO_FIRST_STEP,
+    MINIMAX_CASES,
     SCALER_CASES,
     SGD_CASES,
     SGD_FIRST_STEP,
@@ -38,6 +40,7 @@ import skdpopt._bounds
 import skdpopt._data.inmemory
 import skdpopt._domain
 import skdpopt.lasso
+import skdpopt.solvers.checks
 import skdpopt.solvers.clipping
 import skdpopt.solvers.targets
 from skdpopt._clipping import clip_scalars
@@ -155,6 +158,23 @@ def test_catches_planted_missing_feature_clip(monkeypatch):
     assert not check(case, pair)
     monkeypatch.setattr(skdpopt.lasso, "clip_rows", lambda X, bound: X)
     assert any("gradients" in v.key for v in check(case, pair))
+
+
+def test_catches_planted_unclipped_group_fit_check(monkeypatch):
+    """DPMinimaxClassifier's group fit check summing the rows' gains
+    without their clip (a far row's gain is then unbounded)."""
+    case = next(c for c in MINIMAX_CASES if "group fit check" in c.name
+                and "vertex" in c.name)
+    pair = build_feature_pair(PairSpec(n=12, d=2, magnitudes=(1e3,),
+                                       replacement="zero", k=2,
+                                       targets=[0.0, 1.0], groups=GROUPS))
+    assert not check(case, pair)
+    original = skdpopt.solvers.checks.log_likelihood_gains
+    monkeypatch.setattr(
+        skdpopt.solvers.checks, "log_likelihood_gains",
+        lambda log_proba, targets, log_prior, bound: original(
+            log_proba, targets, log_prior, np.inf))
+    assert any("group fit check" in v.key for v in check(case, pair))
 
 
 def test_catches_planted_unclipped_target_sums(monkeypatch):
