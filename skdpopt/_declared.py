@@ -62,8 +62,9 @@ def _column_transformer_bounds(transformer, width):
     """The parts' bounds at the output positions ``output_indices_`` gives
     (remainder and passthrough columns unknown)."""
     indices = getattr(transformer, "output_indices_", None)
-    if indices is None:
-        return None
+    if indices is None or max(
+            (part.stop for part in indices.values()), default=0) != width:
+        return None  # not the output this transformer gives
     bounds = np.full(width, np.nan)
     fitted = dict(transformer.named_transformers_)
     for name, positions in indices.items():

@@ -1,5 +1,6 @@
 """DPLasso: l1-regularised least squares by private greedy coordinate descent."""
 
+from copy import deepcopy
 from functools import partial
 from numbers import Integral, Real
 
@@ -80,11 +81,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     alpha : "auto" or float, default="auto"
         Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`
-        (in the targets' units).  "auto": 0.001 times ``max(feature_bound_)
+        (in the targets' units).  "auto": 0.001 times ``min(feature_bound_)
         * target_bound_``, the largest coordinate gradient of the clipped
-        problem at ``w = 0``, so that it follows the targets' scale
-        whatever their units (post-processing of the bounds, free); see
-        ``alpha_``.  Unused by ``solver="frank_wolfe"``.
+        problem at ``w = 0`` (of its narrowest column, with one bound per
+        column), so that it follows the targets' scale whatever their
+        units (post-processing of the bounds, free); see ``alpha_``.  Unused by ``solver="frank_wolfe"``.
     epsilon : float, default=1.0
         Privacy budget of the fit, in (0, 1e6]; ``np.inf`` runs without noise.
         Each call to ``fit`` spends it again.
@@ -378,9 +379,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if plan.clip_check is not None:
             warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
                             noise=plan.clip_check.noise_multiplier / n_samples)
-        # Post-processing of public or released bounds: the largest
-        # coordinate gradient a record can give is max_j B_j * target_bound.
-        self.alpha_ = (ALPHA_RATIO * float(np.max(self.feature_bound_))
+        # Post-processing of public or released bounds: column j's largest
+        # coordinate gradient is B_j * target_bound; from the narrowest
+        # column's, so that the penalty keeps none of them out.
+        self.alpha_ = (ALPHA_RATIO * float(np.min(self.feature_bound_))
                        * self.target_bound_
                        if is_auto(self.alpha) else float(self.alpha))
         steps = plan  # what the solver reads: with the bounds in force
@@ -425,7 +427,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return self
 
     def with_declared_bounds(self, bounds):
-        """An unfitted copy that takes ``bounds`` as declared public bounds.
+        """A copy that takes ``bounds`` as declared public bounds.
 
         How :class:`~skdpopt.PrivatePipeline` hands the model at its end
         the bounds its transformers declare by construction (a one-hot
@@ -442,8 +444,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Returns
         -------
         DPLasso
+            A clone (with ``warm_start``, a copy that keeps the fitted
+            model it starts from).
         """
-        copy = clone(self)
+        # With warm_start, the copy keeps the fit it continues from.
+        copy = deepcopy(self) if self.warm_start else clone(self)
         copy._declared_bounds = np.array(bounds, dtype=float)
         return copy
 

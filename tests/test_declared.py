@@ -81,6 +81,8 @@ def test_private_pipeline_hands_declared_bounds_to_dplasso(table):
     rule = public_feature_bound(len(y), 5, eps)
     assert rule > 1.0
     np.testing.assert_array_equal(fitted.feature_bound_, [rule, rule, 1, 1, 1])
+    # alpha="auto" from the narrowest column's largest gradient.
+    assert fitted.alpha_ == pytest.approx(0.001 * 1.0 * fitted.target_bound_)
     assert fitted is not model and not hasattr(model, "_declared_bounds")
     assert model.get_params()["feature_bound"] == "public"
     assert pipe.get_params()["dplasso__feature_bound"] == "public"
