@@ -192,14 +192,26 @@ def clip_scalars_and_sum(values, limit):
     return values, total
 
 
+# Rows per block where a per-row statistic needs a scaled copy.
+_ROW_BLOCK = 4096
+
+
 def row_abs_max(X, bound=None):
     """``max_j |x_ij|`` of every row, dense or sparse, without overflow;
     with an array ``bound`` of shape (n_features,), ``max_j |x_ij| / bound_j``
     (how far each row reaches in units of its columns' bounds)."""
     if bound is not None and np.ndim(bound):
         scale = 1.0 / np.asarray(bound, dtype=float)
-        X = (sp.csr_matrix(X) @ sp.diags(scale) if sp.issparse(X)
-             else np.asarray(X) * scale)
+        if not sp.issparse(X):
+            # A block of rows at a time: no float64 copy of X whole.
+            X = np.asarray(X)
+            reach = np.zeros(X.shape[0])
+            for start in range(0, X.shape[0], _ROW_BLOCK):
+                rows = slice(start, start + _ROW_BLOCK)
+                if X.shape[1]:
+                    reach[rows] = (np.abs(X[rows]) * scale).max(axis=1)
+            return reach
+        X = sp.csr_matrix(X) @ sp.diags(scale)
     if sp.issparse(X):
         return np.asarray(abs(X).max(axis=1).todense()).ravel()
     X = np.asarray(X)
