@@ -85,7 +85,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         * target_bound_``, the largest coordinate gradient of the clipped
         problem at ``w = 0`` (of its narrowest column, with one bound per
         column), so that it follows the targets' scale whatever their
-        units (post-processing of the bounds, free); see ``alpha_``.  Unused by ``solver="frank_wolfe"``.
+        units (post-processing of the bounds, free); see ``alpha_``.
+        Unused by ``solver="frank_wolfe"``.
     epsilon : float, default=1.0
         Privacy budget of the fit, in (0, 1e6]; ``np.inf`` runs without noise.
         Each call to ``fit`` spends it again.

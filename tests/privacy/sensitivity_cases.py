@@ -533,8 +533,11 @@ def _lasso_observe(residual_bound, curvature, per_column=False):
             zero_noise(patch, skdpopt.lasso, "plan_lasso",
                        **_noiseless_lasso(residual_bound, curvature))
             problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
+            scorers = spy(patch, skdpopt.solvers.greedy_cd, "selection_scores")
             est.fit(side.X, side.y)
         problem = problems.first.result
+        # The scores as the solver computes them: over the bounds it passes.
+        score_bounds = scorers.first.args[3]
         # Each coordinate's bound: its column's, and the intercept's
         # constant feature (the largest).
         bounds = np.append(np.broadcast_to(est.feature_bound_, (d,)),
@@ -550,7 +553,7 @@ def _lasso_observe(residual_bound, curvature, per_column=False):
             stats[f"coordinate gradients over their bounds at probe {i}"] = (
                 Statistic(gradient / bounds, 2.0 * C / n, "linf"))
             scores = np.append(selection_scores(grad, point[:d], alpha,
-                                                bounds[:d]),
+                                                score_bounds),
                                abs(grad_intercept) / bounds[d])
             stats[f"selection scores at probe {i}"] = Statistic(
                 scores, 2.0 * C / n, "linf")
