@@ -172,7 +172,8 @@ class Reference:
 # Every task's targets lie in [-1, 1] by public constants (see the
 # datasets above; the objective is the Lasso's on targets clipped there):
 # their public bound.  The "auto" default is measured in bench_defaults.py.
-PUBLIC_TARGETS = {"target_bound": 1.0}
+# So do the features (clipped, or indicators): their public bound is 1.
+PUBLIC_TARGETS = {"target_bound": 1.0, "feature_bound": 1.0}
 
 
 def methods(reference, n_samples):

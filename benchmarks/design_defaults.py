@@ -101,7 +101,7 @@ def task_lasso(alpha=0.02, epsilon=1.0):
                                 **params).fit(X, y)
             rows.append(lasso_scores(X, y, truth, model, alpha))
             extra = (f" bounds ({model.target_bound_:.3g}, "
-                     f"{model.feature_bound_:.3g})")
+                     f"{np.max(model.feature_bound_):.3g})")
             print(f"  {name} seed {seed}: subopt {rows[-1][0]:.3f} "
                   f"recall {rows[-1][1]:.2f}{extra}", flush=True)
         med = np.median(rows, axis=0)

@@ -46,7 +46,7 @@ n_samples = X.shape[0]
 # Ten columns, weights of either sign between 0.3 and 0.6, noise of standard
 # deviation 0.2.  The responses stay within +-2 on all but a handful of
 # rows, so ``target_bound=2`` is the public bound passed to DPLasso (the
-# features are indicators, within the default ``feature_bound=1``).
+# features are indicators: ``feature_bound=1`` is their public bound).
 
 rng = np.random.default_rng(0)
 frequency = np.asarray(X.mean(axis=0)).ravel()
@@ -81,7 +81,7 @@ for eps in EPSILONS:
     scores = []
     for seed in SEEDS:
         model = DPLasso(alpha=ALPHA, epsilon=eps, delta=delta, target_bound=2.0,
-                        random_state=seed).fit(X, y)
+                        feature_bound=1.0, random_state=seed).fit(X, y)
         scores.append(precision_recall(model.coef_))
         if seed == 0:
             examples[eps] = model.coef_

@@ -14,10 +14,14 @@ import scipy.sparse as sp
 def clip_features(X, bound):
     """X with every entry clipped to ``[-bound, bound]``.
 
-    A copy when some entry is out of bounds; X itself (never written to)
-    when all are inside, which spares a copy of a large pre-scaled input.
-    Sparse input stays sparse (zeros are inside the bounds).
+    ``bound`` is one float for every column, or an array of shape
+    (n_features,) with one bound per column.  A copy when some entry is out
+    of bounds; X itself (never written to) when all are inside, which
+    spares a copy of a large pre-scaled input.  Sparse input stays sparse
+    (zeros are inside the bounds).
     """
+    if np.ndim(bound):
+        return _clip_columns(X, np.asarray(bound, dtype=float))
     values = X.data if sp.issparse(X) else X
     # min/max reduce without a temporary array the size of X.
     if values.size == 0 or (values.min() >= -bound and values.max() <= bound):
@@ -27,6 +31,39 @@ def clip_features(X, bound):
         np.clip(X.data, -bound, bound, out=X.data)
         return X
     return np.clip(X, -bound, bound)
+
+
+def _clip_columns(X, bounds):
+    """:func:`clip_features` with one bound per column (in X's dtype)."""
+    if X.shape[0] == 0:
+        return X
+    bounds = _rounded_down(bounds, X.dtype)
+    if sp.issparse(X):
+        # The column of each stored entry: its index in CSR, its run in CSC.
+        X = X.tocsr() if X.format not in ("csr", "csc") else X
+        if X.format == "csr":
+            columns = X.indices
+        else:
+            columns = np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
+        limit = bounds[columns]
+        if np.all((X.data >= -limit) & (X.data <= limit)):
+            return X
+        X = X.copy()
+        np.clip(X.data, -limit, limit, out=X.data)
+        return X
+    # Per-column reductions: no temporary array the size of X.
+    if np.all(X.min(axis=0) >= -bounds) and np.all(X.max(axis=0) <= bounds):
+        return X
+    return np.clip(X, -bounds, bounds)
+
+
+def _rounded_down(bounds, dtype):
+    """``bounds`` in ``dtype`` (a float dtype), never above their value: a
+    clip to them stays within the public bounds."""
+    if not np.issubdtype(dtype, np.floating):
+        return bounds
+    cast = bounds.astype(dtype)
+    return np.where(cast > bounds, np.nextafter(cast, cast.dtype.type(0)), cast)
 
 
 def clip_targets(y, bound):
@@ -155,8 +192,26 @@ def clip_scalars_and_sum(values, limit):
     return values, total
 
 
-def row_abs_max(X):
-    """``max_j |x_ij|`` of every row, dense or sparse, without overflow."""
+# Rows per block where a per-row statistic needs a scaled copy.
+_ROW_BLOCK = 4096
+
+
+def row_abs_max(X, bound=None):
+    """``max_j |x_ij|`` of every row, dense or sparse, without overflow;
+    with an array ``bound`` of shape (n_features,), ``max_j |x_ij| / bound_j``
+    (how far each row reaches in units of its columns' bounds)."""
+    if bound is not None and np.ndim(bound):
+        scale = 1.0 / np.asarray(bound, dtype=float)
+        if not sp.issparse(X):
+            # A block of rows at a time: no float64 copy of X whole.
+            X = np.asarray(X)
+            reach = np.zeros(X.shape[0])
+            for start in range(0, X.shape[0], _ROW_BLOCK):
+                rows = slice(start, start + _ROW_BLOCK)
+                if X.shape[1]:
+                    reach[rows] = (np.abs(X[rows]) * scale).max(axis=1)
+            return reach
+        X = sp.csr_matrix(X) @ sp.diags(scale)
     if sp.issparse(X):
         return np.asarray(abs(X).max(axis=1).todense()).ravel()
     X = np.asarray(X)

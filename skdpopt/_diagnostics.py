@@ -438,9 +438,13 @@ def warn_if_clipped(estimator, share, check, *, noise, name="feature_bound"):
     """
     if not (share > check.most and noise <= 1.0 / 8.0):
         return False
+    bound = np.asarray(getattr(estimator, name + "_", np.nan), dtype=float)
+    # Public: a bound, or one per column (their range).
+    shown = (f"{name}={float(bound):g}" if bound.ndim == 0 else
+             f"its column's {name} (from {bound.min():g} to {bound.max():g})")
     warn_at_caller(
         f"{type(estimator).__name__}: most rows have a value beyond "
-        f"{check.far_factor:g} times {name}={getattr(estimator, name + '_', None):g} "
+        f"{check.far_factor:g} times {shown} "
         "(a private count), so clipping to it, in fit and in predict, keeps "
         "little of those columns. Levers: put a DP scaler before it in a "
         "private pipeline (make_private_pipeline(DPStandardScaler(), ...)), or "

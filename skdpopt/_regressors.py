@@ -23,7 +23,7 @@ from .solvers.clipping import far_rows_share
 from .solvers.targets import release_location_scale
 
 
-def release_lasso_bounds(estimator, X, y, plan, rng):
+def release_lasso_bounds(estimator, X, y, plan, rng, feature_bound):
     """DPLasso's bounds: the public ones, or the releases the plan budgeted
     for "auto"; with a public feature bound, the clip check.
 
@@ -34,7 +34,7 @@ def release_lasso_bounds(estimator, X, y, plan, rng):
     Parameters
     ----------
     estimator : DPLasso
-        Reads ``target_bound`` and ``feature_bound``.
+        Reads ``target_bound``.
     X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, n_features)
         The features before clipping.
     y : ndarray or dask.array.Array of shape (n_samples,)
@@ -42,22 +42,24 @@ def release_lasso_bounds(estimator, X, y, plan, rng):
     plan : GreedyCDPlan or LassoFrankWolfePlan
         Reads ``target_draws``, ``bounds_draws`` and ``clip_check``.
     rng : numpy.random.Generator
+    feature_bound : "auto", float or ndarray of shape (n_features,)
+        The public bound (one per column for an array), or "auto".
 
     Returns
     -------
-    target_location, target_bound, feature_bound : float
+    target_location, target_bound : float
+    feature_bound : float or ndarray of shape (n_features,)
     far_rows_share : float or None
         Released (``None`` without a clip check).
     """
     location, target_bound = 0.0, estimator.target_bound
     if plan.target_draws is not None:
         location, target_bound = release_location_scale(y, plan.target_draws, rng)
-    feature_bound = estimator.feature_bound
     if plan.bounds_draws is not None:
         # A per-record statistic, computed block by block on Dask arrays.
-        feature_bound = private_bounds([map_rows(row_abs_max, X)],
-                                       plan.bounds_draws, rng)[0, 0]
-    feature_bound, share = float(feature_bound), None
+        feature_bound = float(private_bounds([map_rows(row_abs_max, X)],
+                                             plan.bounds_draws, rng)[0, 0])
+    share = None
     if plan.clip_check is not None:
         share = far_rows_share(X, feature_bound, plan.clip_check, rng)
     return location, float(target_bound), feature_bound, share

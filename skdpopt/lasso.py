@@ -1,11 +1,12 @@
 """DPLasso: l1-regularised least squares by private greedy coordinate descent."""
 
+from copy import deepcopy
 from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -29,7 +30,12 @@ from ._diagnostics import (
 from ._regressors import check_fit, release_lasso_bounds
 from ._targets import regressor_data
 from .plans.bounds import is_auto
-from .plans.lasso import ALPHA_RATIO, WEAK_SIGNAL_RATIO, plan_lasso
+from .plans.lasso import (
+    ALPHA_RATIO,
+    WEAK_SIGNAL_RATIO,
+    plan_lasso,
+    resolve_feature_bound,
+)
 from .solvers.frank_wolfe import frank_wolfe_lasso
 from .solvers.greedy_cd import private_greedy_cd
 from .solvers.problems import LinearProblem
@@ -56,8 +62,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
 
     Sensitivity is bounded by bounds fixed before the steps, never by the
-    data: features are clipped to ``[-feature_bound, feature_bound]`` (in
-    ``fit`` and in ``predict``: the model never sees a value beyond it),
+    data: feature j is clipped to ``[-B_j, B_j]`` (``feature_bound``, one
+    bound or one per column; in ``fit`` and in ``predict``: the model never
+    sees a value beyond it),
     targets to ``[-target_bound, target_bound]`` and residuals to
     ``[-residual_bound, residual_bound]`` (the loss is therefore Huber's,
     equal to the squared error wherever residuals stay within the bound).
@@ -74,11 +81,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     alpha : "auto" or float, default="auto"
         Strength of the l1 penalty, as in :class:`sklearn.linear_model.Lasso`
-        (in the targets' units).  "auto": 0.001 times ``feature_bound_ *
-        target_bound_``, the largest coordinate gradient of the clipped
-        problem at ``w = 0``, so that it follows the targets' scale
-        whatever their units (post-processing of the bounds, free); see
-        ``alpha_``.  Unused by ``solver="frank_wolfe"``.
+        (in the targets' units).  "auto": 0.001 times ``min(feature_bound_)
+        * target_bound_``, the largest coordinate gradient of the clipped
+        problem at ``w = 0`` (of its narrowest column, with one bound per
+        column), so that it follows the targets' scale whatever their
+        units (post-processing of the bounds, free); see ``alpha_``.
+        Unused by ``solver="frank_wolfe"``.
     epsilon : float, default=1.0
         Privacy budget of the fit, in (0, 1e6]; ``np.inf`` runs without noise.
         Each call to ``fit`` spends it again.
@@ -101,17 +109,34 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         both fits, so ``privacy_spent_`` composes their events (and may then
         exceed ``epsilon``); a :class:`~skdpopt.PrivacyLedger` records only
         the new fit, the earlier one being recorded already.
-    feature_bound : "auto" or float, default=1.0
-        Bound B on ``|x_ij|``; features are clipped to ``[-B, B]`` in
-        ``fit`` and in ``predict``.  A float is a public bound: the fit
-        releases a noisy count of the rows with a value beyond ``4 B``
-        (1% of the budget, zCDP units) and warns with a
+    feature_bound : "public", "auto", float or array-like of shape (n_features,), \
+            default="public"
+        Bound ``B_j`` on ``|x_ij|``; feature j is clipped to ``[-B_j, B_j]``
+        in ``fit`` and in ``predict``.  A float is one public bound for
+        every column, an array one per column (public too; greedy solver
+        only): column j's gradient and curvature then have sensitivities
+        proportional to ``B_j`` and ``B_j^2``, the selection compares the
+        scores over ``B_j``, and the budget is spent as with one bound
+        (``docs/privacy/dplasso.md``).  A public bound is checked by a
+        noisy count of the rows with a value beyond 4 times its column's
+        bound (1% of the budget, zCDP units), and the fit warns with a
         :class:`~skdpopt.exceptions.UtilityWarning` when they are most rows
         (features in raw units: scale them with a DP scaler in a private
-        pipeline).  The default 1 suits standardised features.  "auto"
-        releases a private 0.99 quantile of ``max_j |x_ij|`` before the
-        first step (with the "auto" target's releases, 5% of the budget;
-        the steps get the rest); see ``feature_bound_``.
+        pipeline).  "public": the bounds the transformers before the model
+        declare by construction, where it is the last step of a
+        :class:`~skdpopt.PrivatePipeline` (1 for the columns of a
+        ``OneHotEncoder``, a ``MissingIndicator`` or a ``Binarizer``, the
+        ``feature_range`` of a clipping ``DPMinMaxScaler``), and for every
+        other column (all of them, used alone) a bound for standardised
+        features that follows the public ratio ``n_samples * epsilon /
+        n_features``: 1 up to 100, 2 from 1,000, log-linear in between (a
+        wider clip keeps more of a standardised column and pays noise in
+        proportion).  With ``solver="frank_wolfe"``, which takes one bound,
+        "public" is the largest of these.  Pass 1 for features already
+        within [-1, 1].  "auto" releases a private 0.99 quantile of
+        ``max_j |x_ij|`` before the first step (with the "auto" target's
+        releases, 5% of the budget; the steps get the rest); see
+        ``feature_bound_``.
     target_bound : "auto" or float, default="auto"
         Bound on ``|y_i - location|``; centred targets are clipped to it.
         A float is a public bound around 0 (no centring), free.  "auto"
@@ -191,12 +216,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     target_bound_ : float
         The target bound used: ``target_bound``, or the privately released
         one (a candidate of a public grid).
-    feature_bound_ : float
-        The feature bound used, likewise.
+    feature_bound_ : float or ndarray of shape (n_features,)
+        The feature bound used: a float for a float or "auto" (the released
+        one) ``feature_bound``, one bound per column for an array or
+        "public" (a float with ``solver="frank_wolfe"``).
     far_rows_share_ : float or None
         The released (noisy) share of the training rows with a value beyond
-        ``4 * feature_bound_``: above 1/2 the fit warns.  None for
-        ``feature_bound="auto"``.
+        4 times its column's ``feature_bound_``: above 1/2 the fit warns.
+        None for ``feature_bound="auto"``.
     selected_ : ndarray of int
         Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
         the vertex index).
@@ -240,8 +267,9 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
-        "feature_bound": [StrOptions({"auto"}),
-                          Interval(Real, 0, None, closed="neither")],
+        "feature_bound": [StrOptions({"auto", "public"}),
+                          Interval(Real, 0, None, closed="neither"),
+                          "array-like"],
         "target_bound": [StrOptions({"auto"}),
                          Interval(Real, 0, None, closed="neither")],
         "residual_bound": [StrOptions({"auto"}),
@@ -263,7 +291,7 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         fit_intercept=True,
         max_iter=30,
         warm_start=False,
-        feature_bound=1.0,
+        feature_bound="public",
         target_bound="auto",
         residual_bound="auto",
         solver="greedy_cd",
@@ -312,12 +340,17 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         X, y = regressor_data(self, X, y, on_dask=is_dask_collection(X))
         n_samples, n_features = X.shape
         self._warn_if_delta_too_large(n_samples)
+        # Public: the parameter, the shape, epsilon and declared bounds.
+        feature_bound = resolve_feature_bound(
+            self.feature_bound, n_samples=n_samples, n_features=n_features,
+            epsilon=self.epsilon, solver=self.solver,
+            declared=getattr(self, "_declared_bounds", None))
         plan = plan_lasso(
             n_samples=n_samples, n_features=n_features, epsilon=self.epsilon,
             delta=self.delta, solver=self.solver, max_iter=self.max_iter,
             selection=self.selection, gradient_noise=self.gradient_noise,
             curvature=self.curvature, residual_bound=self.residual_bound,
-            feature_bound=self.feature_bound, target_bound=self.target_bound,
+            feature_bound=feature_bound, target_bound=self.target_bound,
             radius=self.radius, centre_target=self.fit_intercept)
         if self.solver == "greedy_cd":
             # Public: a coordinate gradient is at most B C, its noise
@@ -342,13 +375,16 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if plan.bounds_draws is not None:
             warn_if_coarse(self, plan.bounds_draws, ["feature_bound"])
         (self.target_location_, self.target_bound_, self.feature_bound_,
-         self.far_rows_share_) = release_lasso_bounds(self, X, y, plan, rng)
+         self.far_rows_share_) = release_lasso_bounds(self, X, y, plan, rng,
+                                                      feature_bound)
         if plan.clip_check is not None:
             warn_if_clipped(self, self.far_rows_share_, plan.clip_check,
                             noise=plan.clip_check.noise_multiplier / n_samples)
-        # Post-processing of public or released bounds: the largest
-        # coordinate gradient a record can give is B * target_bound.
-        self.alpha_ = (ALPHA_RATIO * self.feature_bound_ * self.target_bound_
+        # Post-processing of public or released bounds: column j's largest
+        # coordinate gradient is B_j * target_bound; from the narrowest
+        # column's, so that the penalty keeps none of them out.
+        self.alpha_ = (ALPHA_RATIO * float(np.min(self.feature_bound_))
+                       * self.target_bound_
                        if is_auto(self.alpha) else float(self.alpha))
         steps = plan  # what the solver reads: with the bounds in force
         if self.solver == "frank_wolfe":
@@ -390,6 +426,32 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                       (MORE_EPSILON, MORE_ROWS, "fewer steps (max_iter)"))
         self._finish_release(plan, previous_event)
         return self
+
+    def with_declared_bounds(self, bounds):
+        """A copy that takes ``bounds`` as declared public bounds.
+
+        How :class:`~skdpopt.PrivatePipeline` hands the model at its end
+        the bounds its transformers declare by construction (a one-hot
+        column's is 1): with ``feature_bound="public"`` the copy clips
+        column j to ``bounds[j]`` where it is not NaN.  This object is
+        left as it is.
+
+        Parameters
+        ----------
+        bounds : array-like of shape (n_features,)
+            Positive bounds, NaN where none is declared; public (from the
+            transformers' types and parameters, never the data).
+
+        Returns
+        -------
+        DPLasso
+            A clone (with ``warm_start``, a copy that keeps the fitted
+            model it starts from).
+        """
+        # With warm_start, the copy keeps the fit it continues from.
+        copy = deepcopy(self) if self.warm_start else clone(self)
+        copy._declared_bounds = np.array(bounds, dtype=float)
+        return copy
 
     def predict(self, X):
         """Predict with the fitted linear model.

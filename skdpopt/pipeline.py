@@ -27,6 +27,7 @@ from ._base import (
     raised_in_skdpopt,
     without_values,
 )
+from ._declared import declared_bounds
 from .accounting import PrivacySpent, compose, privacy_spent
 from .exceptions import PrivacyLeakError
 
@@ -335,6 +336,12 @@ class PrivatePipeline(BudgetMixin, Pipeline):
     ``with_budget`` method, which replaces it in ``steps``; the others are
     fitted as they are, as :class:`sklearn.pipeline.Pipeline` does.
 
+    Declared bounds.  A model at the end with ``feature_bound="public"``
+    (:class:`~skdpopt.DPLasso`) is fitted as a copy that knows the bounds
+    the transformers before it give their output columns by construction
+    (1 for one-hot columns, for instance): they come from the transformers'
+    types and parameters, never from the data.
+
     Parameters
     ----------
     steps : list of (str, estimator)
@@ -635,7 +642,26 @@ class PrivatePipeline(BudgetMixin, Pipeline):
         y = args[1] if len(args) > 1 else kwargs.get("y")
         check_targets(_model_at_the_end(self), y)
         self._configure(args[0] if args else kwargs.get("X"))
-        return _quoting_no_value(super()._fit, *args, **kwargs)
+        Xt = _quoting_no_value(super()._fit, *args, **kwargs)
+        self._declare_bounds(Xt)
+        return Xt
+
+    def _declare_bounds(self, Xt):
+        """Hand the model at the end the bounds its input columns have by
+        construction (:func:`~skdpopt._declared.declared_bounds` of the
+        fitted transformers: their types and parameters, never the data),
+        as a copy, where it takes them (``with_declared_bounds``) and its
+        ``feature_bound`` is "public"."""
+        name, last = self.steps[-1]
+        bound = getattr(last, "feature_bound", None)
+        if not (hasattr(last, "with_declared_bounds") and isinstance(bound, str)
+                and bound == "public" and len(self.steps) > 1
+                and len(getattr(Xt, "shape", ())) == 2):
+            return
+        before = self.steps[-2][1]
+        bounds = declared_bounds(before, Xt.shape[1])
+        self.steps = list(self.steps)
+        self.steps[-1] = (name, last.with_declared_bounds(bounds))
 
     @property
     def privacy_spent_(self):

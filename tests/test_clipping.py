@@ -5,7 +5,7 @@ from itertools import product
 import numpy as np
 import scipy.sparse as sp
 
-from skdpopt._clipping import clip_features, clip_targets
+from skdpopt._clipping import clip_features, clip_targets, row_abs_max
 
 
 def test_dense_clipping_copies():
@@ -21,6 +21,38 @@ def test_sparse_clipping_keeps_format():
     assert sp.issparse(clipped) and clipped.format == "csr"
     np.testing.assert_array_equal(clipped.toarray(), [[1.0, 0.0], [0.0, -0.3]])
     assert X[0, 0] == 5.0
+
+
+def test_per_column_bounds_clip_each_column_in_every_format():
+    """One bound per column: dense, CSR and CSC alike, the input untouched,
+    its format and dtype kept, and in float32 never above the bound (1.7 is
+    rounded down, not to the nearest float32, which lies above it)."""
+    X = np.array([[5.0, -5.0, 0.2], [0.5, 0.0, -3.0]])
+    bounds = np.array([1.7, 2.0, 0.1])
+    expected = np.clip(X, -bounds, bounds)
+    for make in (np.asarray, sp.csr_matrix, sp.csc_matrix):
+        data = make(X)
+        clipped = clip_features(data, bounds)
+        dense = clipped.toarray() if sp.issparse(clipped) else clipped
+        np.testing.assert_array_equal(dense, expected)
+        assert sp.issparse(clipped) == sp.issparse(data)
+        assert (data.toarray() if sp.issparse(data) else data)[0, 0] == 5.0
+        small = clip_features(make(X.astype(np.float32)), bounds)
+        values = small.toarray() if sp.issparse(small) else small
+        assert values.dtype == np.float32
+        assert np.all(np.abs(values.astype(float)) <= bounds)
+    inside = np.array([[1.0, -2.0, 0.1]])
+    assert clip_features(inside, bounds) is inside
+
+
+def test_row_reach_in_units_of_the_columns_bounds():
+    X = np.array([[5.0, -1.0, 0.0], [0.5, 0.0, -0.3], [np.nan, 0.0, 0.0]])
+    bounds = np.array([10.0, 0.5, 0.1])
+    expected = [2.0, 3.0, np.nan]
+    np.testing.assert_allclose(row_abs_max(X, bounds), expected)
+    np.testing.assert_allclose(row_abs_max(sp.csr_matrix(X[:2]), bounds),
+                               expected[:2])
+    np.testing.assert_allclose(row_abs_max(X[:2]), [5.0, 0.5])
 
 
 def test_clip_targets():

@@ -2,6 +2,7 @@
 bad input."""
 
 import inspect
+import re
 import warnings
 
 import numpy as np
@@ -721,3 +722,127 @@ def test_without_intercept_the_target_is_bounded_not_centred(data):
     private = DPLasso(fit_intercept=False, delta=DELTA, random_state=0).fit(X, y)
     assert not any(isinstance(leaf, GaussianMechanism)
                    for leaf, _ in leaves(private.privacy_plan_.target_draws.event))
+
+
+# ---------------------------------------------------------------------------
+# Per-column public bounds.
+
+def test_per_column_bounds_spend_what_one_bound_spends(data):
+    """Each release's noise scales with its own column's sensitivity, so
+    the plan (events and noise multipliers) and the spend are those of one
+    shared bound; the spend is never below an independent recomputation."""
+    X, y, _ = data
+    bounds = np.where(np.arange(N_FEATURES) % 2 == 0, 1.0, 2.5)
+    params = dict(alpha=0.01, epsilon=1.0, delta=DELTA, random_state=0)
+    model = DPLasso(feature_bound=bounds, **params).fit(X, y)
+    single = DPLasso(feature_bound=1.0, **params).fit(X, y)
+    assert model.privacy_plan_.event == single.privacy_plan_.event
+    assert model.privacy_spent_ == single.privacy_spent_
+    claimed = model.privacy_spent_.epsilon
+    recomputed = independent_epsilon(flatten(model.privacy_plan_.event), DELTA)
+    assert recomputed * (1 - 1e-3) <= claimed <= 1.0
+    np.testing.assert_array_equal(model.feature_bound_, bounds)
+
+
+def test_per_column_bounds_clip_each_column_in_fit_and_predict():
+    """Column j is clipped to its own bound, in fit and in predict: a
+    prediction equals the linear model on the column-wise clipped rows, and
+    the far-rows check counts rows in units of each column's bound (rows
+    within 4 bounds of their columns: no warning)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(4000, 3)) * [1.0, 10.0, 0.2]
+    y = X @ [0.5, 0.05, 2.0] + 0.1 * rng.normal(size=4000)
+    bounds = np.array([2.0, 20.0, 0.4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        model = DPLasso(feature_bound=bounds, epsilon=5.0, delta=1e-8,
+                        random_state=0).fit(X, y)
+    assert model.far_rows_share_ < 0.05
+    probe = rng.normal(size=(50, 3)) * [5.0, 50.0, 1.0]
+    clipped = np.clip(probe, -bounds, bounds)
+    assert not np.allclose(clipped, probe)
+    for matrix in (probe, sp.csr_matrix(probe), sp.csc_matrix(probe)):
+        np.testing.assert_allclose(model.predict(matrix),
+                                   clipped @ model.coef_ + model.intercept_)
+    # Raw units far beyond one column's bound: most rows are far, it warns.
+    with pytest.warns(UtilityWarning, match="DP scaler"):
+        DPLasso(feature_bound=[2.0, 0.5, 0.4], random_state=0).fit(X, y)
+
+
+def test_per_column_bounds_select_on_normalised_scores():
+    """The same problem with column j scaled by s_j and its bound by s_j
+    is the same problem in other units: without noise the fit selects the
+    same coordinates and its coefficients scale by 1 / s_j (Gauss-Southwell-
+    Lipschitz: the scores over B_j do not depend on the units)."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(3000, 6))
+    y = X @ [0.6, 0.0, -0.4, 0.0, 0.2, 0.0] + 0.05 * rng.normal(size=3000)
+    scale = np.array([1.0, 10.0, 0.1, 3.0, 0.5, 7.0])
+    # No penalty (alpha is in the targets' units, the same for every
+    # column, so it would not rescale), public curvature M_j = B_j^2.
+    params = dict(alpha=0.0, epsilon=np.inf, max_iter=12, curvature="bound",
+                  target_bound=1.0, residual_bound=1.0)
+    unit = DPLasso(feature_bound=1.0, **params).fit(X, y)
+    scaled = DPLasso(feature_bound=scale, **params).fit(X * scale, y)
+    np.testing.assert_array_equal(scaled.selected_, unit.selected_)
+    assert len(set(unit.selected_.tolist())) >= 3
+    np.testing.assert_allclose(scaled.coef_ * scale, unit.coef_, rtol=1e-9,
+                               atol=1e-12)
+    assert scaled.intercept_ == pytest.approx(unit.intercept_, abs=1e-12)
+
+
+def test_public_bound_alone_follows_the_public_rule():
+    """Used alone, feature_bound="public" (the default) clips every column at
+    the rule's bound of n_samples * epsilon / n_features."""
+    from skdpopt.plans.lasso import public_feature_bound
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 4))
+    y = X[:, 0] + rng.normal(size=2000)
+    for epsilon in (0.1, 1.0, 10.0):
+        model = DPLasso(epsilon=epsilon, random_state=0).fit(X, y)
+        rule = public_feature_bound(2000, 4, epsilon)
+        np.testing.assert_array_equal(model.feature_bound_, np.full(4, rule))
+        assert model.alpha_ == pytest.approx(0.001 * rule * model.target_bound_)
+    frank_wolfe = DPLasso(solver="frank_wolfe", random_state=0).fit(X, y)
+    assert frank_wolfe.feature_bound_ == public_feature_bound(2000, 4, 1.0)
+
+
+@pytest.mark.parametrize("bound, message", [
+    ([1.0, 2.0], r"shape \(40,\)"),
+    (np.r_[np.ones(39), -1.0], "positive, finite"),
+    (np.r_[np.ones(39), np.nan], "positive, finite"),
+    (np.ones((40, 1)), "shape"),
+])
+def test_bad_per_column_bounds_are_refused(data, bound, message):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="feature_bound") as error:
+        DPLasso(feature_bound=bound).fit(X[:100], y[:100])
+    assert re.search(message, str(error.value))
+
+
+def test_frank_wolfe_refuses_per_column_bounds(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="frank_wolfe.*feature_bound"):
+        DPLasso(solver="frank_wolfe", feature_bound=np.ones(N_FEATURES)).fit(
+            X[:100], y[:100])
+
+
+def test_declared_bounds_reach_a_copy_only():
+    """with_declared_bounds hands a copy the bounds; the original keeps
+    none, and NaN entries take the rule's bound."""
+    from skdpopt.plans.lasso import public_feature_bound
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(3000, 3))
+    y = X[:, 0] + rng.normal(size=3000)
+    model = DPLasso(epsilon=10.0, random_state=0)
+    copy = model.with_declared_bounds([np.nan, 1.0, 0.5])
+    assert copy is not model and not hasattr(model, "_declared_bounds")
+    copy.fit(X, y)
+    rule = public_feature_bound(3000, 3, 10.0)
+    np.testing.assert_array_equal(copy.feature_bound_, [rule, 1.0, 0.5])
+    # A declared bound does not apply to an explicit feature_bound.
+    explicit = DPLasso(feature_bound=1.0, random_state=0).with_declared_bounds(
+        [np.nan, 1.0, 0.5]).fit(X, y)
+    assert explicit.feature_bound_ == 1.0

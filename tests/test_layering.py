@@ -31,7 +31,7 @@ LAYERS = {
     "public": {"__init__", "metrics", "pipeline", "model_selection", "_classifiers",
                "_regressors",
                *ESTIMATORS},
-    "shared": {"_base", "_targets", "_diagnostics", "ledger"},
+    "shared": {"_base", "_targets", "_diagnostics", "_declared", "ledger"},
     "plans": {"plans"},
     "solvers": {"solvers", "_bounds", "_domain"},
     "data": {"_data"},

@@ -119,8 +119,13 @@ def least_squares_problem(X, y, feature_bound, residual_bound):
 
 
 def clip_rows(X, bound):
-    """X with every entry clipped to ``[-bound, bound]`` (lazily for Dask)."""
+    """X with every entry clipped to ``[-bound, bound]`` (lazily for Dask);
+    ``bound`` a float, or an array with one bound per column."""
     if is_dask_collection(X):
+        if np.ndim(bound):
+            # Each block must hold every column for the bounds to line up.
+            X = X.rechunk({1: -1})
+            return X.map_blocks(clip_features, bound, dtype=X.dtype)
         return X.map_blocks(clip_features, bound, dtype=X.dtype)
     return clip_features(X, bound)
 

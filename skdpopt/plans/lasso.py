@@ -51,6 +51,17 @@ ALPHA_RATIO = 0.001
 # fraction of the largest gradient, B C (chosen on the panel's design
 # half, benchmarks/design_regression.py).
 WEAK_SIGNAL_RATIO = 0.1
+# feature_bound="public": a column without a declared bound (a
+# standardised numeric one) is clipped at PUBLIC_BOUND_LOW where n * epsilon
+# / p is at most PUBLIC_RATIO_LOW, at PUBLIC_BOUND_HIGH from
+# PUBLIC_RATIO_HIGH, log-linearly in between (chosen on the panel's design
+# half and benchmarks/design_lasso_dev.py): a wider clip keeps more of a
+# standardised column's signal and costs noise in proportion, which pays
+# only where the noise is small.
+PUBLIC_BOUND_LOW = 1.0
+PUBLIC_BOUND_HIGH = 2.0
+PUBLIC_RATIO_LOW = 100.0
+PUBLIC_RATIO_HIGH = 1000.0
 # A coordinate at zero becomes non-zero only if its noisy gradient clears
 # the penalty by this many noise scales: a coordinate drawn by the selection
 # noise would otherwise enter the model whenever its noise exceeds alpha.
@@ -172,6 +183,86 @@ class LassoFrankWolfePlan(PrivacyPlan):
                             else self.public_residual_bound),
             score_sensitivity=self.score_sensitivity)
         return replace(self, residual_bound=residual_bound, score_scale=score_scale)
+
+
+def public_feature_bound(n_samples, n_features, epsilon):
+    """The bound ``feature_bound="public"`` gives the columns whose bound no
+    transformer declares: ``PUBLIC_BOUND_LOW`` up to a public noise ratio
+    ``n_samples * epsilon / n_features`` of ``PUBLIC_RATIO_LOW``,
+    ``PUBLIC_BOUND_HIGH`` from ``PUBLIC_RATIO_HIGH`` (and without
+    privacy), log-linear in between.  Public quantities only.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+    epsilon : float
+        The fit's own budget.
+
+    Returns
+    -------
+    float
+    """
+    if epsilon == np.inf:
+        return PUBLIC_BOUND_HIGH
+    ratio = n_samples * epsilon / max(n_features, 1)
+    if PUBLIC_RATIO_HIGH <= PUBLIC_RATIO_LOW:  # a step
+        return PUBLIC_BOUND_HIGH if ratio >= PUBLIC_RATIO_HIGH else PUBLIC_BOUND_LOW
+    position = np.log(max(ratio, 1e-300) / PUBLIC_RATIO_LOW) / np.log(
+        PUBLIC_RATIO_HIGH / PUBLIC_RATIO_LOW)
+    position = float(np.clip(position, 0.0, 1.0))
+    return PUBLIC_BOUND_LOW + position * (PUBLIC_BOUND_HIGH - PUBLIC_BOUND_LOW)
+
+
+def resolve_feature_bound(feature_bound, *, n_samples, n_features, epsilon,
+                          solver, declared=None):
+    """The feature bound a DPLasso fit uses, from public quantities.
+
+    Parameters
+    ----------
+    feature_bound : "auto", "public", float or array-like of shape (n_features,)
+        The estimator's parameter.
+    n_samples, n_features : int
+    epsilon : float
+    solver : {"greedy_cd", "frank_wolfe"}
+    declared : ndarray of shape (n_features,) or None, default=None
+        Bounds declared by the transformers before the model (NaN where
+        none is), for ``"public"``; ignored if its length is not
+        ``n_features``.
+
+    Returns
+    -------
+    "auto", float or ndarray of shape (n_features,)
+        ``"public"`` gives an array (declared bounds, and
+        :func:`public_feature_bound` elsewhere), or for Frank-Wolfe, which
+        takes one bound, its largest entry (a bound of every column).
+
+    Raises
+    ------
+    ValueError
+        For an array of the wrong shape, with entries not positive and
+        finite, or with ``solver="frank_wolfe"``.
+    """
+    if isinstance(feature_bound, str):
+        if feature_bound == "auto":
+            return feature_bound
+        rule = public_feature_bound(n_samples, n_features, epsilon)
+        bounds = np.full(n_features, rule)
+        if declared is not None and np.shape(declared) == (n_features,):
+            bounds = np.where(np.isnan(declared), rule, declared)
+        return float(bounds.max()) if solver == "frank_wolfe" else bounds
+    if np.ndim(feature_bound) == 0:
+        return float(feature_bound)
+    bounds = np.array(feature_bound, dtype=float)
+    if bounds.shape != (n_features,) or not np.all(np.isfinite(bounds) & (bounds > 0)):
+        raise ValueError(
+            "feature_bound as an array must have one positive, finite bound per "
+            f"feature, shape ({n_features},); got shape {bounds.shape}.")
+    if solver == "frank_wolfe":
+        raise ValueError(
+            "solver='frank_wolfe' takes one feature bound for every column: "
+            "pass a float, 'auto' or 'public' as feature_bound, or use "
+            "solver='greedy_cd' for per-column bounds.")
+    return bounds
 
 
 def selection_ratio(n_features):

@@ -15,9 +15,18 @@ coordinate gradient ``x_ij clip(r_i)`` lies in ``[-B C, B C]`` and the
 coordinate smoothness is at most ``B^2``, whatever the data: these are the
 public constants ``L_j = B C`` and ``M_j = B^2``.
 
+The bound may differ between columns (column j clipped to ``[-B_j, B_j]``,
+every ``B_j`` public): then ``L_j = B_j C`` and ``M_j = B_j^2``.  The
+selection compares the scores over ``B_j`` (the Gauss-Southwell-Lipschitz
+rule of Nutini et al. 2015: the guaranteed decrease of a step on j is
+``g_j^2 / (2 M_j)``), which gives every score the same sensitivity, and
+each release's noise scales with its own column's sensitivity: the
+privacy parameters are those of one shared bound.
+
 The intercept, when fitted, is one more coordinate whose feature is the
-constant ``B``: it has the same constants as the features, competes in the
-same selection (unpenalised) and costs nothing extra.
+constant ``B`` (the largest ``B_j``; the intercept's step does not depend
+on it): it has the same constants as such a feature, competes in the same
+selection (unpenalised) and costs nothing extra.
 
 Optionally the residual bound adapts: each step first releases the mean
 squared clipped residual of the current iterate and clips at twice an
@@ -36,10 +45,10 @@ replace-one, with ``C`` the residual bound in force at the step (derived in
 ``docs/privacy/dplasso.md``):
 
 * mean squared clipped residual (optional): ``C^2 / n``;
-* selection scores (signed distance to the subdifferential, over ``B``):
+* selection scores (signed distance to the subdifferential, over ``B_j``):
   ``2 C / n``;
-* coordinate gradient ``g_j``: ``2 B C / n``;
-* coordinate curvature ``(1/n) sum_i x_ij^2`` (optional): ``B^2 / n``.
+* coordinate gradient ``g_j``: ``2 B_j C / n``;
+* coordinate curvature ``(1/n) sum_i x_ij^2`` (optional): ``B_j^2 / n``.
 """
 
 import time
@@ -68,7 +77,7 @@ RESIDUAL_FLOOR = 0.01
 
 def selection_scores(grad, coef, alpha, feature_bound):
     """Greedy scores: signed distance from 0 to the subdifferential, over
-    ``sqrt(M_j)``.
+    ``sqrt(M_j)`` (``feature_bound``: a float, or one bound per column).
 
     ``|g_j + alpha sign(w_j)|`` off zero (the distance from 0 to the
     subdifferential ``g_j + alpha sign(w_j)``) and ``|g_j| - alpha`` at zero,
@@ -78,7 +87,7 @@ def selection_scores(grad, coef, alpha, feature_bound):
     coordinates below the threshold, so a weak coordinate just above it
     stands out from the many far below instead of tying with them at 0.  A
     1-Lipschitz function of ``g_j``, so the score's sensitivity is that of
-    ``g_j`` over ``feature_bound``.
+    ``g_j`` over its column's ``feature_bound``: the same for every column.
     """
     at_zero = np.abs(grad) - alpha
     off_zero = np.abs(grad + alpha * np.sign(coef))
@@ -94,7 +103,8 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
         ``X`` and ``y`` (clipped to ``feature_bound`` and the target bound;
         read through :func:`skdpopt._data.least_squares_problem`), ``alpha``
         (the l1 penalty), ``fit_intercept`` (whether the intercept is a
-        candidate coordinate), ``feature_bound`` B, ``residual_bound`` C
+        candidate coordinate), ``feature_bound`` B (a float, or an array
+        of one bound ``B_j`` per column), ``residual_bound`` C
         (the public clip of the residuals) and a warm start
         (``coef_init``, ``intercept_init``).
     plan : GreedyCDPlan
@@ -134,13 +144,15 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
     curvature_noise_multiplier = plan.curvature_noise_multiplier
     residual_noise_multiplier = plan.residual_noise_multiplier
     coef_init, intercept_init = problem.coef_init, problem.intercept_init
-    data = least_squares_problem(problem.X, problem.y, problem.feature_bound,
+    # Per-column bounds B_j; the intercept's constant feature is the largest.
+    bounds = np.broadcast_to(np.asarray(problem.feature_bound, dtype=float),
+                             (problem.X.shape[1],))
+    bound = float(np.max(problem.feature_bound))
+    data = least_squares_problem(problem.X, problem.y, bound,
                                  problem.residual_bound)
     n, p = data.n_samples, data.n_features
-    bound = data.feature_bound
     smoothness = bound * bound
     public_residual_bound = data.residual_bound
-    curvature_sensitivity = smoothness / n
 
     coef = np.zeros(p) if coef_init is None else np.array(coef_init, dtype=float)
     intercept = float(intercept_init)
@@ -148,8 +160,6 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
     selected = np.empty(n_steps, dtype=np.int64)
     # Running sums of the released curvatures of each visited column.
     curvature_sums, curvature_counts = {}, {}
-    curvature_std = (None if curvature_noise_multiplier is None
-                     else curvature_noise_multiplier * curvature_sensitivity)
     start = time.perf_counter()
 
     for t in range(n_steps):
@@ -157,9 +167,8 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
             data.residual_bound = _adapted_residual_bound(
                 data, residual_noise_multiplier, public_residual_bound, rng)
         score_sensitivity = 2.0 * data.residual_bound / n
-        gradient_std = gradient_noise_multiplier * bound * score_sensitivity
         grad, grad_intercept = data.gradient()
-        scores = selection_scores(grad, coef, alpha, bound)
+        scores = selection_scores(grad, coef, alpha, bounds)
         if fit_intercept:
             scores = np.append(scores, abs(grad_intercept) / bound)
         if np.isinf(selection_epsilon):
@@ -175,6 +184,10 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
         selected[t] = j
 
         exact = grad_intercept if j == INTERCEPT else grad[j]
+        # The chosen coordinate's own sensitivity, 2 B_j C / n.
+        column_bound = bound if j == INTERCEPT else bounds[j]
+        gradient_std = (gradient_noise_multiplier * column_bound
+                        * score_sensitivity)
         if plan.gradient_noise == "gaussian":
             noisy = exact + gaussian_noise(rng, gradient_std, 1)[0]
         else:
@@ -186,15 +199,17 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
             intercept += bound * delta
             data.move(INTERCEPT, bound * delta)
         else:
-            step_curvature = smoothness
-            if curvature_std is not None:
+            step_curvature = column_bound * column_bound  # M_j
+            if curvature_noise_multiplier is not None:
+                # Sensitivity of (1/n) sum_i x_ij^2: B_j^2 / n.
+                curvature_std = curvature_noise_multiplier * (step_curvature / n)
                 released = data.curvature(j) + gaussian_noise(
                     rng, curvature_std, 1)[0]
                 curvature_sums[j] = curvature_sums.get(j, 0.0) + released
                 curvature_counts[j] = curvature_counts.get(j, 0) + 1
                 step_curvature = _curvature_upper_bound(
                     curvature_sums[j], curvature_counts[j], curvature_std,
-                    smoothness)
+                    step_curvature)
             new = soft_threshold(coef[j] - noisy / step_curvature,
                                  alpha / step_curvature)
             margin = plan.activation_margin * gradient_std

@@ -174,6 +174,9 @@ FITS = [
     PublicFit("DPLasso-greedy_cd-laplace",
               _lasso(delta=0.0, selection="laplace", gradient_noise="laplace",
                      curvature="bound", **PUBLIC_BOUNDS), "regression"),
+    # One bound per column: each release's noise follows its column's.
+    PublicFit("DPLasso-greedy_cd-per_column",
+              _lasso(feature_bound=[0.5, 1.0, 2.5]), "regression"),
     PublicFit("DPLasso-frank_wolfe-public",
               _lasso(solver="frank_wolfe", **PUBLIC_BOUNDS), "regression"),
     PublicFit("DPLasso-frank_wolfe-auto", _lasso(solver="frank_wolfe"),

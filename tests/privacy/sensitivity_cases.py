@@ -507,25 +507,41 @@ TARGET_CASES = [
 B, TARGET, RESIDUAL = 1.5, 2.0, 0.3
 
 
-def _lasso_observe(residual_bound, curvature):
+def _column_bounds(d):
+    """Per-column public bounds around B: 0.5 B, B, 2 B, 0.5 B, ..."""
+    return B * np.array([0.5, 1.0, 2.0])[np.arange(d) % 3]
+
+
+def _lasso_observe(residual_bound, curvature, per_column=False):
     """The statistics greedy CD releases at a step, from the clipped
     least-squares problem the estimator hands the solver, at probe
     iterates and probe residual bounds C (the bound in force is a past
-    release): coordinate gradients 2 B C / n, selection scores 2 C / n,
-    mean squared clipped residual C^2 / n, column curvatures B^2 / n."""
+    release): coordinate gradients 2 B_j C / n, selection scores 2 C / n,
+    mean squared clipped residual C^2 / n, column curvatures B_j^2 / n.
+    With ``per_column``, one bound B_j per column (an array
+    ``feature_bound``); each gradient is observed over its own B_j and
+    each curvature over B_j^2, against 2 C / n and 1 / n."""
     alpha = 0.05
 
     def observe(side, rng):
-        est = DPLasso(alpha=alpha, max_iter=2, feature_bound=B, target_bound=TARGET,
-                      residual_bound=residual_bound, curvature=curvature,
-                      random_state=0)
+        n, d = side.X.shape
+        bound = _column_bounds(d) if per_column else B
+        est = DPLasso(alpha=alpha, max_iter=2, feature_bound=bound,
+                      target_bound=TARGET, residual_bound=residual_bound,
+                      curvature=curvature, random_state=0)
         with observing() as patch:
             zero_noise(patch, skdpopt.lasso, "plan_lasso",
                        **_noiseless_lasso(residual_bound, curvature))
             problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
+            scorers = spy(patch, skdpopt.solvers.greedy_cd, "selection_scores")
             est.fit(side.X, side.y)
         problem = problems.first.result
-        n, d = side.X.shape
+        # The scores as the solver computes them: over the bounds it passes.
+        score_bounds = scorers.first.args[3]
+        # Each coordinate's bound: its column's, and the intercept's
+        # constant feature (the largest).
+        bounds = np.append(np.broadcast_to(est.feature_bound_, (d,)),
+                           np.max(est.feature_bound_))
         public = TARGET if residual_bound == "auto" else residual_bound
         stats = {}
         for i, point in enumerate(probe_vectors(rng, d + 1)):
@@ -534,18 +550,18 @@ def _lasso_observe(residual_bound, curvature):
             problem.reset(point[:d], point[d])
             grad, grad_intercept = problem.gradient()
             gradient = np.append(grad, grad_intercept)
-            stats[f"coordinate gradients at probe {i}"] = Statistic(
-                gradient, 2.0 * est.feature_bound_ * C / n, "linf")
+            stats[f"coordinate gradients over their bounds at probe {i}"] = (
+                Statistic(gradient / bounds, 2.0 * C / n, "linf"))
             scores = np.append(selection_scores(grad, point[:d], alpha,
-                                                est.feature_bound_),
-                               abs(grad_intercept) / est.feature_bound_)
+                                                score_bounds),
+                               abs(grad_intercept) / bounds[d])
             stats[f"selection scores at probe {i}"] = Statistic(
                 scores, 2.0 * C / n, "linf")
             stats[f"mean squared residual at probe {i}"] = Statistic(
                 problem.mean_square_residual(), C * C / n)
-        stats["column curvatures"] = Statistic(
-            [problem.curvature(j) for j in range(d)],
-            est.feature_bound_**2 / n, "linf")
+        stats["column curvatures over their bounds squared"] = Statistic(
+            [problem.curvature(j) / bounds[j]**2 for j in range(d)],
+            1.0 / n, "linf")
         return stats
     return observe
 
@@ -617,6 +633,9 @@ LASSO_CASES = [
     Case("DPLasso(greedy_cd, public residual bound, curvature bound)",
          _lasso_observe(RESIDUAL, "bound"),
          features(formats=("dense", "csr"), dtypes=FLOATS, targets="real")),
+    Case("DPLasso(greedy_cd, per-column feature bounds)",
+         _lasso_observe("auto", "private", per_column=True),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
     Case("DPLasso(frank_wolfe): vertex scores",
          _lasso_frank_wolfe_observe,
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),

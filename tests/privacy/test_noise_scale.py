@@ -344,14 +344,19 @@ def _expected_lasso(est, draws, n):
             expected.append(("laplace", 2.0 * score_sensitivity / chooser.epsilon0,
                              selection.count))
         next(walk)  # the gradient
+        # The chosen column's bound (the intercept's constant: the largest).
+        chosen = est.selected_[step]
+        b_j = float(np.max(b)) if chosen == INTERCEPT else float(
+            np.broadcast_to(b, (est.n_features_in_,))[chosen])
         if isinstance(release, GaussianMechanism):
             expected.append(("normal",
-                             release.noise_multiplier * b * score_sensitivity, 1))
+                             release.noise_multiplier * b_j * score_sensitivity, 1))
         else:
-            expected.append(("laplace", b * score_sensitivity / release.epsilon0, 1))
-        if curvature and est.selected_[step] != INTERCEPT:
-            # (1/n) sum x_ij^2 with x_ij^2 in [0, b^2].
-            expected.append(("normal", curvature[0].noise_multiplier * b * b / n, 1))
+            expected.append(("laplace", b_j * score_sensitivity / release.epsilon0, 1))
+        if curvature and chosen != INTERCEPT:
+            # (1/n) sum x_ij^2 with x_ij^2 in [0, b_j^2].
+            expected.append(("normal",
+                             curvature[0].noise_multiplier * b_j * b_j / n, 1))
             next(walk)
     return expected + check
 
@@ -724,10 +729,11 @@ def test_noisy_sgd_adds_its_noise(rate):
 
 # DPLasso's greedy coordinate descent.
 
-def _greedy(X, y, *, runs, **options):
+def _greedy(X, y, *, runs, feature_bound=1.0, **options):
     """``runs`` one-step fits (no l1 penalty, no activation margin, public
-    bounds b = C = 1), with the given noise."""
-    problem = LinearProblem(X, y, False, alpha=0.0, feature_bound=1.0,
+    bounds b = C = 1 unless ``feature_bound`` says otherwise), with the
+    given noise."""
+    problem = LinearProblem(X, y, False, alpha=0.0, feature_bound=feature_bound,
                             residual_bound=1.0)
     rng = np.random.default_rng(1)
     settings = dict(n_steps=1, selection="exponential", selection_epsilon=np.inf,
@@ -751,6 +757,20 @@ def test_greedy_cd_adds_its_gradient_noise(kind):
     noise = -np.array([r.coef[0] for r in results])
     check = assert_gaussian if kind == "gaussian" else assert_laplace
     check(noise, z * 2.0 / n)
+
+
+def test_greedy_cd_gradient_noise_follows_the_chosen_columns_bound():
+    # Per-column bounds (0.5, 3): zero rows tie every score at 0 and the
+    # exact argmax takes column 0, whose gradient has sensitivity
+    # 2 b_0 C / n (not the largest bound's); the step from 0 is minus the
+    # noisy gradient over M_0 = b_0^2.
+    n, z, b0 = 20, 2.0, 0.5
+    results = _greedy(np.zeros((n, 2)), np.zeros(n), runs=GAUSSIAN_DRAWS,
+                      feature_bound=np.array([b0, 3.0]),
+                      gradient_noise_multiplier=z)
+    assert all(r.selected[0] == 0 for r in results)
+    noise = -np.array([r.coef[0] for r in results]) * b0 * b0
+    assert_gaussian(noise, z * 2.0 * b0 / n)
 
 
 def _two_features():
@@ -803,6 +823,19 @@ def test_greedy_cd_adds_its_curvature_noise():
                       curvature_noise_multiplier=z)
     released = np.array([(1.0 / math.sqrt(2.0)) / r.coef[0] for r in results])
     assert_gaussian(released - 2.0 * std - 0.5, std)
+
+
+def test_greedy_cd_curvature_noise_follows_the_columns_bound():
+    # As above with a per-column bound b = 2 (array): entries +-b / sqrt(2),
+    # curvature b^2 / 2, its sensitivity b^2 / n; the exact gradient is
+    # -C b / sqrt(2), and the step -gradient / M gives M.
+    n, z, b = 400, 5.0, 2.0
+    x = np.where(np.arange(n) % 2 == 0, b, -b) / math.sqrt(2.0)
+    std = z * b * b / n
+    results = _greedy(x[:, None], np.sign(x), runs=GAUSSIAN_DRAWS,
+                      feature_bound=np.array([b]), curvature_noise_multiplier=z)
+    released = np.array([(b / math.sqrt(2.0)) / r.coef[0] for r in results])
+    assert_gaussian(released - 2.0 * std - b * b / 2, std)
 
 
 def test_greedy_cd_adds_its_residual_noise():
