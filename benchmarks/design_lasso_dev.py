@@ -182,6 +182,161 @@ DEV = [
         why="small n"),
 ]
 
+# A wider development set: regression tables of the public archives that
+# are in neither half of the panel, nor its outside check, nor ``DEV``
+# (nor a copy of one of them), chosen for many-level categorical columns
+# (regions, teams, airports, species, communes), counts, prices and skewed
+# targets.  Categories as each table's documentation lists them.
+NO_YES_BOOL = (False, True)
+FLIGHT_CARRIERS = tuple("9E AA AS B6 DL EV F9 FL HA MQ OO UA US VX WN YV".split())
+FLIGHT_DESTS = tuple("""
+ABQ ACK ALB ANC ATL AUS AVL BDL BGR BHM BNA BOS BQN BTV BUF BUR BWI BZN CAE
+CAK CHO CHS CLE CLT CMH CRW CVG DAY DCA DEN DFW DSM DTW EGE EYW FLL GRR GSO
+GSP HDN HNL HOU IAD IAH ILM IND JAC JAX LAS LAX LEX LGA LGB MCI MCO MDW MEM
+MHT MIA MKE MSN MSP MSY MTJ MVY MYR OAK OKC OMA ORD ORF PBI PDX PHL PHX PIT
+PSE PSP PVD PWM RDU RIC ROC RSW SAN SAT SAV SBN SDF SEA SFO SJC SJU SLC SMF
+SNA SRQ STL STT SYR TPA TUL TVC TYS XNA""".split())
+BASEBALL_TEAMS = tuple("""
+ALT ANA ARI ATL BAL BFN BFP BL1 BL2 BL3 BLA BLF BLN BOS BR1 BR2 BR3 BR4 BRF
+BRO BRP BS1 BS2 BSN BSP BUF CAL CH2 CHA CHF CHN CHP CHU CIN CL1 CL2 CL3 CL4
+CL5 CL6 CLE CLP CN1 CN2 CN3 CNU COL DET DTN FLO FW1 HAR HOU HR1 IN1 IN3 IND
+KC1 KC2 KCA KCF KCU KEO LAA LAN LS1 LS2 LS3 MID MIL MIN ML1 ML2 ML4 MLA MON
+NEW NY1 NY2 NY3 NY4 NYA NYN NYP OAK PH1 PH2 PH4 PHA PHI PHN PHP PHU PIT PRO
+PT1 PTF PTP RC1 RC2 RIC SDN SE1 SEA SFN SL2 SL3 SL4 SL5 SLA SLF SLN SLU SPU
+SR1 SR2 TBA TEX TL1 TOR TRN TRO WAS WOR WS1 WS2 WS3 WS4 WS5 WS8 WS9
+WSN""".split())
+RODENT_SPECIES = tuple("""
+AB AH AS BA CB CM CQ CS CT CU CV DM DO DS DX NL OL OT OX PB PC PE PF PG PH PI
+PL PM PP PU PX RF RM RO RX SA SC SF SH SO SS ST SU UL UP UR US ZL""".split())
+UN_REGIONS = (
+    "Australia and New Zealand", "Caribbean", "Central America",
+    "Central Asia", "Eastern Africa", "Eastern Asia", "Eastern Europe",
+    "Melanesia", "Micronesia", "Middle Africa", "Northern Africa",
+    "Northern America", "Northern Europe", "Polynesia", "South America",
+    "South-Eastern Asia", "Southern Africa", "Southern Asia",
+    "Southern Europe", "Western Africa", "Western Asia", "Western Europe")
+
+WIDE = [
+    TableSpec(
+        name="ames", package="openintro", item="ames", n_rows=2930,
+        half="dev", task="regression", target="price",
+        target_rule="sale price, dollars",
+        numeric=("area", "Lot.Area", "Overall.Qual", "Overall.Cond",
+                 "Year.Built", "Year.Remod.Add", "Total.Bsmt.SF",
+                 "Garage.Cars", "Full.Bath", "Bedroom.AbvGr", "TotRms.AbvGrd",
+                 "Fireplaces", "Mo.Sold", "Yr.Sold"),
+        fill={"Total.Bsmt.SF": 0.0, "Garage.Cars": 0.0},
+        categorical={
+            "Neighborhood": (
+                "Blmngtn", "Blueste", "BrDale", "BrkSide", "ClearCr",
+                "CollgCr", "Crawfor", "Edwards", "Gilbert", "Greens",
+                "GrnHill", "IDOTRR", "Landmrk", "MeadowV", "Mitchel", "NAmes",
+                "NPkVill", "NWAmes", "NoRidge", "NridgHt", "OldTown", "SWISU",
+                "Sawyer", "SawyerW", "Somerst", "StoneBr", "Timber",
+                "Veenker"),
+            "MS.Zoning": ("A (agr)", "C (all)", "FV", "I (all)", "RH", "RL",
+                          "RM"),
+            "Bldg.Type": ("1Fam", "2fmCon", "Duplex", "Twnhs", "TwnhsE"),
+            "House.Style": ("1.5Fin", "1.5Unf", "1Story", "2.5Fin", "2.5Unf",
+                            "2Story", "SFoyer", "SLvl"),
+            "Kitchen.Qual": ("Ex", "Fa", "Gd", "Po", "TA"),
+            "Exter.Qual": ("Ex", "Fa", "Gd", "TA"),
+            "Sale.Condition": ("Abnorml", "AdjLand", "Alloca", "Family",
+                               "Normal", "Partial"),
+            "Central.Air": ("N", "Y")},
+        why="prices (skewed); years; 28 neighbourhoods"),
+    TableSpec(
+        name="flights", package="nycflights13", item="flights",
+        n_rows=336776, half="dev", task="regression", target="arr_delay",
+        target_rule="arrival delay, minutes",
+        numeric=("month", "day", "sched_dep_time", "dep_delay", "distance",
+                 "hour"),
+        categorical={"carrier": FLIGHT_CARRIERS,
+                     "origin": ("EWR", "JFK", "LGA"), "dest": FLIGHT_DESTS},
+        why="heavy-tailed minutes; 105 airports, 16 carriers"),
+    TableSpec(
+        name="baseball", package="plyr", item="baseball", n_rows=21699,
+        half="dev", task="regression", target="r",
+        target_rule="runs in a season (a count)",
+        numeric=("year", "stint", "g", "ab", "bb", "so"),
+        fill={"so": 0.0},
+        categorical={"team": BASEBALL_TEAMS,
+                     "lg": ("AA", "AL", "FL", "NL", "PL", "UA")},
+        why="counts; years 1871-2007; 132 teams"),
+    TableSpec(
+        name="doctor_contacts", package="Ecdat", item="DoctorContacts",
+        n_rows=20186, half="dev", task="regression", target="mdu",
+        target_rule="contacts with a doctor (a count)",
+        numeric=("lc", "lpi", "fmde", "ndisease", "linc", "lfam", "educdec",
+                 "age"),
+        categorical={"idp": NO_YES_BOOL, "physlim": NO_YES_BOOL,
+                     "health": ("excellent", "good", "fair", "poor"),
+                     "sex": ("male", "female"), "child": NO_YES_BOOL,
+                     "black": NO_YES_BOOL},
+        why="a skewed count target; logs of dollars"),
+    TableSpec(
+        name="nlswork", package="sampleSelection", item="nlswork",
+        n_rows=28534, half="dev", task="regression", target="ln_wage",
+        target_rule="log hourly wage",
+        numeric=("year", "age", "grade", "ttl_exp", "tenure", "hours",
+                 "wks_work"),
+        fill={"age": 30.0, "grade": 12.0, "tenure": 2.0, "hours": 40.0,
+              "wks_work": 50.0},
+        categorical={"race": (1, 2, 3),
+                     "ind_code": tuple(float(k) for k in range(1, 13)),
+                     "occ_code": tuple(float(k) for k in range(1, 14)),
+                     "msp": (0.0, 1.0), "nev_mar": (0.0, 1.0),
+                     "collgrad": (0, 1), "not_smsa": (0.0, 1.0),
+                     "c_city": (0.0, 1.0), "south": (0.0, 1.0),
+                     "union": (0.0, 1.0)},
+        why="panel years 68-88; industry and occupation codes; NaNs"),
+    TableSpec(
+        name="rodents", package="ratdat", item="complete", n_rows=35549,
+        half="dev", task="regression", target="weight",
+        target_rule="weight, grams",
+        numeric=("hindfoot_length", "year", "month", "day"),
+        fill={"hindfoot_length": 30.0},
+        categorical={"species_id": RODENT_SPECIES,
+                     "plot_id": tuple(range(1, 25)),
+                     "sex": ("F", "M"),
+                     "plot_type": ("Control", "Long-term Krat Exclosure",
+                                   "Rodent Exclosure",
+                                   "Short-term Krat Exclosure",
+                                   "Spectab exclosure")},
+        why="48 species and 24 plots; a skewed target"),
+    TableSpec(
+        name="vietnam", package="Ecdat", item="VietNamI", n_rows=27765,
+        half="dev", task="regression", target="lnhhexp",
+        target_rule="log household expenditure",
+        numeric=("age", "educ", "illness", "illdays", "actdays", "pharvis"),
+        categorical={"commune": tuple(range(1, 195)),
+                     "sex": ("female", "male"), "married": (0, 1),
+                     "injury": (0, 1), "insurance": (0, 1)},
+        why="194 communes"),
+    TableSpec(
+        name="gapminder", package="dslabs", item="gapminder", n_rows=10545,
+        half="dev", task="regression", target="life_expectancy",
+        target_rule="life expectancy, years",
+        numeric=("year", "infant_mortality", "fertility", "population",
+                 "gdp"),
+        fill={"infant_mortality": 30.0, "fertility": 3.0,
+              "population": 1e7, "gdp": 1e10},
+        categorical={"continent": ("Africa", "Americas", "Asia", "Europe",
+                                   "Oceania"),
+                     "region": UN_REGIONS},
+        why="years 1960-2016; heavy-tailed populations and dollars; NaNs"),
+    TableSpec(
+        name="storms", package="dplyr", item="storms", n_rows=19537,
+        half="dev", task="regression", target="wind",
+        target_rule="maximum sustained wind, knots",
+        numeric=("year", "month", "day", "hour", "lat", "long", "pressure"),
+        categorical={"status": (
+            "disturbance", "extratropical", "hurricane", "other low",
+            "subtropical depression", "subtropical storm",
+            "tropical depression", "tropical storm", "tropical wave")},
+        why="pressure ~ 1000 (an offset column); years 1975-2022"),
+]
+
 
 def _generated(name, n, n_numeric, n_categorical, levels, offset, tail, seed):
     """A generated table: ``n_numeric`` numeric columns (half of them offset
@@ -250,8 +405,9 @@ def tables(which):
               if s.half == "design" and s.task == "regression"]
     generated = [replace(DEV[0], name=name, package="generated")
                  for name in GENERATED]
-    return {"dev": DEV, "design": design, "generated": generated,
-            "all": DEV + generated + design}[which]
+    return {"dev": DEV, "wide": WIDE, "design": design,
+            "generated": generated,
+            "all": DEV + WIDE + generated + design}[which]
 
 
 def choose(tables, which, names=None):
@@ -312,7 +468,8 @@ def parse_value(text):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--set", choices=("dev", "design", "generated", "all"),
+    parser.add_argument("--set", choices=("dev", "wide", "design", "generated",
+                                          "all"),
                         default="all")
     parser.add_argument("--tables", default=None)
     parser.add_argument("--epsilon", default="1")
