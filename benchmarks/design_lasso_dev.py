@@ -420,7 +420,32 @@ def choose(tables, which, names=None):
             if (t if isinstance(t, str) else t.name) in names]
 
 
-def run(spec_or_name, seed, epsilons, params, scaler="private"):
+def set_constants(items):
+    """Patch constants of DPLasso's plan module (``NAME=value`` items, for
+    example ``PUBLIC_BOUND_HIGH=3 ACTIVATION_MARGIN=1``), to measure other
+    rules than the defaults."""
+    from skdpopt.plans import lasso as plans
+
+    for item in items:
+        name, value = item.split("=", 1)
+        if not hasattr(plans, name):
+            raise ValueError(f"skdpopt.plans.lasso has no {name}")
+        setattr(plans, name, float(value))
+        if name == "ACTIVATION_MARGIN":  # a default of the plan's field
+            plan_greedy_cd = plans.plan_greedy_cd
+            plans.plan_greedy_cd = lambda **kw: replace(
+                plan_greedy_cd(**kw), activation_margin=float(value))
+
+
+def _set_scaler_tail(pipe, tail):
+    """Every DPStandardScaler's quantiles to ``(tail, 1 - tail)``."""
+    for step in pipe.get_params(deep=True).values():
+        if isinstance(step, skdpopt.DPStandardScaler):
+            step.set_params(quantiles=(tail, 1.0 - tail))
+
+
+def run(spec_or_name, seed, epsilons, params, scaler="private",
+        scaler_tail=None):
     spec, X, y = load(spec_or_name, seed)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
                                               random_state=seed)
@@ -438,6 +463,8 @@ def run(spec_or_name, seed, epsilons, params, scaler="private"):
             pipe = skdpopt.make_private_pipeline(
                 default_preprocessor(spec), skdpopt.DPLasso(**params),
                 epsilon=eps, delta=delta)
+            if scaler_tail is not None:
+                _set_scaler_tail(pipe, scaler_tail)
         else:
             share = 1.0 - skdpopt.pipeline.PREPROCESSING_SHARE
             pipe = make_pipeline(_preprocessor(spec, StandardScaler()),
@@ -478,8 +505,13 @@ def main(argv=None):
                         default="private")
     parser.add_argument("--params", nargs="*", default=[],
                         help="DPLasso parameters, name=value")
+    parser.add_argument("--scaler-tail", type=float, default=None,
+                        help="DPStandardScaler quantiles (t, 1 - t)")
+    parser.add_argument("--const", nargs="*", default=[],
+                        help="constants of skdpopt.plans.lasso, NAME=value")
     parser.add_argument("--csv", default=None)
     args = parser.parse_args(argv)
+    set_constants(args.const)
     params = dict(item.split("=", 1) for item in args.params)
     params = {k: parse_value(v) for k, v in params.items()}
     epsilons = [float(e) for e in args.epsilon.split(",")]
@@ -488,14 +520,16 @@ def main(argv=None):
     records = []
     for table in chosen:
         for seed in range(args.seeds):
-            records += run(table, seed, epsilons, params, args.scaler)
+            records += run(table, seed, epsilons, params, args.scaler,
+                           args.scaler_tail)
     frame = pd.DataFrame(records)
     summary = frame.groupby(["table", "epsilon"]).agg(
         n=("n", "max"), p=("p", "max"), nonprivate=("nonprivate", "median"),
         fraction=("fraction", "median"), worst=("fraction", "min"),
         nnz=("nnz", "median")).reset_index()
     pd.set_option("display.width", 200)
-    print(f"DPLasso({params}), scaler {args.scaler}")
+    print(f"DPLasso({params}), scaler {args.scaler}, "
+          f"tail {args.scaler_tail}, constants {args.const}")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     big = summary[summary.n >= 2000]
     print("median over tables with n >= 2000:",
