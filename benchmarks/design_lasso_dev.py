@@ -32,6 +32,7 @@ import sys
 import time
 import warnings
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -432,9 +433,29 @@ def set_constants(items):
             raise ValueError(f"skdpopt.plans.lasso has no {name}")
         setattr(plans, name, float(value))
         if name == "ACTIVATION_MARGIN":  # a default of the plan's field
-            plan_greedy_cd = plans.plan_greedy_cd
-            plans.plan_greedy_cd = lambda **kw: replace(
-                plan_greedy_cd(**kw), activation_margin=float(value))
+            plans.plan_greedy_cd = partial(
+                _with_margin, plans.plan_greedy_cd, float(value))
+
+
+def _with_margin(plan_greedy_cd, margin, **kw):
+    return replace(plan_greedy_cd(**kw), activation_margin=margin)
+
+
+def set_steps_rule(text):
+    """Replace ``max_iter`` by a rule of the public ``n * epsilon``
+    (``X0,POWER,LOW,HIGH``: ``30 (n epsilon / X0)^POWER`` steps, rounded,
+    within [LOW, HIGH]), to measure it against fixed step counts."""
+    from skdpopt import lasso
+
+    x0, power, low, high = (float(v) for v in text.split(","))
+    plan_lasso = lasso.plan_lasso
+
+    def planned(**kw):
+        steps = 30.0 * (kw["n_samples"] * kw["epsilon"] / x0) ** power
+        kw["max_iter"] = int(round(np.clip(steps, low, high)))
+        return plan_lasso(**kw)
+
+    lasso.plan_lasso = planned
 
 
 def _set_scaler_tail(pipe, tail):
@@ -509,10 +530,14 @@ def main(argv=None):
                         help="DPStandardScaler quantiles (t, 1 - t)")
     parser.add_argument("--const", nargs="*", default=[],
                         help="constants of skdpopt.plans.lasso, NAME=value")
+    parser.add_argument("--steps-rule", default=None,
+                        help="max_iter from n * epsilon: X0,POWER,LOW,HIGH")
     parser.add_argument("--max-rows", type=int, default=MAX_ROWS)
     parser.add_argument("--csv", default=None)
     args = parser.parse_args(argv)
     set_constants(args.const)
+    if args.steps_rule:
+        set_steps_rule(args.steps_rule)
     params = dict(item.split("=", 1) for item in args.params)
     params = {k: parse_value(v) for k, v in params.items()}
     epsilons = [float(e) for e in args.epsilon.split(",")]
@@ -530,7 +555,8 @@ def main(argv=None):
         nnz=("nnz", "median")).reset_index()
     pd.set_option("display.width", 200)
     print(f"DPLasso({params}), scaler {args.scaler}, "
-          f"tail {args.scaler_tail}, constants {args.const}")
+          f"tail {args.scaler_tail}, constants {args.const}, "
+          f"steps rule {args.steps_rule}")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     big = summary[summary.n >= 2000]
     print("median over tables with n >= 2000:",
