@@ -48,6 +48,7 @@ import bench_panel  # noqa: E402
 from panel_data import (  # noqa: E402
     NO_YES,
     PANEL,
+    STATE_NAMES,
     TableSpec,
     _preprocessor,
     _target,
@@ -326,6 +327,25 @@ WIDE = [
                                    "Oceania"),
                      "region": UN_REGIONS},
         why="years 1960-2016; heavy-tailed populations and dollars; NaNs"),
+    TableSpec(
+        name="flights_air", package="nycflights13", item="flights",
+        n_rows=336776, half="dev", task="regression", target="air_time",
+        target_rule="time in the air, minutes",
+        numeric=("month", "day", "sched_dep_time", "hour"),
+        categorical={"carrier": FLIGHT_CARRIERS,
+                     "origin": ("EWR", "JFK", "LGA"), "dest": FLIGHT_DESTS},
+        why="the signal in a 105-level column (the destination)"),
+    TableSpec(
+        name="us_diseases", package="dslabs", item="us_contagious_diseases",
+        n_rows=16065, half="dev", task="regression", target="count",
+        target_rule="reported cases in a year (a count)",
+        numeric=("year", "weeks_reporting", "population"),
+        fill={"population": 3e6},
+        categorical={"disease": ("Hepatitis A", "Measles", "Mumps",
+                                 "Pertussis", "Polio", "Rubella", "Smallpox"),
+                     "state": tuple(name.replace(" of ", " Of ")
+                                    for name in STATE_NAMES)},
+        why="a skewed count; 51 states; years 1928-2011"),
     TableSpec(
         name="storms", package="dplyr", item="storms", n_rows=19537,
         half="dev", task="regression", target="wind",
