@@ -30,7 +30,8 @@ from ._validation import (
     resolve_binary_classes,
     resolve_groups,
 )
-from .plans.minimax import gda_noise_ratio, plan_minimax
+from .plans.minimax import plan_minimax
+from .plans.minimax_gda import gda_noise_ratio
 from .solvers.gda import noisy_gda, release_row_norm
 from .solvers.groups import release_group_sizes
 from .solvers.problems import GroupProblem

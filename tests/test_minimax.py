@@ -19,7 +19,8 @@ from skdpopt._diagnostics import group_check_margin, worst_mixture
 from skdpopt._validation import public_group_sizes
 from skdpopt.exceptions import PrivacyLeakWarning, UtilityWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.plans.minimax import (
+from skdpopt.plans.minimax import choose_solver
+from skdpopt.plans.minimax_gda import (
     CLIP_FACTOR,
     GROUP_TEMPERATURE,
     KAPPA_NOISE,
@@ -27,16 +28,13 @@ from skdpopt.plans.minimax import (
     MIN_PRIVATE_STEPS,
     MODEL_STEP,
     NON_PRIVATE_STEPS,
-    STEP_CAP_FACTOR,
-    STEP_RATIO,
     STEPS_PER_FEATURE,
-    choose_solver,
     gda_kappa,
     noise_floor,
     plan_minimax_gda,
     private_steps,
-    vertex_steps,
 )
+from skdpopt.plans.minimax_vertex import STEP_CAP_FACTOR, STEP_RATIO, vertex_steps
 from skdpopt.solvers import gda
 from skdpopt.solvers.problems import GroupProblem
 
