@@ -1,8 +1,8 @@
 """Privacy plan of DPMinimaxClassifier's vertex sampling.
 
-The first stage (:mod:`skdpopt.solvers.saddle_point`) is a Laplace
-mechanism on the counts (unless the proportions are public); the number
-of draws and their score sensitivity are chosen from the noisy counts
+The solver is :mod:`skdpopt.solvers.saddle_point`.  The first stage is a
+Laplace mechanism on the counts (unless the proportions are public); the
+number of draws and their score sensitivity are chosen from the noisy counts
 (:meth:`MinimaxVertexPlan.stage`) and calibrated to spend at most the
 rest of the budget, so the plan's event bounds the second stage by that
 budget (sequential composition).  With public proportions the whole fit
