@@ -118,7 +118,7 @@ def test_poisson_check_catches_a_fixed_size_sample_per_block(monkeypatch):
                                for _ in range(n_batches)]).astype(np.int64)
         return rows, np.arange(n_batches + 1) * size
 
-    monkeypatch.setattr(dask_backend, "poisson_batches", fixed_size)
+    monkeypatch.setattr(dask_held, "poisson_batches", fixed_size)
     assert not looks_poisson(*inclusions((100,) * 6, monkeypatch))
 
 
