@@ -31,14 +31,19 @@ from skdpopt._data.inmemory import merge_by_step  # noqa: E402
 from skdpopt.losses import SquaredError  # noqa: E402
 
 
+def in_process_cluster(n_workers, threads_per_worker):
+    """A LocalCluster in this process (its start-up warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return distributed.LocalCluster(
+            n_workers=n_workers, threads_per_worker=threads_per_worker,
+            processes=False, dashboard_address=None)
+
+
 @pytest.fixture(scope="module")
 def client():
     """A small in-process cluster: two workers of one thread each."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False,
-            dashboard_address=None)
+    cluster = in_process_cluster(2, 1)
     with distributed.Client(cluster) as dask_client:
         yield dask_client
     cluster.close()
@@ -298,11 +303,7 @@ def test_held_batches_on_a_single_worker_match_the_synchronous_ones(monkeypatch)
     # One worker holds every block: it draws a few steps' rows at a time
     # straight from its blocks (here one or two steps per group).
     monkeypatch.setattr(dask_held, "VALUES_PER_GROUP", 2 * RATE * N_ROWS * 5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False,
-            dashboard_address=None)
+    cluster = in_process_cluster(1, 1)
     with cluster, distributed.Client(cluster) as one:
         held = held_against_synchronous(one, monkeypatch, np.float64)
     assert len(held.steppers) == 1
@@ -330,11 +331,7 @@ def test_a_lost_worker_stops_a_staged_fit_with_an_error(monkeypatch):
     monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
                         3 * RATE * N_ROWS * 3)
     monkeypatch.setattr(dask_backend._DaskPoissonSampler, "check_workers_every", 0.2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False,
-            dashboard_address=None)
+    cluster = in_process_cluster(2, 1)
     with cluster, distributed.Client(cluster) as own:
         X, y = as_dask(*regression(N_ROWS, d=1), rows=70)
         sampler = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
@@ -460,11 +457,7 @@ def test_held_least_squares_match_memory_on_a_worker_of_two_threads():
     # aggregate give the in-memory residual's sums, to rounding.
     from skdpopt._data import ClippedLeastSquares
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=1, threads_per_worker=2, processes=False,
-            dashboard_address=None)
+    cluster = in_process_cluster(1, 2)
     with cluster, distributed.Client(cluster) as own:
         X, y = regression(n=3_000)
         Xd, yd = own.persist(list(as_dask(X, y, rows=700)))
