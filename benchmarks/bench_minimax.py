@@ -78,9 +78,9 @@ worst-group log loss at epsilon = inf and the exact minimax's for 1, 5 and
 20 passes over the data (3 seeds), and, at epsilon in {1, 3, 10} (5
 seeds), DPMinimax's worst-group test accuracy and training worst-group
 log loss for the step cap factors 1, 3 and 10
-(``skdpopt.plans.minimax.STEP_CAP_FACTOR``), beside DP-SGD's; DPMinimax's
+(``skdpopt.plans.minimax_vertex.STEP_CAP_FACTOR``), beside DP-SGD's; DPMinimax's
 worst-group accuracy for the ratios 0.25, 0.075, 0.05, 0.025 and 0.0075
-(``skdpopt.plans.minimax.STEP_RATIO``, which sets the default private T) on the
+(``skdpopt.plans.minimax_vertex.STEP_RATIO``, which sets the default private T) on the
 design, on the design with every size times 10 and on ``tuning_groups8``
 (8 groups of 6000 / 5000 / 4500 / 3000 / 1000 / 900 / 300 / 150 rows), at
 epsilon in {1, 3, 10}; and DPMinimax's
@@ -126,7 +126,7 @@ from sklearn.metrics import accuracy_score
 from skdpopt import DPLogisticSimplex, DPMinimaxClassifier, DPSGDClassifier
 from skdpopt._validation import encode_groups
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.plans import minimax
+from skdpopt.plans import minimax_vertex
 from skdpopt.plans.minimax import choose_solver
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -693,7 +693,7 @@ def tuning():
     print("\n| model | step cap factor | epsilon | worst-group accuracy per seed "
           "| median | train worst-group log loss (median) |")
     print("|---|---|---|---|---|---|")
-    default = minimax.STEP_CAP_FACTOR
+    default = minimax_vertex.STEP_CAP_FACTOR
     data = [(tuning_groups(5000 + seed), tuning_groups(6000 + seed))
             for seed in range(5)]
     for epsilon in (1.0, 3.0, 10.0):
@@ -706,7 +706,7 @@ def tuning():
                         epsilon=epsilon, delta=delta, random_state=seed
                     ).fit(X, y)
                 else:
-                    minimax.STEP_CAP_FACTOR = factor
+                    minimax_vertex.STEP_CAP_FACTOR = factor
                     model = DPMinimaxClassifier(
                         solver="vertex_sampling",
                         epsilon=epsilon, delta=delta, radius=RADIUS,
@@ -720,11 +720,11 @@ def tuning():
             print(f"| {name} | {'' if factor is None else f'{factor:g}'} "
                   f"| {epsilon:g} | {np.round(accuracy, 3).tolist()} "
                   f"| {np.median(accuracy):.3f} | {np.median(loss):.3f} |")
-    minimax.STEP_CAP_FACTOR = default
+    minimax_vertex.STEP_CAP_FACTOR = default
     print("\n| DPMinimax, STEP_RATIO | design | epsilon | T (per seed) "
           "| worst-group accuracy per seed | median |")
     print("|---|---|---|---|---|---|")
-    default_ratio = minimax.STEP_RATIO
+    default_ratio = minimax_vertex.STEP_RATIO
     medians = {}
     designs = [
         ("4 groups", lambda seed: tuning_groups(seed)),
@@ -736,7 +736,7 @@ def tuning():
         scaled = [(make(5000 + seed), make(6000 + seed)) for seed in range(5)]
         for epsilon in (1.0, 3.0, 10.0):
             for ratio in (0.25, 0.075, 0.05, 0.025, 0.0075):
-                minimax.STEP_RATIO = ratio
+                minimax_vertex.STEP_RATIO = ratio
                 accuracy, steps = [], []
                 for seed, ((X, y, g), (Xt, yt, gt)) in enumerate(scaled):
                     model = DPMinimaxClassifier(
@@ -751,7 +751,7 @@ def tuning():
                       f"| {np.round(accuracy, 3).tolist()} "
                       f"| {np.median(accuracy):.3f} |", flush=True)
                 medians.setdefault(ratio, []).append(np.median(accuracy))
-    minimax.STEP_RATIO = default_ratio
+    minimax_vertex.STEP_RATIO = default_ratio
     # The rule for choosing: the highest mean of the 9 medians above.
     print("\n| STEP_RATIO | mean of the 9 medians |\n|---|---|")
     for ratio, values in medians.items():

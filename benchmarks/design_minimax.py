@@ -19,7 +19,8 @@ the exact non-private minimax over gda's feasible set (the l2 ball of the
 default radius, ``bench_minimax.ExactMinimaxL2``), DPSGDClassifier with its
 defaults at the same epsilon and delta (``1 / n_train^2``); then
 DPMinimaxClassifier (defaults) and candidate settings, each a set of
-module constants of ``skdpopt.plans.minimax`` replaced for the run.  The
+module constants of DPMinimaxClassifier's plans (``skdpopt.plans.minimax``
+and its ``minimax_*`` siblings) replaced for the run.  The
 score is the worst-group test log loss (lower is better).
 
 Seeds: the development seeds 0-2 choose; the table of
@@ -71,7 +72,12 @@ from report import Report  # noqa: E402
 
 from skdpopt import DPMinimaxClassifier, DPSGDClassifier  # noqa: E402
 from skdpopt.metrics import worst_group_log_loss  # noqa: E402
-from skdpopt.plans import minimax as plans  # noqa: E402
+from skdpopt.plans import (  # noqa: E402
+    minimax,
+    minimax_checks,
+    minimax_gda,
+    minimax_vertex,
+)
 
 SIGNAL = 3.0
 DEVELOP_SEEDS = (0, 1, 2)
@@ -138,17 +144,28 @@ def make_task(seed, sizes, d, shift, tilt, noise, base_rate):
     return draw(1.0), draw(1.0)
 
 
+# The modules of DPMinimaxClassifier's plans, whose constants a run may
+# replace: a constant is replaced where its plans read it.
+PLAN_MODULES = (minimax, minimax_gda, minimax_vertex, minimax_checks)
+
+
+def owner(name):
+    """The plan module that holds the constant ``name`` (None: none)."""
+    return next((module for module in PLAN_MODULES if hasattr(module, name)),
+                None)
+
+
 @contextmanager
 def constants(**values):
-    """Replace module constants of ``skdpopt.plans.minimax`` for a run."""
-    old = {name: getattr(plans, name) for name in values}
+    """Replace module constants of DPMinimaxClassifier's plans for a run."""
+    old = {name: getattr(owner(name), name) for name in values}
     try:
         for name, value in values.items():
-            setattr(plans, name, value)
+            setattr(owner(name), name, value)
         yield
     finally:
         for name, value in old.items():
-            setattr(plans, name, value)
+            setattr(owner(name), name, value)
 
 
 def worst(model, X, y, g):
@@ -181,7 +198,7 @@ def candidate(train, test, seed, epsilon, consts=None, **params):
 
 
 # The alternatives to each constant (``--develop``, development seeds):
-# one module constant of ``skdpopt.plans.minimax`` replaced at a time.
+# one module constant of DPMinimaxClassifier's plans replaced at a time.
 CANDIDATES = {
     "defaults": ({}, {}),
     **{f"{name} = {value:g}": ({name: value}, {}) for name, value in (
@@ -201,9 +218,9 @@ def parse_sets(sets):
         consts = {}
         for item in text.split(","):
             name, value = item.split("=")
-            if not hasattr(plans, name.strip()):
+            if owner(name.strip()) is None:
                 raise SystemExit(f"--set: no constant {name.strip()!r} in "
-                                 "skdpopt.plans.minimax")
+                                 "DPMinimaxClassifier's plans")
             consts[name.strip()] = float(value)
         out[", ".join(f"{k} = {v:g}" for k, v in consts.items())] = (consts, {})
     return out
@@ -265,7 +282,7 @@ def develop_tables(report, table, seeds, n_jobs=1):
     rows = []
     for label, (wins, n, mean, worst_excess) in summary(table, CANDIDATES).items():
         consts = CANDIDATES[label][0]
-        default = ", ".join(f"{getattr(plans, k):g}" for k in consts)
+        default = ", ".join(f"{getattr(owner(k), k):g}" for k in consts)
         rows.append([label, default, f"{wins} of {n}", f"{mean:+.3f}",
                      f"{worst_excess:+.3f}"])
     report.table(
@@ -346,7 +363,7 @@ def auto_tables(report, designs, seeds, epsilons, n_jobs=1):
                     for s in ("gda", "vertex_sampling")}
             winner = ("tie" if loss["gda"] == loss["vertex_sampling"] else
                       min(loss, key=lambda s: float(loss[s])))
-            pick = plans.choose_solver(n, d, k, epsilon, 1.0 / n**2)
+            pick = minimax.choose_solver(n, d, k, epsilon, 1.0 / n**2)
             ratio = np.sqrt(d) / (n * epsilon)
             rows.append([name, n, d, f"{epsilon:g}",
                          "" if np.isinf(epsilon) else f"{ratio:.1e}",

@@ -4,6 +4,9 @@ DPSGDClassifier and DPLogisticSimplex both release the class totals before
 they fit (which set the intercepts' start, ``class_weight="balanced"`` and
 the fit check's prior) and the fit check after it; their plans hold the
 noise (:mod:`skdpopt.plans.classes`, :mod:`skdpopt.plans.checks`).
+DPMinimaxClassifier releases the class totals after its solver, then
+calibrates its intercept (vertex sampling) and checks each group's fit
+(:mod:`skdpopt.plans.minimax_checks`).
 """
 
 from functools import partial
@@ -11,7 +14,12 @@ from functools import partial
 import numpy as np
 
 from ._data import map_rows
-from ._diagnostics import noisy_sum_ratio, warn_if_no_better_than_prior
+from ._diagnostics import (
+    noisy_sum_ratio,
+    warn_if_no_better_than_prior,
+    warn_if_worst_group_no_better_than_prior,
+)
+from .losses import LogLoss
 from .plans.checks import FIT_CHECK_SPREADS
 from .plans.classes import (
     AUTO_ETA0,
@@ -19,8 +27,12 @@ from .plans.classes import (
     class_stage,
     public_class_weights,
 )
-from .solvers.checks import release_fit_check
-from .solvers.classes import release_class_totals, weigh_problems
+from .solvers.checks import release_fit_check, release_group_fit_check
+from .solvers.classes import (
+    calibrate_intercept,
+    release_class_totals,
+    weigh_problems,
+)
 
 
 def weight_bound(estimator, sample_weight):
@@ -125,3 +137,63 @@ def check_fit(estimator, X, targets, weighting, plan, rng):
         rng)
     warn_if_no_better_than_prior(estimator, released, plan,
                                  spreads=FIT_CHECK_SPREADS)
+
+
+def release_calibration(X, problem, result, plan, rng):
+    """Release DPMinimaxClassifier's class totals and, where planned, its
+    intercept calibrated to their share of positives.
+
+    The calibration moves the intercept until the mean predicted
+    probability on the training rows (as ``predict`` sees them) matches
+    that share (:func:`~skdpopt.solvers.classes.calibrate_intercept`).
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix
+        The validated training rows.
+    problem : GroupProblem
+        The solver's problem (its +-1 targets).
+    result : object
+        The solver's result (``coef``, ``intercept``).
+    plan : MinimaxChecksPlan
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    totals : ndarray of shape (2,)
+        The released (floored) class totals.
+    intercept : float
+        The solver's intercept, calibrated where the plan says so.
+    """
+    totals = release_class_totals([problem.target], None, plan.class_totals, rng)
+    if not plan.calibration_steps:
+        return totals, result.intercept
+    share = float(np.clip(totals[1] / totals.sum(), 1e-6, 1.0 - 1e-6))
+    return totals, calibrate_intercept(
+        X, result.coef, float(result.intercept), LogLoss(), None, share,
+        float(X.shape[0]), plan.calibration_steps, plan.calibration_scale, rng,
+        noise=plan.calibration_noise or "gaussian")
+
+
+def check_group_fit(estimator, X, problem, totals, plan, stage, rng):
+    """Release the worst-group fit check of the fitted DPMinimaxClassifier
+    and warn unless it shows a gain on every mixture of the groups that the
+    solver's adversary could weigh (gda: capped at ``kappa``; vertex
+    sampling: any, so every group).
+
+    Each group's sum of the rows' clipped gains in log-likelihood over the
+    class prior, the classes balanced by the released ``totals``;
+    ``plan`` is the :class:`~skdpopt.plans.checks.FitCheckPlan`, ``stage``
+    the solver's stage (its proportions and cap).
+    """
+    log_proba = quiet_log_proba(estimator, X)
+    released = release_group_fit_check(
+        log_proba, [problem.target], problem.codes,
+        problem.n_groups, np.log(totals / totals.sum()),
+        np.where(problem.target > 0, totals.min() / totals[1],
+                 totals.min() / totals[0]), plan, rng)
+    proportions = np.asarray(stage.proportions, dtype=float)
+    kappa = getattr(stage, "kappa", 1.0 / proportions.min())
+    warn_if_worst_group_no_better_than_prior(
+        estimator, released, plan, proportions=proportions, kappa=kappa,
+        spreads=FIT_CHECK_SPREADS)

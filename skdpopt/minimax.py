@@ -15,7 +15,7 @@ from ._base import (
     keep_fit_on_error,
     validate_training_data,
 )
-from ._classifiers import quiet_log_proba
+from ._classifiers import check_group_fit, release_calibration
 from ._clipping import clip_features
 from ._diagnostics import (
     FEWER_FEATURES,
@@ -23,7 +23,6 @@ from ._diagnostics import (
     MORE_ROWS,
     warn_if_coarse,
     warn_if_noise_dominates,
-    warn_if_worst_group_no_better_than_prior,
 )
 from ._validation import (
     check_group_sizes,
@@ -31,11 +30,8 @@ from ._validation import (
     resolve_binary_classes,
     resolve_groups,
 )
-from .losses import LogLoss
-from .plans.checks import FIT_CHECK_SPREADS
-from .plans.minimax import gda_noise_ratio, plan_minimax
-from .solvers.checks import release_group_fit_check
-from .solvers.classes import calibrate_intercept, release_class_totals
+from .plans.minimax import plan_minimax
+from .plans.minimax_gda import gda_noise_ratio
 from .solvers.gda import noisy_gda, release_row_norm
 from .solvers.groups import release_group_sizes
 from .solvers.problems import GroupProblem
@@ -432,18 +428,14 @@ class DPMinimaxClassifier(
                 levers=(MORE_EPSILON, MORE_ROWS, FEWER_FEATURES))
         self._say(_describe(stage))
         result = SOLVERS[plan.solver](problem, stage, rng)
-        # The class totals (the fit check's prior, the calibration's share),
-        # after the solver: its draws are those of a fit without them.
-        totals = release_class_totals([problem.target], None,
-                                      plan.checks.class_totals, rng)
         self.solver_ = plan.solver
         self.coef_ = result.coef[None, :]
-        self.intercept_ = np.array([result.intercept])
-        if plan.checks.calibration_steps:
-            self.intercept_ = np.array([self._calibrated_intercept(
-                X, totals, plan.checks, rng)])
-        # A released check of the fitted model against the class prior.
-        self._check_fit(X, problem, totals, plan.checks.fit_check, stage, rng)
+        # After the solver, so that its draws are those of a fit without them.
+        totals, intercept = release_calibration(X, problem, result, plan.checks,
+                                                rng)
+        self.intercept_ = np.array([intercept])
+        check_group_fit(self, X, problem, totals, plan.checks.fit_check, stage,
+                        rng)
         self.group_weights_ = result.group_weights
         self.group_proportions_ = stage.proportions
         self.count_noise_scale_ = plan.count_noise_scale
@@ -459,35 +451,6 @@ class DPMinimaxClassifier(
         self._finish_release(plan)
         self._say(f"done in {time.perf_counter() - start:.2f} s")
         return self
-
-    def _calibrated_intercept(self, X, totals, checks, rng):
-        """The intercept calibrated so that the mean predicted probability
-        on the training rows (as ``predict`` sees them) matches the share
-        of positives in the released totals
-        (:func:`~skdpopt.solvers.classes.calibrate_intercept`, noise of
-        the plan)."""
-        share = float(np.clip(totals[1] / totals.sum(), 1e-6, 1.0 - 1e-6))
-        return calibrate_intercept(
-            X, self.coef_[0], float(self.intercept_[0]), LogLoss(), None, share,
-            float(X.shape[0]), checks.calibration_steps, checks.calibration_scale,
-            rng, noise=checks.calibration_noise or "gaussian")
-
-    def _check_fit(self, X, problem, totals, plan, stage, rng):
-        """Release each group's sum of the rows' clipped gains in
-        log-likelihood over the class prior (the classes balanced by the
-        released totals) and warn unless they show a gain on every mixture
-        of the groups the solver's adversary could weigh (gda: capped at
-        ``kappa``; vertex sampling: any, so every group)."""
-        released = release_group_fit_check(
-            quiet_log_proba(self, X), [problem.target], problem.codes,
-            problem.n_groups, np.log(totals / totals.sum()),
-            np.where(problem.target > 0, totals.min() / totals[1],
-                     totals.min() / totals[0]), plan, rng)
-        proportions = np.asarray(stage.proportions, dtype=float)
-        kappa = getattr(stage, "kappa", 1.0 / proportions.min())
-        warn_if_worst_group_no_better_than_prior(
-            self, released, plan, proportions=proportions, kappa=kappa,
-            spreads=FIT_CHECK_SPREADS)
 
     def _say(self, message):
         if self.verbose:  # public or released quantities only

@@ -31,14 +31,19 @@ from skdpopt._data.inmemory import merge_by_step  # noqa: E402
 from skdpopt.losses import SquaredError  # noqa: E402
 
 
+def in_process_cluster(n_workers, threads_per_worker):
+    """A LocalCluster in this process (its start-up warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return distributed.LocalCluster(
+            n_workers=n_workers, threads_per_worker=threads_per_worker,
+            processes=False, dashboard_address=None)
+
+
 @pytest.fixture(scope="module")
 def client():
     """A small in-process cluster: two workers of one thread each."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False,
-            dashboard_address=None)
+    cluster = in_process_cluster(2, 1)
     with distributed.Client(cluster) as dask_client:
         yield dask_client
     cluster.close()
@@ -118,7 +123,7 @@ def test_poisson_check_catches_a_fixed_size_sample_per_block(monkeypatch):
                                for _ in range(n_batches)]).astype(np.int64)
         return rows, np.arange(n_batches + 1) * size
 
-    monkeypatch.setattr(dask_backend, "poisson_batches", fixed_size)
+    monkeypatch.setattr(dask_held, "poisson_batches", fixed_size)
     assert not looks_poisson(*inclusions((100,) * 6, monkeypatch))
 
 
@@ -251,15 +256,12 @@ def record_served(state, batches):
     return state
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_held_batches_carry_the_synchronous_rows_targets_and_bounds(
-        client, monkeypatch, dtype):
-    # Persisted blocks: the stepper gathers each step's rows from its own
-    # blocks, receives the other worker's, and computes the rows' bounds
-    # on the batch; the local scheduler's path computes them per block's
-    # sample.  Same rows, targets and bounds, whatever X's dtype.
+def held_against_synchronous(client, monkeypatch, dtype):
+    """Batches of a held sampler and of the local scheduler's, same seed."""
     monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
                         3 * RATE * N_ROWS * 5)
+    # Own rows move a few at a time: the moves' loop runs several times.
+    monkeypatch.setattr(dask_held, "ROWS_PER_MOVE", 3)
     X_np, y_np = regression(N_ROWS, d=3, seed=2)
     X_np = (X_np * [1.0, 10.0, 0.1]).astype(dtype)  # rows of unequal norms
     X, y = as_dask(X_np, y_np, rows=70)
@@ -282,6 +284,29 @@ def test_held_batches_carry_the_synchronous_rows_targets_and_bounds(
         for part_a, part_b in zip(a, b, strict=True):
             np.testing.assert_array_equal(part_a, part_b)
     assert sum(len(a[1]) for a in got) > 0
+    return held
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_held_batches_carry_the_synchronous_rows_targets_and_bounds(
+        client, monkeypatch, dtype):
+    # Persisted blocks on two workers: the chunks are stepped on each in
+    # turn; the other worker's rows are received and placed ahead of the
+    # steps, the stepper's own rows moved into their places and their
+    # bounds computed there; the local scheduler's path computes them per
+    # block's sample.  Same rows, targets and bounds, whatever X's dtype.
+    held = held_against_synchronous(client, monkeypatch, dtype)
+    assert len(held.steppers) == 2
+
+
+def test_held_batches_on_a_single_worker_match_the_synchronous_ones(monkeypatch):
+    # One worker holds every block: it draws a few steps' rows at a time
+    # straight from its blocks (here one or two steps per group).
+    monkeypatch.setattr(dask_held, "VALUES_PER_GROUP", 2 * RATE * N_ROWS * 5)
+    cluster = in_process_cluster(1, 1)
+    with cluster, distributed.Client(cluster) as one:
+        held = held_against_synchronous(one, monkeypatch, np.float64)
+    assert len(held.steppers) == 1
 
 
 def test_files_of_a_sampler_stopped_midway_are_removed(client, monkeypatch):
@@ -306,11 +331,7 @@ def test_a_lost_worker_stops_a_staged_fit_with_an_error(monkeypatch):
     monkeypatch.setattr(dask_backend, "SAMPLED_VALUES_PER_CHUNK",
                         3 * RATE * N_ROWS * 3)
     monkeypatch.setattr(dask_backend._DaskPoissonSampler, "check_workers_every", 0.2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False,
-            dashboard_address=None)
+    cluster = in_process_cluster(2, 1)
     with cluster, distributed.Client(cluster) as own:
         X, y = as_dask(*regression(N_ROWS, d=1), rows=70)
         sampler = linear_rows(X, y, SquaredError(), clip_norm=1.0).poisson_sampler(
@@ -436,11 +457,7 @@ def test_held_least_squares_match_memory_on_a_worker_of_two_threads():
     # aggregate give the in-memory residual's sums, to rounding.
     from skdpopt._data import ClippedLeastSquares
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=1, threads_per_worker=2, processes=False,
-            dashboard_address=None)
+    cluster = in_process_cluster(1, 2)
     with cluster, distributed.Client(cluster) as own:
         X, y = regression(n=3_000)
         Xd, yd = own.persist(list(as_dask(X, y, rows=700)))

@@ -19,7 +19,8 @@ from skdpopt._diagnostics import group_check_margin, worst_mixture
 from skdpopt._validation import public_group_sizes
 from skdpopt.exceptions import PrivacyLeakWarning, UtilityWarning
 from skdpopt.metrics import worst_group_accuracy, worst_group_log_loss
-from skdpopt.plans.minimax import (
+from skdpopt.plans.minimax import choose_solver
+from skdpopt.plans.minimax_gda import (
     CLIP_FACTOR,
     GROUP_TEMPERATURE,
     KAPPA_NOISE,
@@ -27,16 +28,13 @@ from skdpopt.plans.minimax import (
     MIN_PRIVATE_STEPS,
     MODEL_STEP,
     NON_PRIVATE_STEPS,
-    STEP_CAP_FACTOR,
-    STEP_RATIO,
     STEPS_PER_FEATURE,
-    choose_solver,
     gda_kappa,
     noise_floor,
     plan_minimax_gda,
     private_steps,
-    vertex_steps,
 )
+from skdpopt.plans.minimax_vertex import STEP_CAP_FACTOR, STEP_RATIO, vertex_steps
 from skdpopt.solvers import gda
 from skdpopt.solvers.problems import GroupProblem
 
@@ -909,14 +907,14 @@ def test_fit_check_warns_unless_every_capped_mixture_gains(data, monkeypatch,
     about 3.3 (-1) + 0.78 major standard deviations, positive (quiet) for
     major = 6 and negative for 2; vertex sampling's adversary is not
     capped, so the small group alone decides, and it warns."""
-    import skdpopt.minimax
+    import skdpopt._classifiers
 
     def released(*args):
         plan = args[-2]
         t = group_check_margin(plan, args[3], 2.0)
         return t + plan.spread * np.array([major, -1.0])
 
-    monkeypatch.setattr(skdpopt.minimax, "release_group_fit_check", released)
+    monkeypatch.setattr(skdpopt._classifiers, "release_group_fit_check", released)
     X, y, groups = data
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -962,7 +960,7 @@ def test_vertex_sampling_calibrates_its_intercept():
     10 / 3), 6, against n = 4,000 (a share error below 0.01 at 5 scales).
     The same fit with the calibration skipped (same seed: the draws come
     first) is compared."""
-    import skdpopt.minimax
+    import skdpopt._classifiers
 
     rng = np.random.default_rng(2)
     X = rng.uniform(-1, 1, (4000, 5))
@@ -971,7 +969,7 @@ def test_vertex_sampling_calibrates_its_intercept():
                   classes=[0, 1], random_state=0)
     calibrated = DPMinimaxClassifier(**params).fit(X, y)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(skdpopt.minimax, "calibrate_intercept",
+        patch.setattr(skdpopt._classifiers, "calibrate_intercept",
                       lambda X, coef, intercept, *args, **kwargs: intercept)
         raw = DPMinimaxClassifier(**params).fit(X, y)
     np.testing.assert_array_equal(calibrated.coef_, raw.coef_)

@@ -160,7 +160,7 @@ MUTANTS = [
         "gda-kappa-one-share-doubled",
         "DPMinimaxClassifier's gda stage with kappa = 1 gives the model twice "
         "the adversary's share (its noise below the plan's)",
-        (Patch("skdpopt/plans/minimax.py",
+        (Patch("skdpopt/plans/minimax_gda.py",
                "/ math.hypot(model_noise, loss_noise)",
                "/ math.hypot(model_noise, loss_noise / math.sqrt(2.0))"),),
         ("tests/test_minimax.py::"

@@ -25,12 +25,12 @@ import numpy as np
 from .._clipping import clip_scalars
 from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from .._validation import resolve_classes
-from ..mechanisms import poisson_batches
 from .dask_held import (
     HeldBlocks,
     HeldLeastSquares,
     HeldLinearRows,
     HeldPoissonSampler,
+    block_sample,
     row_bounds,
 )
 from .dask_staging import read_staged, remove_staged, stage_block, unpack
@@ -84,33 +84,11 @@ def _block_gradient(X_block, y_block, coef, intercept, loss, clip_norm, limit, o
 @np.errstate(over="ignore", invalid="ignore")
 def _block_sample(X_block, y_block, seed, block_index, chunks, sampling_rate,
                   clip_norm, limit, offset):
-    """The rows that chunks of Poisson steps draw from one block.
-
-    ``chunks`` lists ``(chunk_index, n_steps)``.  Each (step, row) slot is
-    included independently with probability q, from a generator seeded by
-    the fit's seed, the chunk's index and the block's index: the union over
-    blocks is a Poisson sample of all rows whatever the partitioning, and a
-    chunk's draw is the same whichever other chunks the task draws.
-
-    Returns, for each chunk, ``(X_rows, y_rows, limits, counts)``: the rows
-    grouped by step (ascending within a step) and each step's row count.
-    """
-    y_block = np.asarray(y_block)
-    pieces = []
-    for chunk, n_steps in chunks:
-        if X_block.shape[0] == 0:  # an empty block (a filtered DataFrame's)
-            rows, offsets = np.empty(0, dtype=np.int64), np.zeros(n_steps + 1,
-                                                                  dtype=np.int64)
-        else:
-            rng = np.random.default_rng([*seed, chunk, block_index])
-            rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
-                                            n_steps)
-        X_rows = np.take(X_block, rows, axis=0)  # several times X_block[rows]'s speed
-        limits = row_bounds(X_rows, clip_norm, limit, offset)
-        if np.ndim(limits) == 0:
-            limits = np.full(len(rows), limits)
-        pieces.append((X_rows, np.take(y_block, rows), limits, np.diff(offsets)))
-    return pieces
+    """:func:`~.dask_held.block_sample` of each chunk of ``chunks``, a
+    list of ``(chunk_index, n_steps)``: one piece per chunk."""
+    return [block_sample(X_block, y_block, seed, block_index, chunk, n_steps,
+                         sampling_rate, clip_norm, limit, offset)
+            for chunk, n_steps in chunks]
 
 
 def _block_sample_one(*args):

@@ -26,7 +26,6 @@ thread: the model crosses once per thread) and receives a few numbers.
 """
 
 import math
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -34,7 +33,7 @@ import numpy as np
 from .._clipping import clip_scalars, example_norms
 from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from ..mechanisms import poisson_batches
-from .inmemory import InMemoryLinearRows, Segment
+from .inmemory import InMemoryLinearRows, Segment, as_records, step_layout
 
 # glibc's ceiling for its own, dynamic, mmap threshold on 64-bit Linux.
 MMAP_THRESHOLD = 32 * 2**20
@@ -376,110 +375,186 @@ class HeldLeastSquares:
 
 
 # ----------------------------------------------------------------------
-# Poisson samples: drawn where the blocks are, stepped on one worker.
+# Poisson samples: drawn where the blocks are, merged and stepped on the
+# workers in turn.
 
-ALL = slice(None)
+def _draw(n_rows, seed, block_index, chunk, n_steps, sampling_rate):
+    """Rows of a block drawn by a chunk of Poisson steps, and each step's
+    span of them (see :func:`block_sample`)."""
+    if n_rows == 0:  # an empty block (a filtered DataFrame's)
+        return np.empty(0, dtype=np.int64), np.zeros(n_steps + 1, dtype=np.int64)
+    rng = np.random.default_rng([*seed, chunk, block_index])
+    return poisson_batches(rng, n_rows, sampling_rate, n_steps)
 
-def _draws(X_blocks, y_blocks, blocks, seed, chunk, n_steps, sampling_rate):
-    """Each block's rows drawn by a chunk of Poisson steps, grouped by step.
+
+def block_sample(X_block, y_block, seed, block_index, chunk, n_steps,
+                 sampling_rate, clip_norm, limit, offset):
+    """The rows that one chunk of Poisson steps draws from one block.
 
     Each (step, row) slot is included independently with probability q,
     from a generator seeded by the fit's seed, the chunk's index and the
-    block's index (as :func:`.dask_backend._block_sample` draws them): the
-    union over blocks is a Poisson sample of all rows whatever the
-    partitioning.  Returns, per block, ``(block, X, y, rows, offsets)``:
-    step s drew ``rows[offsets[s]:offsets[s + 1]]`` of X and of y (float64).
+    block's index: the union over blocks is a Poisson sample of all rows
+    whatever the partitioning, and a chunk's draw does not depend on which
+    task draws it or when.
+
+    Returns ``(X_rows, y_rows, limits, counts)``: the rows grouped by step
+    (ascending within a step), their targets (float64) and bounds on
+    ``|r_i|`` (see :func:`row_bounds`), and each step's row count.
     """
-    draws = []
-    for k, X_block, y_block in zip(blocks, X_blocks, y_blocks, strict=True):
-        if X_block.shape[0] == 0:  # an empty block (a filtered DataFrame's)
-            rows = np.empty(0, dtype=np.int64)
-            offsets = np.zeros(n_steps + 1, dtype=np.int64)
-        else:
-            rng = np.random.default_rng([*seed, chunk, k])
-            rows, offsets = poisson_batches(rng, X_block.shape[0], sampling_rate,
-                                            n_steps)
-        draws.append((k, X_block, np.asarray(y_block, dtype=np.float64), rows,
-                      offsets))
-    return draws
+    rows, offsets = _draw(X_block.shape[0], seed, block_index, chunk, n_steps,
+                          sampling_rate)
+    X_rows = np.take(X_block, rows, axis=0)  # several times X_block[rows]'s speed
+    limits = row_bounds(X_rows, clip_norm, limit, offset)
+    if np.ndim(limits) == 0:
+        limits = np.full(len(rows), limits)
+    y_rows = np.take(np.asarray(y_block, dtype=np.float64), rows)
+    return X_rows, y_rows, limits, np.diff(offsets)
 
 
 def _sampled_pieces(X_blocks, y_blocks, blocks, seed, chunk, n_steps,
-                    sampling_rate):
-    """The rows a chunk draws from a share's blocks, gathered for the
-    stepper: per block ``(block, X_rows, y_rows, None, offsets)``."""
-    # np.take: several times X[rows]'s speed.
-    return [(k, np.take(X, rows, axis=0), np.take(y, rows), None, offsets)
-            for k, X, y, rows, offsets in _draws(X_blocks, y_blocks, blocks, seed,
-                                                 chunk, n_steps, sampling_rate)]
+                    sampling_rate, bounds):
+    """A share's :func:`block_sample` of a chunk: ``(block, piece)`` each."""
+    return [(k, block_sample(X, y, seed, k, chunk, n_steps, sampling_rate, *bounds))
+            for k, X, y in zip(blocks, X_blocks, y_blocks, strict=True)]
 
 
-def _batches(sources, n_steps, loss, bounds):
-    """Each step's ``(source, rows)`` from the blocks' draws, in order: the
-    source is the step's batch, rows all of it.
+def _gathered(shares, X_blocks, blocks, seed, chunk, n_steps, sampling_rate):
+    """A chunk's rows from the other shares, placed on its stepper ahead of
+    its steps, where the steps take them: grouped by step in block order
+    (as :func:`~.inmemory.merge_by_step` groups them), with room left for
+    the rows of the stepper's own blocks (``X_blocks``), drawn here.
 
-    ``sources``: ``(block, X, y, rows, offsets)`` per block, rows None for
-    a piece already gathered.  A step's rows, block after block, are
-    gathered straight from the blocks into buffers reused from step to
-    step (the rows go from the block to the processor's cache once, as an
-    in-memory fit's batches do), and their bounds on ``|r_i|`` are
-    computed there (``bounds``: ``(clip_norm, limit, offset)``, see
-    :func:`row_bounds`), not gathered from an n-vector held for the fit.
+    Returns ``(merged, holes)``: ``merged`` as :func:`~.inmemory.step_layout`
+    returns it, received rows written; ``holes``, per own block, ``(block,
+    rows, places)``: its drawn rows and where they go.
     """
-    sources = sorted(sources, key=lambda source: source[0])
-    spans = [source[4].tolist() for source in sources]
-    counts = np.sum([np.diff(source[4]) for source in sources], axis=0)
-    size = int(counts.max()) if len(counts) else 0
-    X_rows = np.empty((size, sources[0][1].shape[1]), dtype=sources[0][1].dtype)
-    y_rows = np.empty(size)
-    for s in range(n_steps):
-        at = 0
-        for (_, X, y, rows, _), offsets in zip(sources, spans, strict=True):
-            start, end = offsets[s], offsets[s + 1]
-            if start == end:
-                continue
-            stop = at + end - start
-            if rows is None:
-                X_rows[at:stop] = X[start:end]
-                y_rows[at:stop] = y[start:end]
-            else:  # mode="clip": no copy of the output to check the indices
-                taken = rows[start:end]
-                np.take(X, taken, axis=0, out=X_rows[at:stop], mode="clip")
-                np.take(y, taken, out=y_rows[at:stop], mode="clip")
-            at = stop
-        X_step = X_rows[:at]
-        yield InMemoryLinearRows.of_rows(X_step, y_rows[:at],
-                                         row_bounds(X_step, *bounds), loss), ALL
+    received = {k: piece for share in shares for k, piece in share}
+    drawn = {k: _draw(X.shape[0], seed, k, chunk, n_steps, sampling_rate)
+             for k, X in zip(blocks, X_blocks, strict=True)}
+    order = sorted(received.keys() | drawn.keys())
+    counts = [received[k][3] if k in received else np.diff(drawn[k][1])
+              for k in order]
+    some = next(iter(received.values()))[0]
+    merged, places = step_layout(counts, some.shape[1:], some.dtype)
+    X_out, y_out, limits_out, _ = merged
+    holes = []
+    for k, where in zip(order, places, strict=True):
+        if k in drawn:
+            holes.append((k, drawn[k][0], where))
+            continue
+        X_k, y_k, limits_k, _ = received[k]
+        np.put(as_records(X_out), where, as_records(np.ascontiguousarray(X_k)))
+        np.put(y_out, where, y_k)
+        np.put(limits_out, where, limits_k)
+    return merged, holes
 
 
-def _run_segment(function, state, X_blocks, y_blocks, blocks, shares, seed, chunk,
-                 n_steps, sampling_rate, loss, bounds, *args):
-    """A chunk's steps, on the stepper: its own blocks drawn here (no copy
-    but into the steps' buffers), the others' pieces received."""
-    sources = _draws(X_blocks, y_blocks, blocks, seed, chunk, n_steps,
-                     sampling_rate)
-    sources += [piece for share in shares for piece in share]
-    return function(state, _batches(sources, n_steps, loss, bounds), *args)
+# Own rows move into place this many at a time, through a buffer that
+# stays in the processor's cache (no copy of the chunk's size made afresh:
+# page faults cost more than the copy, measured).
+ROWS_PER_MOVE = 4096
+# Without a gathered chunk (the stepper holds every block), the rows of a
+# few steps, about this many values, are grouped at a time, into buffers
+# reused from group to group.
+VALUES_PER_GROUP = 2**20
+
+
+def _move_rows(X, y, rows, where, bounds, merged, moved):
+    """Rows ``rows`` of a block to positions ``where`` of ``merged``'s
+    arrays, with their bounds on ``|r_i|`` (see :func:`row_bounds`),
+    through ``moved``, a dict of buffers reused from call to call."""
+    X_out, y_out, limits_out = merged[:3]
+    size = min(ROWS_PER_MOVE, len(rows))
+    if moved.get("X") is None or len(moved["X"]) < size or moved["X"].dtype != X.dtype:
+        moved["X"] = np.empty((ROWS_PER_MOVE, X.shape[1]), X.dtype)
+        moved["y"] = np.empty(ROWS_PER_MOVE, np.asarray(y[:0]).dtype)
+    for i in range(0, len(rows), ROWS_PER_MOVE):
+        taken, places = rows[i:i + ROWS_PER_MOVE], where[i:i + ROWS_PER_MOVE]
+        part, part_y = moved["X"][:len(taken)], moved["y"][:len(taken)]
+        np.take(X, taken, axis=0, out=part, mode="clip")
+        np.take(y, taken, out=part_y, mode="clip")
+        np.put(as_records(X_out), places, as_records(part))
+        np.put(y_out, places, part_y)
+        np.put(limits_out, places, row_bounds(part, *bounds))
+
+
+def _steps_of(source, offsets):
+    return ((source, slice(offsets[s], offsets[s + 1]))
+            for s in range(len(offsets) - 1))
+
+
+def _filled_batches(X_blocks, y_blocks, blocks, gathered, bounds, loss):
+    """A gathered chunk's steps, once the own blocks' rows fill its holes."""
+    (X_out, y_out, limits_out, offsets), holes = gathered
+    held = dict(zip(blocks, zip(X_blocks, y_blocks, strict=True), strict=True))
+    moved = {}
+    for k, rows, where in holes:
+        _move_rows(*held[k], rows, where, bounds, gathered[0], moved)
+    yield from _steps_of(InMemoryLinearRows.of_rows(X_out, y_out, limits_out, loss),
+                         offsets)
+
+
+def _grouped_batches(X_blocks, y_blocks, blocks, seed, chunk, n_steps,
+                     sampling_rate, bounds, loss):
+    """A chunk's steps drawn from the stepper's own blocks alone, a group
+    of steps at a time, into buffers reused from group to group."""
+    drawn = [_draw(X.shape[0], seed, k, chunk, n_steps, sampling_rate)
+             for k, X in zip(blocks, X_blocks, strict=True)]
+    counts = np.array([np.diff(offsets) for _, offsets in drawn], dtype=np.int64)
+    X_some = X_blocks[0]
+    per_step = max(1.0, counts.sum() / max(n_steps, 1)) * (X_some.shape[1] + 2)
+    group = int(max(1, VALUES_PER_GROUP // per_step))
+    buffers, moved = {}, {}
+    for first in range(0, n_steps, group):
+        last = min(first + group, n_steps)
+        merged, places = step_layout(counts[:, first:last], X_some.shape[1:],
+                                     X_some.dtype, buffers=buffers)
+        for X, y, (rows, offsets), where in zip(X_blocks, y_blocks, drawn, places,
+                                                strict=True):
+            _move_rows(X, y, rows[offsets[first]:offsets[last]], where, bounds,
+                       merged, moved)
+        yield from _steps_of(InMemoryLinearRows.of_rows(*merged[:3], loss),
+                             merged[3])
+
+
+def _run_chunk(function, state, X_blocks, y_blocks, blocks, gathered, seed, chunk,
+               n_steps, sampling_rate, bounds, loss, *args):
+    """A chunk's steps on its stepper: on the gathered chunk (see
+    :func:`_gathered`), or, where the stepper holds every block, on rows
+    drawn from them as the steps go."""
+    if gathered is None:
+        batches = _grouped_batches(X_blocks, y_blocks, blocks, seed, chunk,
+                                   n_steps, sampling_rate, bounds, loss)
+    else:
+        batches = _filled_batches(X_blocks, y_blocks, blocks, gathered, bounds,
+                                  loss)
+    return function(state, batches, *args)
 
 
 class HeldPoissonSampler:
-    """Poisson batches of held blocks, stepped on a worker.
+    """Poisson batches of held blocks, stepped on the workers in turn.
 
     The steps are cut into chunks (:func:`.dask_backend.chunk_steps`).
-    One worker, the one holding the most blocks (the *stepper*), runs
-    every chunk's steps: the solver's ``function`` travels there with the
-    model and the chunk's noise, drawn by the solver in the fit's process,
-    and the model comes back as a future that the next chunk's steps take.
-    The stepper draws its own blocks' rows as it steps; each other worker
-    thread draws its blocks' rows of a chunk in one task
-    (:func:`_sampled_pieces`) ``lookahead`` chunks ahead, and they travel
-    to the stepper.  So the sampled rows never reach the client, and the
-    client waits for a chunk's steps only before letting a further chunk
-    be drawn (which bounds the workers' memory).  The batches are those of
-    the other Dask samplers for the same generator.
+    Chunk c belongs to one worker, the c-th in turn (its *stepper*): each
+    other worker thread draws its blocks' rows of the chunk in one task
+    (:func:`_sampled_pieces`); the rows move to the stepper, which places
+    them where the steps will take them (:func:`_gathered`), all ahead of
+    the chunk's steps.  The steps then run there (:func:`_run_chunk`),
+    once the stepper's own rows fill their places: the solver's
+    ``function`` travels there with the model, a future from the previous
+    chunk's stepper, and the chunk's noise, drawn by the solver in the
+    fit's process.  Only the steps run one after another; drawing, moving
+    and placing the next chunks' rows run meanwhile on the other workers,
+    each receiving about its share of the sampled rows.  The sampled rows
+    never reach the client, and the client waits for a chunk's steps
+    before letting more chunks be drawn (which bounds the workers'
+    memory).  The batches are those of the other Dask samplers for the
+    same generator.
     """
 
-    lookahead = 2
+    # Chunks gathered ahead of the steps running: one per worker (so that
+    # each worker gathers while the others step), at most this many.
+    max_lookahead = 8
 
     def __init__(self, data, rng, sampling_rate, n_steps, chunk_steps):
         self.blocks, self.loss = data.blocks, data.loss
@@ -491,13 +566,10 @@ class HeldPoissonSampler:
         self.chunk_steps = chunk_steps
         self.n_chunks = -(-n_steps // chunk_steps)
         self.client = data.blocks.client
-        weight = Counter()
-        for address, blocks in data.blocks.groups:
-            weight[address] += len(blocks)
-        self.stepper = weight.most_common(1)[0][0]
-        self.own = [i for i, (address, _) in enumerate(data.blocks.groups)
-                    if address == self.stepper]
-        self.pieces, self.runs = {}, []
+        self.steppers = list(dict.fromkeys(address for address, _ in
+                                           data.blocks.groups))
+        self.lookahead = min(self.max_lookahead, len(self.steppers))
+        self.gathered, self.runs = {}, []
 
     def segments(self):
         """A :class:`~.inmemory.Segment` per chunk; ``run`` returns a future."""
@@ -509,15 +581,33 @@ class HeldPoissonSampler:
     def _steps(self, chunk):
         return min(self.chunk_steps, self.n_steps - chunk * self.chunk_steps)
 
-    def _draw(self, chunk):
-        """Submit the other workers' draws of a chunk (once)."""
-        if chunk < self.n_chunks and chunk not in self.pieces:
-            others = [i for i in range(len(self.blocks.groups)) if i not in self.own]
-            futures = self.blocks.submit(
-                _sampled_pieces, self.seed, chunk, self._steps(chunk),
-                self.sampling_rate, indices=True,
-                priority=-chunk, shares=others)
-            self.pieces[chunk] = futures
+    def _stepper(self, chunk):
+        stepper = self.steppers[chunk % len(self.steppers)]
+        return stepper, dict(workers=None if stepper is None else [stepper],
+                             allow_other_workers=True)
+
+    def _own(self, stepper):
+        return [k for address, blocks in self.blocks.groups if address == stepper
+                for k in blocks]
+
+    def _gather(self, chunk):
+        """Submit the other workers' draws of a chunk, and their gathering
+        on its stepper (once)."""
+        if chunk >= self.n_chunks or chunk in self.gathered:
+            return
+        stepper, where = self._stepper(chunk)
+        others = [i for i, (address, _) in enumerate(self.blocks.groups)
+                  if address != stepper]
+        if not others:  # the stepper holds every block
+            self.gathered[chunk] = None
+            return
+        args = (self.seed, chunk, self._steps(chunk), self.sampling_rate)
+        shares = self.blocks.submit(_sampled_pieces, *args, self.bounds,
+                                    indices=True, priority=-chunk, shares=others)
+        own = self._own(stepper)
+        self.gathered[chunk] = self.client.submit(
+            _gathered, shares, [self.blocks.X_blocks[k] for k in own], own, *args,
+            pure=False, priority=-chunk, **where)
 
     def _run(self, segment, function, state, *args):
         import distributed
@@ -528,18 +618,14 @@ class HeldPoissonSampler:
             # this many beyond the steps running.
             distributed.wait(self.runs.pop(0))
         for ahead in range(chunk, chunk + self.lookahead + 1):
-            self._draw(ahead)
-        groups = self.blocks.groups
-        blocks = [k for i in self.own for k in groups[i][1]]
+            self._gather(ahead)
+        stepper, where = self._stepper(chunk)
+        own = self._own(stepper)
         future = self.client.submit(
-            _run_segment, function, state,
-            [self.blocks.X_blocks[k] for k in blocks],
-            [self.blocks.y_blocks[k] for k in blocks], blocks,
-            self.pieces.pop(chunk), self.seed, chunk, self._steps(chunk),
-            self.sampling_rate, self.loss, self.bounds, *args, pure=False,
-            priority=1 - chunk,
-            workers=None if self.stepper is None else [self.stepper],
-            allow_other_workers=True)
+            _run_chunk, function, state, [self.blocks.X_blocks[k] for k in own],
+            [self.blocks.y_blocks[k] for k in own], own, self.gathered.pop(chunk),
+            self.seed, chunk, self._steps(chunk), self.sampling_rate, self.bounds,
+            self.loss, *args, pure=False, priority=1 - chunk, **where)
         self.runs.append(future)
         return future
 

@@ -157,7 +157,7 @@ class _InMemoryPoissonSampler:
         return self.data, self.rows[self.offsets[i]:self.offsets[i + 1]]
 
 
-def _as_records(a):
+def as_records(a):
     """A C-contiguous 2-d array as a 1-d array of its rows (one void each),
     so that moving rows costs a memcpy each (twice as fast as 2-d indexing)."""
     return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
@@ -174,30 +174,48 @@ def merge_by_step(pieces, buffers=None):
     Returns ``(X_rows, y_rows, limits, offsets)``; step s of the chunk is
     ``offsets[s]:offsets[s + 1]``.
     """
-    counts = np.array([p[3] for p in pieces], dtype=np.int64)  # (blocks, steps)
+    first = pieces[0][0]
+    merged, places = step_layout([p[3] for p in pieces], first.shape[1:],
+                                 first.dtype, pieces[0][1].dtype, buffers)
+    X_rows, y_rows, limits, _ = merged
+    for (X_k, y_k, limits_k, _), where in zip(pieces, places, strict=True):
+        if X_k.flags.c_contiguous:
+            np.put(as_records(X_rows), where, as_records(X_k))
+        else:
+            X_rows[where] = X_k
+        np.put(y_rows, where, y_k)
+        np.put(limits, where, limits_k)
+    return merged
+
+
+def step_layout(counts, row_shape, dtype, y_dtype=np.float64, buffers=None):
+    """Where each block's rows of a chunk go when grouped by step.
+
+    ``counts``: each block's rows per step, in block order.  Returns the
+    output arrays ``(X_rows, y_rows, limits, offsets)`` (rows not yet
+    written; step s is ``offsets[s]:offsets[s + 1]``) and, per block, the
+    positions of its rows (in their order: grouped by step) in them.
+    ``buffers`` as in :func:`merge_by_step`.
+    """
+    counts = np.array(counts, dtype=np.int64)  # (blocks, steps)
     offsets = np.zeros(counts.shape[1] + 1, dtype=np.int64)
     np.cumsum(counts.sum(axis=0), out=offsets[1:])
     # Where block k's rows of step s start in the merged arrays.
     starts = offsets[:-1] + np.cumsum(counts, axis=0) - counts
-    first, m = pieces[0], int(offsets[-1])
-    shapes = {"X": first[0].shape[1:], "y": (), "limits": ()}
-    dtypes = {"X": first[0].dtype, "y": first[1].dtype, "limits": np.float64}
+    m = int(offsets[-1])
+    shapes = {"X": tuple(row_shape), "y": (), "limits": ()}
+    dtypes = {"X": dtype, "y": y_dtype, "limits": np.float64}
     buffers = {} if buffers is None else buffers
     for name, shape in shapes.items():
         held = buffers.get(name)
         if held is None or len(held) < m or held.dtype != dtypes[name]:
             buffers[name] = np.empty((m + m // 16,) + shape, dtype=dtypes[name])
-    X_rows, y_rows, limits = (buffers[name][:m] for name in shapes)
-    for k, (X_k, y_k, limits_k, counts_k) in enumerate(pieces):
+    places = []
+    for start_k, counts_k in zip(starts, counts, strict=True):
         local = np.cumsum(counts_k) - counts_k  # where its steps start in the piece
-        where = np.repeat(starts[k] - local, counts_k) + np.arange(len(y_k))
-        if X_k.flags.c_contiguous:
-            np.put(_as_records(X_rows), where, _as_records(X_k))
-        else:
-            X_rows[where] = X_k
-        np.put(y_rows, where, y_k)
-        np.put(limits, where, limits_k)
-    return X_rows, y_rows, limits, offsets
+        places.append(np.repeat(start_k - local, counts_k)
+                      + np.arange(counts_k.sum()))
+    return (*(buffers[name][:m] for name in shapes), offsets), places
 
 
 # grid_positions reads a value's position among the candidates off the top

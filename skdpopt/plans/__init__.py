@@ -1,5 +1,6 @@
 """Privacy plans: what each estimator's fit will release, made from public
-quantities only (one module per estimator)."""
+quantities only (a module per estimator, DPMinimaxClassifier's split by
+solver, and the modules they share)."""
 
 from .base import PrivacyPlan
 

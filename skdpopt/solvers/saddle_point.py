@@ -16,7 +16,7 @@ mechanism (:mod:`skdpopt.solvers.mirror_descent`).
 :func:`vertex_sampling` runs it for worst-group linear classification
 (the gradient oracle :func:`group_linear_model_oracle`), with the schedule,
 step sizes and score sensitivity of its plan
-(:class:`skdpopt.plans.minimax.VertexStage`).
+(:class:`skdpopt.plans.minimax_vertex.VertexStage`).
 """
 
 from dataclasses import dataclass

@@ -33,6 +33,7 @@ import skdpopt._domain
 import skdpopt.lasso
 import skdpopt.minimax
 import skdpopt.plans.minimax
+import skdpopt.plans.minimax_vertex
 import skdpopt.sgd
 import skdpopt.solvers.groups
 import skdpopt.solvers.mirror_descent
@@ -441,7 +442,7 @@ def _fit_minimax(data, random_state):
     # see them, and they cost most of the fit.
     X, y, groups = data
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(skdpopt.plans.minimax.MinimaxVertexPlan, "stage",
+        patch.setattr(skdpopt.plans.minimax_vertex.MinimaxVertexPlan, "stage",
                       _skipped_stage)
         patch.setitem(skdpopt.minimax.SOLVERS, "vertex_sampling", _skipped_draws)
         return _minimax(random_state).fit(X, y, sensitive_features=groups)

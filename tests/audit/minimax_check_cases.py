@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from audit_cases import DELTA, AuditCase
 
+import skdpopt._classifiers
 import skdpopt.minimax
 from skdpopt import DPMinimaxClassifier
 from skdpopt.accounting import privacy_spent
@@ -64,7 +65,7 @@ def _fit(data, random_state):
     # planned and spent but skipped.
     X, y = data
     released = []
-    original = skdpopt.minimax.release_group_fit_check
+    original = skdpopt._classifiers.release_group_fit_check
 
     def observed(*args, **kwargs):
         released.append(original(*args, **kwargs))
@@ -72,7 +73,7 @@ def _fit(data, random_state):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(skdpopt.minimax.SOLVERS, "gda", _fixed_model)
-        patch.setattr(skdpopt.minimax, "release_group_fit_check", observed)
+        patch.setattr(skdpopt._classifiers, "release_group_fit_check", observed)
         est = DPMinimaxClassifier(
             solver="gda", epsilon=EPSILON, delta=DELTA, fit_intercept=False,
             clip_norm=1.0, max_iter=1, classes=[-1.0, 1.0],

@@ -904,8 +904,8 @@ def _minimax_checks_observe(**params):
             feature_bound=FEATURE_BOUND, random_state=0, **params)
         with observing() as patch:
             totals = spy(patch, skdpopt.solvers.classes, "class_totals")
-            calibrations = spy(patch, skdpopt.minimax, "calibrate_intercept")
-            checks = spy(patch, skdpopt.minimax, "release_group_fit_check")
+            calibrations = spy(patch, skdpopt._classifiers, "calibrate_intercept")
+            checks = spy(patch, skdpopt._classifiers, "release_group_fit_check")
             est.fit(side.X, side.y, sensitive_features=side.groups)
         plan = est.privacy_plan_.checks
         bound, norm = _declared(plan.class_totals)

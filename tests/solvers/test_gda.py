@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skdpopt.plans.minimax import GDAStage
+from skdpopt.plans.minimax_gda import GDAStage
 from skdpopt.solvers.gda import (
     noisy_gda,
     project_capped_simplex,
