@@ -33,7 +33,7 @@ import numpy as np
 from .._clipping import clip_scalars, example_norms
 from .._sums import column_squares, column_sums, row_dots, sum_parts, total
 from ..mechanisms import poisson_batches
-from .inmemory import InMemoryLinearRows, Segment, as_records, step_layout
+from .inmemory import InMemoryLinearRows, Segment, place_rows, step_layout
 
 # glibc's ceiling for its own, dynamic, mmap threshold on 64-bit Linux.
 MMAP_THRESHOLD = 32 * 2**20
@@ -436,16 +436,12 @@ def _gathered(shares, X_blocks, blocks, seed, chunk, n_steps, sampling_rate):
               for k in order]
     some = next(iter(received.values()))[0]
     merged, places = step_layout(counts, some.shape[1:], some.dtype)
-    X_out, y_out, limits_out, _ = merged
     holes = []
     for k, where in zip(order, places, strict=True):
         if k in drawn:
             holes.append((k, drawn[k][0], where))
-            continue
-        X_k, y_k, limits_k, _ = received[k]
-        np.put(as_records(X_out), where, as_records(np.ascontiguousarray(X_k)))
-        np.put(y_out, where, y_k)
-        np.put(limits_out, where, limits_k)
+        else:
+            place_rows(merged, where, *received[k][:3])
     return merged, holes
 
 
@@ -463,19 +459,17 @@ def _move_rows(X, y, rows, where, bounds, merged, moved):
     """Rows ``rows`` of a block to positions ``where`` of ``merged``'s
     arrays, with their bounds on ``|r_i|`` (see :func:`row_bounds`),
     through ``moved``, a dict of buffers reused from call to call."""
-    X_out, y_out, limits_out = merged[:3]
-    size = min(ROWS_PER_MOVE, len(rows))
-    if moved.get("X") is None or len(moved["X"]) < size or moved["X"].dtype != X.dtype:
+    if "X" not in moved or moved["X"].dtype != X.dtype:
         moved["X"] = np.empty((ROWS_PER_MOVE, X.shape[1]), X.dtype)
         moved["y"] = np.empty(ROWS_PER_MOVE, np.asarray(y[:0]).dtype)
     for i in range(0, len(rows), ROWS_PER_MOVE):
-        taken, places = rows[i:i + ROWS_PER_MOVE], where[i:i + ROWS_PER_MOVE]
+        taken = rows[i:i + ROWS_PER_MOVE]
         part, part_y = moved["X"][:len(taken)], moved["y"][:len(taken)]
+        # mode="clip": no copy of the output to check the indices
         np.take(X, taken, axis=0, out=part, mode="clip")
         np.take(y, taken, out=part_y, mode="clip")
-        np.put(as_records(X_out), places, as_records(part))
-        np.put(y_out, places, part_y)
-        np.put(limits_out, places, row_bounds(part, *bounds))
+        place_rows(merged, where[i:i + ROWS_PER_MOVE], part, part_y,
+                   row_bounds(part, *bounds))
 
 
 def _steps_of(source, offsets):

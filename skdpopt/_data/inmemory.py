@@ -157,7 +157,7 @@ class _InMemoryPoissonSampler:
         return self.data, self.rows[self.offsets[i]:self.offsets[i + 1]]
 
 
-def as_records(a):
+def _as_records(a):
     """A C-contiguous 2-d array as a 1-d array of its rows (one void each),
     so that moving rows costs a memcpy each (twice as fast as 2-d indexing)."""
     return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
@@ -177,15 +177,20 @@ def merge_by_step(pieces, buffers=None):
     first = pieces[0][0]
     merged, places = step_layout([p[3] for p in pieces], first.shape[1:],
                                  first.dtype, pieces[0][1].dtype, buffers)
-    X_rows, y_rows, limits, _ = merged
-    for (X_k, y_k, limits_k, _), where in zip(pieces, places, strict=True):
-        if X_k.flags.c_contiguous:
-            np.put(as_records(X_rows), where, as_records(X_k))
-        else:
-            X_rows[where] = X_k
-        np.put(y_rows, where, y_k)
-        np.put(limits, where, limits_k)
+    for piece, where in zip(pieces, places, strict=True):
+        place_rows(merged, where, *piece[:3])
     return merged
+
+
+def place_rows(merged, where, X_rows, y_rows, limits):
+    """Rows, their targets and bounds, to positions ``where`` of the
+    arrays ``merged`` (``(X, y, limits, ...)``, see :func:`step_layout`)."""
+    if X_rows.flags.c_contiguous:
+        np.put(_as_records(merged[0]), where, _as_records(X_rows))
+    else:
+        merged[0][where] = X_rows
+    np.put(merged[1], where, y_rows)
+    np.put(merged[2], where, limits)
 
 
 def step_layout(counts, row_shape, dtype, y_dtype=np.float64, buffers=None):
