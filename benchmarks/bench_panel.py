@@ -76,6 +76,7 @@ sys.path[:0] = [str(ROOT), str(HERE)]
 from panel_data import (  # noqa: E402
     OUTSIDE,
     PANEL,
+    _preprocessor,
     default_preprocessor,
     load_table,
     public_preprocessor,
@@ -195,15 +196,43 @@ def _set_seed(pipeline, seed):
     pipeline.set_params(**dict.fromkeys(names, seed))
 
 
+class _ExactMeanScaler(skdpopt.DPStandardScaler):
+    """An oracle, not a private path: DPStandardScaler whose released mean
+    is replaced after the fit by the exact mean of the clipped values."""
+
+    def fit(self, X, y=None):
+        super().fit(X, y)
+        self.mean_ = np.clip(np.asarray(X, dtype=float), *self.bounds_).mean(0)
+        return self
+
+
+class _ExactScaleScaler(skdpopt.DPStandardScaler):
+    """An oracle, not a private path: DPStandardScaler whose released scale
+    is replaced after the fit by the exact one of the clipped values."""
+
+    def fit(self, X, y=None):
+        super().fit(X, y)
+        scale = np.clip(np.asarray(X, dtype=float), *self.bounds_).std(0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        return self
+
+
+ORACLE_SCALERS = {"exact-mean": _ExactMeanScaler, "exact-scale": _ExactScaleScaler}
+
+
 def private_model(spec, name, eps, delta, scaler):
     """The private path: the documented pipeline (``scaler="private"``), or
     the oracle that scales with scikit-learn's exact StandardScaler and
     gives the estimator the share of the budget it gets in the pipeline
-    (``scaler="exact"``: separates the scaler's effect from the model's)."""
-    if scaler == "private":
+    (``scaler="exact"``: separates the scaler's effect from the model's),
+    or the documented pipeline with one of the scaler's released
+    statistics replaced by the exact one (``"exact-mean"``,
+    ``"exact-scale"``: which of its noises the model feels)."""
+    if scaler in ("private", *ORACLE_SCALERS):
+        preprocessor = (default_preprocessor(spec) if scaler == "private"
+                        else _preprocessor(spec, ORACLE_SCALERS[scaler]()))
         return skdpopt.make_private_pipeline(
-            default_preprocessor(spec), make_estimator(name, spec),
-            epsilon=eps, delta=delta)
+            preprocessor, make_estimator(name, spec), epsilon=eps, delta=delta)
     share = 1.0 - skdpopt.pipeline.PREPROCESSING_SHARE
     estimator = make_estimator(name, spec).set_params(
         epsilon=share * eps, delta=share * delta)
@@ -503,11 +532,15 @@ def parse_args(argv):
                         help=f"tables {', '.join(QUICK_TABLES)}, epsilon 1, "
                              "2 seeds")
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--scaler", choices=("private", "exact"),
+    parser.add_argument("--scaler",
+                        choices=("private", "exact", "exact-mean", "exact-scale"),
                         default="private",
                         help="exact: scale with scikit-learn's StandardScaler "
                              "(an oracle, not a private path) and give the "
-                             "estimator its pipeline share of the budget")
+                             "estimator its pipeline share of the budget; "
+                             "exact-mean, exact-scale: the private pipeline "
+                             "with the scaler's released mean or scale "
+                             "replaced by the exact one of the clipped values")
     parser.add_argument("--csv", default=None,
                         help="also write every fit's record to this CSV")
     Report.add_arguments(parser)

@@ -166,9 +166,11 @@ class DPStandardScaler(_DPScaler):
     bounds are public when given (``bounds=``, no privacy cost); otherwise
     they are drawn privately, per column, as a location and a scale chosen
     by the exponential mechanism over public grids of candidates, which
-    costs a half of the budget (in zCDP units,
-    ``plans.preprocessing.BOUNDS_SHARE``).  The privacy argument is in
-    ``docs/privacy/preprocessing.md``.
+    costs 40% of the budget (in zCDP units,
+    ``plans.preprocessing.BOUNDS_SHARE``); of the rest, three quarters go
+    to the sum and one quarter to the sum of squares (a model feels an
+    error of the mean more than one of the scale).  The privacy argument
+    is in ``docs/privacy/preprocessing.md``.
 
     Parameters
     ----------

@@ -115,6 +115,31 @@ def test_spend_recomputed_with_dp_accounting(data):
     assert scaler.privacy_spent_.epsilon <= 0.5
 
 
+def test_moments_split_their_share_three_to_one():
+    """The clipped sum gets SUM_WEIGHT of the moments' zCDP budget and the
+    sum of squares the rest (z = 1 / sqrt(2 rho_i)); a scaler without
+    the variance gives the sum all of it.  Public bounds: the moments
+    share the whole budget; private bounds take BOUNDS_SHARE first."""
+    from skdpopt.plans.preprocessing import BOUNDS_SHARE, SUM_WEIGHT, plan_scaler
+
+    assert SUM_WEIGHT == 0.75 and BOUNDS_SHARE == 0.4
+    for private in (False, True):
+        both = plan_scaler(n_samples=5000, n_features=4, epsilon=1.0, delta=1e-6,
+                           private_bounds=private)
+        z1, z2 = both.noise_multipliers
+        rho = 1 / (2 * z1**2) + 1 / (2 * z2**2)
+        assert 1 / (2 * z1**2) == pytest.approx(SUM_WEIGHT * rho)
+        if private:
+            # The draws: 3 per column, each D^2 / 2 of zCDP.
+            draws = 3 * 4 * both.bounds.score_sensitivity**2 / 2
+            assert draws / (draws + rho) == pytest.approx(BOUNDS_SHARE)
+        mean_only = plan_scaler(n_samples=5000, n_features=4, epsilon=1.0,
+                                delta=1e-6, private_bounds=private,
+                                moments=(True, False))
+        assert mean_only.noise_multipliers[1] is None
+        assert mean_only.noise_multipliers[0] < z1
+
+
 def test_pure_dp_uses_laplace_and_adds_up(data):
     scaler = DPStandardScaler(epsilon=0.8, delta=0.0, random_state=0).fit(data)
     plan = scaler.privacy_plan_

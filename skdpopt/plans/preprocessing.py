@@ -24,7 +24,12 @@ from .bounds import (
 
 # Default share of a scaler's budget spent on private bounds (zCDP units)
 # when no public bounds are given; the rest goes to the moments.
-BOUNDS_SHARE = 0.5
+BOUNDS_SHARE = 0.4
+# How the moments' part splits between the clipped sum and the sum of
+# squares when both are released.  The mean's noise is the one a model
+# feels (an offset on every column); the scale only has to be right to
+# a few tens of percent, so the sum gets three quarters.
+SUM_WEIGHT = 0.75
 # The standard scaler's ranks are read as a normal distribution's, in units
 # of its median absolute deviation; ranks beyond these are read as them
 # (the bounds stay within 5.5 scales of the location).
@@ -163,7 +168,12 @@ def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
     n_moments = sum(moments)
     bounds_share = BOUNDS_SHARE if private_bounds and n_moments else (
         1.0 if private_bounds else 0.0)
-    moment_share = (1.0 - bounds_share) / n_moments if n_moments else 0.0
+    moment_shares = [0.0, 0.0]
+    if all(moments):
+        moment_shares = [(1.0 - bounds_share) * SUM_WEIGHT,
+                         (1.0 - bounds_share) * (1.0 - SUM_WEIGHT)]
+    elif n_moments:
+        moment_shares[moments.index(True)] = 1.0 - bounds_share
     bounds = None
     if private_bounds and n_moments:
         bounds = _location_scale(budget, bounds_share, n_samples=n_samples,
@@ -184,13 +194,13 @@ def _scaler_parts(budget, *, n_samples, n_features, private_bounds, quantiles,
                 / (2.0 * per_column * n_features),
                 quantiles=quantiles, location_cells=LOCATION_CELLS)
     noise = []
-    for wanted in moments:
+    for wanted, share in zip(moments, moment_shares, strict=True):
         if not wanted:
             noise.append(None)
         elif mechanism == "gaussian":
-            noise.append(zcdp.gaussian_noise_multiplier(moment_share * budget))
+            noise.append(zcdp.gaussian_noise_multiplier(share * budget))
         else:
-            noise.append(1.0 / (moment_share * budget))
+            noise.append(1.0 / (share * budget))
     return bounds, tuple(noise)
 
 
