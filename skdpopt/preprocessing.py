@@ -166,7 +166,7 @@ class DPStandardScaler(_DPScaler):
     bounds are public when given (``bounds=``, no privacy cost); otherwise
     they are drawn privately, per column, as a location and a scale chosen
     by the exponential mechanism over public grids of candidates, which
-    costs 40% of the budget (in zCDP units,
+    costs half of the budget (in zCDP units,
     ``plans.preprocessing.BOUNDS_SHARE``); of the rest, three quarters go
     to the sum and one quarter to the sum of squares (a model feels an
     error of the mean more than one of the scale).  The privacy argument

@@ -122,7 +122,7 @@ def test_moments_split_their_share_three_to_one():
     share the whole budget; private bounds take BOUNDS_SHARE first."""
     from skdpopt.plans.preprocessing import BOUNDS_SHARE, SUM_WEIGHT, plan_scaler
 
-    assert SUM_WEIGHT == 0.75 and BOUNDS_SHARE == 0.4
+    assert SUM_WEIGHT == 0.75 and BOUNDS_SHARE == 0.5
     for private in (False, True):
         both = plan_scaler(n_samples=5000, n_features=4, epsilon=1.0, delta=1e-6,
                            private_bounds=private)

@@ -24,7 +24,7 @@ from .bounds import (
 
 # Default share of a scaler's budget spent on private bounds (zCDP units)
 # when no public bounds are given; the rest goes to the moments.
-BOUNDS_SHARE = 0.4
+BOUNDS_SHARE = 0.5
 # How the moments' part splits between the clipped sum and the sum of
 # squares when both are released.  The mean's noise is the one a model
 # feels (an offset on every column); the scale only has to be right to

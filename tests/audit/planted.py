@@ -69,9 +69,9 @@ PLANTED = {
     "DPMinMaxScaler (private bounds)": Planted(  # claim 0.750
         threshold=1.1767997918682926, direction=-1,
         rates=(0.9786, 0.9161), runs=4928),
-    "DPStandardScaler (private location and scale)": Planted(  # claim 0.532
+    "DPStandardScaler (private location and scale)": Planted(  # claim 0.594
         threshold=1.0005430967430504, direction=-1,
-        rates=(0.7932, 0.5163), runs=1712),
+        rates=(0.8181, 0.5226), runs=1408),
     "DPStandardScaler (clipped moments)": Planted(  # claim 0.854
         threshold=-0.02969955882028949, direction=1,
         rates=(0.959, 0.831), runs=2928),
