@@ -107,6 +107,6 @@ html_theme_options = {
 }
 # Pages without sub-pages need no left sidebar; their tables get the width.
 html_sidebars = {page: [] for page in
-                 ["index", "getting_started", "user_guide", "comparison"]}
+                 ["index", "getting_started", "user_guide"]}
 html_static_path = []
 html_show_sourcelink = False
