@@ -57,6 +57,52 @@ def _clip_columns(X, bounds):
     return np.clip(X, -bounds, bounds)
 
 
+def clip_blocks(X, blocks, bounds):
+    """X with each row's part in every block scaled into the l2 ball of the
+    block's bound.
+
+    ``blocks`` numbers the columns' blocks (contiguous, non-decreasing,
+    from 0; see :func:`skdpopt._declared.declared_blocks`) and ``bounds``
+    holds one bound per column; a block's bound is the largest of its
+    columns'.  After it, a row's part in block b has l2 norm at most
+    ``B_b`` whatever the records, so a block's gradient has the l2
+    sensitivity of one column's (``docs/privacy/dplasso.md``).  A one-hot
+    block (one entry of at most ``B_b`` per row) is left as it is.  X
+    itself when no row exceeds; sparse input stays sparse.
+    """
+    blocks = np.asarray(blocks)
+    starts = np.flatnonzero(np.r_[True, np.diff(blocks) != 0])
+    limits = np.maximum.reduceat(np.asarray(bounds, dtype=float), starts)
+    if X.shape[0] == 0 or starts.size == X.shape[1]:
+        return X
+    if sp.issparse(X):
+        X = X.tocsr()
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        block = blocks[X.indices]
+        key = rows * starts.size + block
+        _, where = np.unique(key, return_inverse=True)
+        norms = np.sqrt(np.bincount(where, weights=X.data.astype(float) ** 2))
+        factor = _shrink(norms[where], limits[block])
+        if np.all(factor == 1.0):
+            return X
+        X = X.astype(np.float64, copy=True)
+        X.data *= factor
+        return X
+    values = np.asarray(X, dtype=float)
+    norms = np.sqrt(np.add.reduceat(values * values, starts, axis=1))
+    factor = _shrink(norms, limits)
+    if np.all(factor == 1.0):
+        return X
+    return values * factor[:, blocks]
+
+
+def _shrink(norms, limits):
+    """1 where a norm is within its limit, else the factor that brings it
+    just inside (a scaled row's norm may round up by a few ulps)."""
+    inside = limits * (1.0 - 8.0 * np.finfo(float).eps)
+    return np.where(norms <= limits, 1.0, inside / np.maximum(norms, 1e-300))
+
+
 def _rounded_down(bounds, dtype):
     """``bounds`` in ``dtype`` (a float dtype), never above their value: a
     clip to them stays within the public bounds."""

@@ -16,6 +16,7 @@ from ._base import (
     check_features,
     keep_fit_on_error,
 )
+from ._clipping import clip_blocks
 from ._data import clip_rows, clip_values, is_dask_collection, map_rows
 from ._diagnostics import (
     MORE_EPSILON,
@@ -58,6 +59,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     so that coordinates drawn by the selection noise stay out).  Iterates
     start at 0 and change one
     coordinate per step, so ``coef_`` has at most ``max_iter`` non-zeros.
+    In a :class:`~skdpopt.PrivatePipeline`, the columns one
+    ``OneHotEncoder`` writes for one input column form a block that a step
+    selects and moves as a whole, at the noise of one column (each row
+    has one non-zero in it): a categorical column of many levels is then
+    fitted in a step or two.
     Noise is calibrated by the library's accountant under replace-one
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
 
@@ -225,8 +231,13 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         4 times its column's ``feature_bound_``: above 1/2 the fit warns.
         None for ``feature_bound="auto"``.
     selected_ : ndarray of int
-        Coordinate chosen at each step (-1: the intercept; for Frank-Wolfe
-        the vertex index).
+        Coordinate chosen at each step (a block's first column; -1: the
+        intercept; for Frank-Wolfe the vertex index).
+    feature_blocks_ : ndarray of shape (n_features,) or None
+        The block of each column in the steps (declared by a private
+        pipeline's one-hot encoders; each row's part in a block is clipped
+        into the l2 ball of the block's bound, in fit and in predict), or
+        None where every column was its own.
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model, replace-one:
         the planned worst case (a curvature release counted on every step,
@@ -391,6 +402,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             steps = plan.with_bounds(feature_bound=self.feature_bound_,
                                      target_bound=self.target_bound_)
         X = clip_rows(X, self.feature_bound_)
+        # Public: the declared blocks (greedy CD with Gaussian noise, in
+        # memory); clipped so that a block's row has one column's l2 bound.
+        self.feature_blocks_ = self._blocks(X)
+        if self.feature_blocks_ is not None:
+            X = clip_blocks(X, self.feature_blocks_, self.feature_bound_)
         y = clip_values(y - self.target_location_, self.target_bound_)
         warm = (self.warm_start and hasattr(self, "coef_")
                 and self.coef_.shape == (n_features,))
@@ -405,7 +421,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             coef_init=self.coef_.copy() if warm else None,
             # The warm start's intercept, on the centred targets.
             intercept_init=(float(self.intercept_) - self.target_location_
-                            if warm and self.fit_intercept else 0.0))
+                            if warm and self.fit_intercept else 0.0),
+            blocks=self.feature_blocks_)
         solve = SOLVERS[self.solver]
         if self.solver == "greedy_cd":
             solve = partial(solve, verbose=self.verbose)
@@ -427,7 +444,18 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self._finish_release(plan, previous_event)
         return self
 
-    def with_declared_bounds(self, bounds):
+    def _blocks(self, X):
+        """The declared blocks the steps use, or None (every column its
+        own): greedy CD with Gaussian gradient noise on in-memory data."""
+        blocks = getattr(self, "_declared_blocks", None)
+        if (blocks is None or self.solver != "greedy_cd"
+                or self.gradient_noise != "gaussian" or is_dask_collection(X)
+                or blocks.shape != (X.shape[1],)
+                or np.unique(blocks).size == blocks.size):
+            return None
+        return blocks
+
+    def with_declared_bounds(self, bounds, blocks=None):
         """A copy that takes ``bounds`` as declared public bounds.
 
         How :class:`~skdpopt.PrivatePipeline` hands the model at its end
@@ -441,6 +469,11 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         bounds : array-like of shape (n_features,)
             Positive bounds, NaN where none is declared; public (from the
             transformers' types and parameters, never the data).
+        blocks : array-like of shape (n_features,), default=None
+            The block of each column (contiguous, numbered from 0: the
+            columns of one one-hot encoded input column share one,
+            :func:`skdpopt._declared.declared_blocks`); public.  None:
+            every column its own.
 
         Returns
         -------
@@ -451,6 +484,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # With warm_start, the copy keeps the fit it continues from.
         copy = deepcopy(self) if self.warm_start else clone(self)
         copy._declared_bounds = np.array(bounds, dtype=float)
+        copy._declared_blocks = (None if blocks is None
+                                 else np.array(blocks, dtype=np.intp))
         return copy
 
     def predict(self, X):
@@ -472,6 +507,8 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         X = check_features(self, X, accept_sparse=["csr", "csc"], reset=False)
         # The clip of fit: the model never saw a value beyond the bound.
         X = clip_rows(X, self.feature_bound_)
+        if getattr(self, "feature_blocks_", None) is not None:
+            X = clip_blocks(X, self.feature_blocks_, self.feature_bound_)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def __sklearn_tags__(self):

@@ -27,7 +27,7 @@ from ._base import (
     raised_in_skdpopt,
     without_values,
 )
-from ._declared import declared_bounds
+from ._declared import declared_blocks, declared_bounds
 from .accounting import PrivacySpent, compose, privacy_spent
 from .exceptions import PrivacyLeakError
 
@@ -647,9 +647,10 @@ class PrivatePipeline(BudgetMixin, Pipeline):
         return Xt
 
     def _declare_bounds(self, Xt):
-        """Hand the model at the end the bounds its input columns have by
-        construction (:func:`~skdpopt._declared.declared_bounds` of the
-        fitted transformers: their types and parameters, never the data),
+        """Hand the model at the end the bounds and one-hot blocks its input
+        columns have by construction (:func:`~skdpopt._declared.declared_bounds`
+        and :func:`~skdpopt._declared.declared_blocks` of the fitted
+        transformers: their types and parameters, never the data),
         as a copy, where it takes them (``with_declared_bounds``) and its
         ``feature_bound`` is "public"."""
         name, last = self.steps[-1]
@@ -660,8 +661,9 @@ class PrivatePipeline(BudgetMixin, Pipeline):
             return
         before = self.steps[-2][1]
         bounds = declared_bounds(before, Xt.shape[1])
+        blocks = declared_blocks(before, Xt.shape[1])
         self.steps = list(self.steps)
-        self.steps[-1] = (name, last.with_declared_bounds(bounds))
+        self.steps[-1] = (name, last.with_declared_bounds(bounds, blocks))
 
     @property
     def privacy_spent_(self):

@@ -28,6 +28,19 @@ constant ``B`` (the largest ``B_j``; the intercept's step does not depend
 on it): it has the same constants as such a feature, competes in the same
 selection (unpenalised) and costs nothing extra.
 
+Columns may come in blocks (``problem.blocks``: the columns one
+``OneHotEncoder`` writes for one input column, declared by the pipeline).
+Each row's part in a block lies in the l2 ball of the block's bound
+``B_b`` (:func:`skdpopt._clipping.clip_blocks`), so the block's gradient
+vector has the l2 sensitivity ``2 B_b C / n`` of one column's: a step
+selects a block, releases its whole gradient (and curvatures) with the
+noise of one column's, and moves every coordinate of it, each by its own
+proximal step.  A one-hot block's columns never share a row, so these
+steps are the exact coordinate steps taken at once.  A block's score is
+the l2 norm of its columns' distances to their subdifferentials (the
+largest signed score when all are zero), 1-Lipschitz in the gradient over
+``B_b``: the selection's sensitivity is unchanged.
+
 Optionally the residual bound adapts: each step first releases the mean
 squared clipped residual of the current iterate and clips at twice an
 upper confidence bound on its root (never above the public bound).  The
@@ -47,8 +60,10 @@ replace-one, with ``C`` the residual bound in force at the step (derived in
 * mean squared clipped residual (optional): ``C^2 / n``;
 * selection scores (signed distance to the subdifferential, over ``B_j``):
   ``2 C / n``;
-* coordinate gradient ``g_j``: ``2 B_j C / n``;
-* coordinate curvature ``(1/n) sum_i x_ij^2`` (optional): ``B_j^2 / n``.
+* coordinate gradient ``g_j``: ``2 B_j C / n`` (a block's, in l2:
+  ``2 B_b C / n``);
+* coordinate curvature ``(1/n) sum_i x_ij^2`` (optional): ``B_j^2 / n`` (a
+  block's vector of them, in l2: ``sqrt(2) B_b^2 / n``).
 """
 
 import time
@@ -67,6 +82,11 @@ from .problems import LinearResult
 
 # Index reported in ``selected`` for a step on the intercept.
 INTERCEPT = -1
+
+# A block's steps: no coordinate's step noise beyond the residual bound
+# over this many times the block's bound (rare levels have curvatures near
+# 0, and dividing their noisy gradient by it would blow the noise up).
+BLOCK_STEP_NOISE = 4.0
 
 # Adaptive residual bound: clip at this multiple of the residuals' root mean
 # square (upper confidence bound), and never below this fraction of the
@@ -94,6 +114,22 @@ def selection_scores(grad, coef, alpha, feature_bound):
     return np.where(coef == 0, at_zero, off_zero) / feature_bound
 
 
+def block_scores(scores, starts):
+    """Each block's score from its columns' :func:`selection_scores`.
+
+    The l2 norm of the columns' positive parts (their distances to the
+    subdifferentials) where one is positive, else the largest score (how
+    close the block's best column is to leaving zero).  Continuous and
+    1-Lipschitz in the scores' l2 norm, so a block's score has the
+    sensitivity of one column's; a block of one column keeps its score.
+    """
+    if starts.size == scores.size:
+        return scores
+    positive = np.maximum(scores, 0.0)
+    norms = np.sqrt(np.add.reduceat(positive * positive, starts))
+    return np.where(norms > 0.0, norms, np.maximum.reduceat(scores, starts))
+
+
 def private_greedy_cd(problem, plan, rng, *, verbose=0):
     """Minimise the clipped Lasso objective by private greedy coordinate descent.
 
@@ -105,8 +141,9 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
         (the l1 penalty), ``fit_intercept`` (whether the intercept is a
         candidate coordinate), ``feature_bound`` B (a float, or an array
         of one bound ``B_j`` per column), ``residual_bound`` C
-        (the public clip of the residuals) and a warm start
-        (``coef_init``, ``intercept_init``).
+        (the public clip of the residuals), a warm start
+        (``coef_init``, ``intercept_init``) and ``blocks`` (None: every
+        column a block of its own).
     plan : GreedyCDPlan
         Reads ``n_steps`` T; ``selection`` ("exponential": the exponential
         mechanism, Gumbel-max; "laplace": report-noisy-max) and
@@ -135,8 +172,8 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
     Returns
     -------
     LinearResult
-        With ``selected``, the coordinate chosen at each step
-        (``INTERCEPT`` = -1 for the intercept).
+        With ``selected``, the coordinate chosen at each step (a block's
+        first column; ``INTERCEPT`` = -1 for the intercept).
     """
     alpha, n_steps, fit_intercept = problem.alpha, plan.n_steps, problem.fit_intercept
     selection, selection_epsilon = plan.selection, plan.selection_epsilon
@@ -153,13 +190,20 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
     n, p = data.n_samples, data.n_features
     smoothness = bound * bound
     public_residual_bound = data.residual_bound
+    # Blocks: their first columns, and each block's bound B_b (the largest
+    # of its columns'), in which every column's score is measured.
+    blocks = np.arange(p) if problem.blocks is None else np.asarray(problem.blocks)
+    starts = np.flatnonzero(np.r_[True, np.diff(blocks) != 0])
+    ends = np.r_[starts[1:], p]
+    block_bounds = np.maximum.reduceat(bounds, starts) if p else bounds
+    score_bounds = block_bounds[blocks]
 
     coef = np.zeros(p) if coef_init is None else np.array(coef_init, dtype=float)
     intercept = float(intercept_init)
     data.reset(coef, intercept)
     selected = np.empty(n_steps, dtype=np.int64)
     # Running sums of the released curvatures of each visited column.
-    curvature_sums, curvature_counts = {}, {}
+    curvature_sums, curvature_counts = np.zeros(p), np.zeros(p)
     start = time.perf_counter()
 
     for t in range(n_steps):
@@ -168,7 +212,8 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
                 data, residual_noise_multiplier, public_residual_bound, rng)
         score_sensitivity = 2.0 * data.residual_bound / n
         grad, grad_intercept = data.gradient()
-        scores = selection_scores(grad, coef, alpha, bounds)
+        scores = block_scores(selection_scores(grad, coef, alpha, score_bounds),
+                              starts)
         if fit_intercept:
             scores = np.append(scores, abs(grad_intercept) / bound)
         if np.isinf(selection_epsilon):
@@ -180,49 +225,92 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
         else:
             scale = 2.0 * score_sensitivity / selection_epsilon
             choice = report_noisy_max(rng, scores, scale)
-        j = INTERCEPT if choice == p else choice
-        selected[t] = j
 
-        exact = grad_intercept if j == INTERCEPT else grad[j]
-        # The chosen coordinate's own sensitivity, 2 B_j C / n.
-        column_bound = bound if j == INTERCEPT else bounds[j]
-        gradient_std = (gradient_noise_multiplier * column_bound
-                        * score_sensitivity)
-        if plan.gradient_noise == "gaussian":
-            noisy = exact + gaussian_noise(rng, gradient_std, 1)[0]
-        else:
-            noisy = exact + laplace_noise(rng, gradient_std, 1)[0]
-
-        if j == INTERCEPT:
+        if choice == starts.size:
+            selected[t] = INTERCEPT
+            exact = grad_intercept
+            # The constant feature's sensitivity, 2 B C / n.
+            gradient_std = gradient_noise_multiplier * bound * score_sensitivity
+            noisy = exact + _noise(plan, rng, gradient_std, 1)[0]
             # The constant feature's curvature is exactly bound^2.
             delta = -noisy / smoothness
             intercept += bound * delta
             data.move(INTERCEPT, bound * delta)
         else:
-            step_curvature = column_bound * column_bound  # M_j
+            columns = np.arange(starts[choice], ends[choice])
+            selected[t] = columns[0]
+            # The block's own sensitivity in l2, 2 B_b C / n (a column's,
+            # 2 B_j C / n, for a block of one).
+            block_bound = (bounds[columns[0]] if columns.size == 1
+                           else block_bounds[choice])
+            gradient_std = (gradient_noise_multiplier * block_bound
+                            * score_sensitivity)
+            noisy = grad[columns] + _noise(plan, rng, gradient_std, columns.size)
+            if columns.size > 1 and not np.any(coef[columns]) and not \
+                    block_enters(noisy, gradient_std, plan.activation_margin):
+                noisy = np.zeros(columns.size)  # the block stays at zero
+            step_curvature = bounds[columns] ** 2  # M_j
             if curvature_noise_multiplier is not None:
-                # Sensitivity of (1/n) sum_i x_ij^2: B_j^2 / n.
-                curvature_std = curvature_noise_multiplier * (step_curvature / n)
-                released = data.curvature(j) + gaussian_noise(
-                    rng, curvature_std, 1)[0]
-                curvature_sums[j] = curvature_sums.get(j, 0.0) + released
-                curvature_counts[j] = curvature_counts.get(j, 0) + 1
+                # Sensitivity of (1/n) sum_i x_ij^2: B_j^2 / n for a column,
+                # sqrt(2) B_b^2 / n in l2 for a block's vector of them.
+                spread = 1.0 if columns.size == 1 else np.sqrt(2.0)
+                curvature_std = (curvature_noise_multiplier * spread
+                                 * block_bound ** 2 / n)
+                released = np.array([data.curvature(j) for j in columns]) \
+                    + gaussian_noise(rng, curvature_std, columns.size)
+                curvature_sums[columns] += released
+                curvature_counts[columns] += 1
                 step_curvature = _curvature_upper_bound(
-                    curvature_sums[j], curvature_counts[j], curvature_std,
-                    step_curvature)
-            new = soft_threshold(coef[j] - noisy / step_curvature,
+                    curvature_sums[columns], curvature_counts[columns],
+                    curvature_std, step_curvature)
+            if columns.size > 1:
+                # A block's levels can be rare (curvature near 0, where a
+                # column of a standardised feature is not): no step's noise
+                # beyond C / (BLOCK_STEP_NOISE B_b), a fraction of the
+                # largest move its feature can make in the clipped residuals
+                # (post-processing of public values).
+                step_curvature = np.maximum(
+                    step_curvature, BLOCK_STEP_NOISE * gradient_std
+                    * block_bound / data.residual_bound)
+            new = soft_threshold(coef[columns] - noisy / step_curvature,
                                  alpha / step_curvature)
             margin = plan.activation_margin * gradient_std
-            if coef[j] == 0 and abs(noisy) <= alpha + margin:
-                new = 0.0
-            data.move(j, new - coef[j])
-            coef[j] = new
+            new = np.where((coef[columns] == 0) & (np.abs(noisy) <= alpha + margin),
+                           0.0, new)
+            for j, value in zip(columns, new):
+                if value != coef[j]:
+                    data.move(j, value - coef[j])
+                    coef[j] = value
         if verbose and ((t + 1) % max(1, n_steps // 10) == 0 or t + 1 == n_steps):
             print(f"-- Step {t + 1}/{n_steps}: non-zeros {np.count_nonzero(coef)}, "
                   f"intercept {intercept:.6f}, "
                   f"elapsed {time.perf_counter() - start:.2f} s")
 
     return LinearResult(coef=coef, intercept=intercept, selected=selected)
+
+
+def block_enters(noisy, std, margin):
+    """Whether a block at zero may leave it: the squared norm of its noisy
+    gradient clears what noise alone gives (``size`` noise variances) by
+    ``margin`` standard deviations of that chi-square (``sqrt(2 size)``
+    variances), plus the activation margin's own ``margin^2`` of one column.
+
+    Without it, a block of many weak levels enters on noise: a few of its
+    columns clear the per-column margin by chance at every step.  At one
+    column it is the per-column rule up to the chi-square's spread.
+    Post-processing of the released gradient.
+    """
+    size = noisy.size
+    needed = size + margin * np.sqrt(2.0 * size) + margin * margin
+    return float(noisy @ noisy) > needed * std * std
+
+
+def _noise(plan, rng, std, size):
+    """The plan's gradient noise: Gaussian, or Laplace (one column only:
+    a block's Laplace noise would need its l1 sensitivity)."""
+    if plan.gradient_noise == "gaussian":
+        return gaussian_noise(rng, std, size)
+    return laplace_noise(rng, std, size)
 
 
 def _adapted_residual_bound(data, noise_multiplier, public_bound, rng):
@@ -243,11 +331,11 @@ def _adapted_residual_bound(data, noise_multiplier, public_bound, rng):
 
 
 def _curvature_upper_bound(total, count, std, ceiling):
-    """Mean of a column's released curvatures plus two standard errors.
+    """Mean of each column's released curvatures plus two standard errors.
 
     An over-estimate only shortens the step; the public bound caps it, and
     a floor of ``ceiling / 100`` keeps a pure-noise estimate from asking
-    for an enormous step.
+    for an enormous step.  Arrays: one entry per column of the step.
     """
     estimate = total / count + 2.0 * std / np.sqrt(count)
-    return float(np.clip(estimate, 0.01 * ceiling, ceiling))
+    return np.clip(estimate, 0.01 * ceiling, ceiling)

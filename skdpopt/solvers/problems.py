@@ -49,6 +49,11 @@ class LinearProblem:
     weighting : WeightedProblem, default=None
         A classifier's class totals, class and sample weights
         (:class:`skdpopt.solvers.classes.WeightedProblem`); None: unweighted.
+    blocks : ndarray of shape (n_features,), default=None
+        The block of each column (contiguous, from 0), each row's part in
+        a block within the l2 ball of the block's bound and with disjoint
+        columns per row (one-hot blocks, :func:`skdpopt._clipping.clip_blocks`):
+        greedy CD moves a block at a time.  None: every column its own.
     """
 
     X: object
@@ -64,6 +69,7 @@ class LinearProblem:
     coef_init: np.ndarray = None
     intercept_init: float = 0.0
     weighting: object = None
+    blocks: np.ndarray = None
 
 
 @dataclass(frozen=True)
