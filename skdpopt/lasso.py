@@ -36,6 +36,7 @@ from .plans.lasso import (
     WEAK_SIGNAL_RATIO,
     plan_lasso,
     resolve_feature_bound,
+    step_blocks,
 )
 from .solvers.frank_wolfe import frank_wolfe_lasso
 from .solvers.greedy_cd import private_greedy_cd
@@ -60,10 +61,10 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     start at 0 and change one
     coordinate per step, so ``coef_`` has at most ``max_iter`` non-zeros.
     In a :class:`~skdpopt.PrivatePipeline`, the columns one
-    ``OneHotEncoder`` writes for one input column form a block that a step
-    selects and moves as a whole, at the noise of one column (each row
-    has one non-zero in it): a categorical column of many levels is then
-    fitted in a step or two.
+    ``OneHotEncoder`` writes for one input column (three or more) form a
+    block that a step selects and moves as a whole, at the noise of one
+    column (each row has one non-zero in it): a categorical column of many
+    levels is then fitted in a step or two.
     Noise is calibrated by the library's accountant under replace-one
     neighbouring; the derivation is in ``docs/privacy/dplasso.md``.
 
@@ -445,15 +446,14 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _blocks(self, X):
-        """The declared blocks the steps use, or None (every column its
-        own): greedy CD with Gaussian gradient noise on in-memory data."""
+        """The declared blocks the steps use (:func:`step_blocks`), or None:
+        greedy CD with Gaussian gradient noise on in-memory data only."""
         blocks = getattr(self, "_declared_blocks", None)
         if (blocks is None or self.solver != "greedy_cd"
                 or self.gradient_noise != "gaussian" or is_dask_collection(X)
-                or blocks.shape != (X.shape[1],)
-                or np.unique(blocks).size == blocks.size):
+                or blocks.shape != (X.shape[1],)):
             return None
-        return blocks
+        return step_blocks(blocks)
 
     def with_declared_bounds(self, bounds, blocks=None):
         """A copy that takes ``bounds`` as declared public bounds.

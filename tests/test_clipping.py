@@ -3,9 +3,10 @@
 from itertools import product
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
-from skdpopt._clipping import clip_features, clip_targets, row_abs_max
+from skdpopt._clipping import clip_blocks, clip_features, clip_targets, row_abs_max
 
 
 def test_dense_clipping_copies():
@@ -127,3 +128,28 @@ def test_clip_scalars_clips_and_zeroes_nan():
     np.testing.assert_array_equal(values, [0.0, 2.0, -3.0, 0.5, 0.0, 1.0])
     np.testing.assert_array_equal(clip_scalars(np.array([5.0, -5.0]), 2.0),
                                   [2.0, -2.0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_clip_blocks_bounds_each_rows_block_in_l2(sparse):
+    """Each row's part in a block ends within the block's bound (the largest
+    of its columns') in l2; one-hot rows and singleton blocks within their
+    bounds are left alone, and the input is then returned as it is."""
+    rng = np.random.default_rng(0)
+    blocks = np.array([0, 1, 1, 1, 2, 2])
+    bounds = np.array([2.0, 1.0, 1.0, 0.5, 1.0, 1.0])
+    X = rng.uniform(-3, 3, size=(200, 6))
+    X = np.clip(X, -bounds, bounds)  # the per-column clip comes first
+    clipped = clip_blocks(sp.csr_matrix(X) if sparse else X, blocks, bounds)
+    dense = clipped.toarray() if sparse else clipped
+    for block, limit in ((0, 2.0), (1, 1.0), (2, 1.0)):
+        norms = np.linalg.norm(dense[:, blocks == block], axis=1)
+        assert norms.max() <= limit
+        inside = np.linalg.norm(X[:, blocks == block], axis=1) <= limit
+        np.testing.assert_array_equal(dense[inside][:, blocks == block],
+                                      X[inside][:, blocks == block])
+    one_hot = np.zeros((5, 6))
+    one_hot[np.arange(5), [1, 2, 3, 1, 2]] = 1.0
+    one_hot[:, 4] = 1.0
+    same = sp.csr_matrix(one_hot) if sparse else one_hot
+    assert clip_blocks(same, blocks, np.ones(6)) is same

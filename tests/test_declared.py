@@ -16,7 +16,7 @@ from skdpopt import (
     DPStandardScaler,
     make_private_pipeline,
 )
-from skdpopt._declared import declared_bounds
+from skdpopt._declared import declared_blocks, declared_bounds
 from skdpopt.plans.lasso import public_feature_bound
 
 NAN = np.nan
@@ -93,3 +93,46 @@ def test_private_pipeline_hands_declared_bounds_to_dplasso(table):
     explicit = make_private_pipeline(_columns(), DPLasso(feature_bound=1.0),
                                      random_state=0).fit(X, y)
     assert explicit.steps[-1][1].feature_bound_ == 1.0
+
+
+def test_one_hot_columns_of_one_input_column_share_a_block():
+    """Blocks in output order: each input column of a OneHotEncoder is one
+    block (a dropped category included), every other column its own; a
+    transformer that declares nothing gives one block per column."""
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "c": list("xyzx"),
+                          "d": list("pqpq")})
+    columns = ColumnTransformer(
+        [("num", DPStandardScaler(bounds=(0, 5)), ["a"]),
+         ("cat", OneHotEncoder(), ["c", "d"])], sparse_threshold=0).fit(frame)
+    np.testing.assert_array_equal(declared_blocks(columns, 6), [0, 1, 1, 1, 2, 2])
+    dropped = ColumnTransformer(
+        [("cat", OneHotEncoder(drop="first"), ["c", "d"]),
+         ("num", "passthrough", ["a"])], sparse_threshold=0).fit(frame)
+    np.testing.assert_array_equal(declared_blocks(dropped, 4), [0, 0, 1, 2])
+    inner = make_pipeline(SimpleImputer(strategy="most_frequent"), OneHotEncoder())
+    np.testing.assert_array_equal(
+        declared_blocks(inner.fit(frame[["c"]]), 3), [0, 0, 0])
+    np.testing.assert_array_equal(
+        declared_blocks(Binarizer().fit(frame[["a"]]), 1), [0])
+    # A width that is not the transformer's output: nothing declared.
+    np.testing.assert_array_equal(declared_blocks(columns, 7), np.arange(7))
+
+
+def test_private_pipeline_hands_blocks_to_dplasso(table):
+    """The fitted model steps on the encoder's block of three columns as a
+    whole; the user's estimator keeps none; a two-level column steps a
+    column at a time."""
+    X, y = table
+    model = DPLasso()
+    pipe = make_private_pipeline(_columns(), model, epsilon=1.0, delta=1e-8,
+                                 random_state=0).fit(X, y)
+    fitted = pipe.steps[-1][1]
+    np.testing.assert_array_equal(fitted.feature_blocks_, [0, 1, 2, 2, 2])
+    assert not hasattr(model, "_declared_blocks")
+    binary = ColumnTransformer(
+        [("num", DPStandardScaler(), ["a", "b"]),
+         ("cat", OneHotEncoder(categories=[[0, 1, 2]], drop="first"), ["c"])],
+        sparse_threshold=0)
+    pipe = make_private_pipeline(binary, DPLasso(), epsilon=1.0, delta=1e-8,
+                                 random_state=0).fit(X, y)
+    assert pipe.steps[-1][1].feature_blocks_ is None

@@ -66,6 +66,11 @@ PUBLIC_RATIO_HIGH = 1000.0
 # the penalty by this many noise scales: a coordinate drawn by the selection
 # noise would otherwise enter the model whenever its noise exceeds alpha.
 ACTIVATION_MARGIN = 2.0
+# Declared one-hot blocks of fewer columns than this step a column at a
+# time: a two-level block is one column and the intercept, and moving both
+# of its columns pays two noises for one column's information (chosen on
+# benchmarks/design_lasso_dev.py, against 2 and 5).
+MIN_BLOCK_COLUMNS = 3
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,31 @@ class LassoFrankWolfePlan(PrivacyPlan):
                             else self.public_residual_bound),
             score_sensitivity=self.score_sensitivity)
         return replace(self, residual_bound=residual_bound, score_scale=score_scale)
+
+
+def step_blocks(declared):
+    """The blocks greedy CD steps on, from the declared ones: blocks of at
+    least :data:`MIN_BLOCK_COLUMNS` columns, every other column its own.
+    Public (the transformers' declarations only).
+
+    Parameters
+    ----------
+    declared : ndarray of shape (n_features,)
+        Contiguous block numbers (:func:`skdpopt._declared.declared_blocks`).
+
+    Returns
+    -------
+    ndarray of shape (n_features,) or None
+        Renumbered from 0; None when every block is a single column.
+    """
+    declared = np.asarray(declared)
+    if declared.size == 0:
+        return None
+    small = np.bincount(declared)[declared] < MIN_BLOCK_COLUMNS
+    starts = np.r_[True, (np.diff(declared) != 0) | small[1:]]
+    if starts.all():
+        return None
+    return (np.cumsum(starts) - 1).astype(np.intp)
 
 
 def public_feature_bound(n_samples, n_features, epsilon):

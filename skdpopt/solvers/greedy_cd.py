@@ -69,6 +69,7 @@ replace-one, with ``C`` the residual bound in force at the step (derived in
 import time
 
 import numpy as np
+from scipy.special import chdtri, ndtr
 
 from .._data import least_squares_problem
 from ..geometry import soft_threshold
@@ -291,18 +292,16 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
 
 def block_enters(noisy, std, margin):
     """Whether a block at zero may leave it: the squared norm of its noisy
-    gradient clears what noise alone gives (``size`` noise variances) by
-    ``margin`` standard deviations of that chi-square (``sqrt(2 size)``
-    variances), plus the activation margin's own ``margin^2`` of one column.
+    gradient, in noise variances, clears the chi-square quantile that noise
+    alone exceeds as often as one column's noise clears ``margin``.
 
     Without it, a block of many weak levels enters on noise: a few of its
-    columns clear the per-column margin by chance at every step.  At one
-    column it is the per-column rule up to the chi-square's spread.
-    Post-processing of the released gradient.
+    columns clear the per-column margin by chance at nearly every step.  A
+    block of one column gets the per-column rule.  Post-processing of the
+    released gradient.
     """
-    size = noisy.size
-    needed = size + margin * np.sqrt(2.0 * size) + margin * margin
-    return float(noisy @ noisy) > needed * std * std
+    tail = 2.0 * ndtr(-margin)
+    return float(noisy @ noisy) > chdtri(noisy.size, tail) * std * std
 
 
 def _noise(plan, rng, std, size):

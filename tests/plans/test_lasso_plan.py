@@ -103,3 +103,14 @@ def test_resolved_feature_bound():
                                  declared=declared, **shape) == rule
     with pytest.raises(ValueError, match="frank_wolfe"):
         resolve_feature_bound([1.0, 2.0, 3.0], solver="frank_wolfe", **shape)
+
+
+def test_step_blocks_keep_blocks_of_three_columns_or_more():
+    from skdpopt.plans.lasso import MIN_BLOCK_COLUMNS, step_blocks
+
+    assert MIN_BLOCK_COLUMNS == 3
+    np.testing.assert_array_equal(
+        step_blocks(np.array([0, 1, 1, 2, 2, 2, 3, 3, 3, 3])),
+        [0, 1, 2, 3, 3, 3, 4, 4, 4, 4])
+    assert step_blocks(np.array([0, 1, 1, 2])) is None
+    assert step_blocks(np.arange(4)) is None

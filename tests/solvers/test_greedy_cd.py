@@ -5,6 +5,7 @@ the exponential mechanism, and the run releases what its plan accounts."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.special import ndtr
 from sklearn.linear_model import Lasso
 
 import skdpopt.solvers.greedy_cd as greedy_cd
@@ -297,3 +298,141 @@ def test_adapted_residual_bound_settles_at_its_fixed_point():
         bound = _adapted_residual_bound(Residuals(r, bound), 0.0, 50.0,
                                         np.random.default_rng(1))
     assert abs(bound - fixed_point) < 0.01
+
+
+# -- one-hot blocks ------------------------------------------------------------
+
+def _one_hot_rows(rng, n, levels):
+    X = np.zeros((n, levels))
+    X[np.arange(n), rng.integers(0, levels, n)] = 1.0
+    return X
+
+
+def test_block_releases_hold_their_sensitivities_on_worst_case_neighbours():
+    """A block's rows clipped into its l2 ball: replacing one record moves
+    the block's gradient by at most 2 B C / n in l2, its score by 2 C / n
+    and its curvature vector by sqrt(2) B^2 / n in l2, whatever the new
+    record (one-hot or not) and the iterate."""
+    from skdpopt._clipping import clip_blocks
+
+    rng = np.random.default_rng(0)
+    n, levels = 60, 8
+    blocks = np.r_[0, np.ones(levels, dtype=int)]
+    bounds = np.full(levels + 1, BOUND)
+    X = np.c_[rng.uniform(-BOUND, BOUND, n), BOUND * _one_hot_rows(rng, n, levels)]
+    y = rng.uniform(-1, 1, size=n)
+    starts = np.array([0, 1])
+    worst = 0.0
+    for trial in range(200):
+        coef = rng.normal(scale=3.0, size=levels + 1) * (rng.random(levels + 1) < 0.5)
+        alpha = rng.uniform(0, 0.5)
+        X2, y2 = X.copy(), y.copy()
+        i = trial % n
+        X2[i] = rng.choice([-BOUND, BOUND], size=levels + 1)  # far from one-hot
+        y2[i] = rng.choice([-1.0, 1.0])
+        outputs = []
+        for data, target in ((X, y), (X2, y2)):
+            data = clip_blocks(data, blocks, bounds)
+            problem = ClippedLeastSquares(data, target, BOUND, RESIDUAL_BOUND)
+            problem.reset(coef, 0.0)
+            grad, _ = problem.gradient()
+            scores = greedy_cd.block_scores(
+                selection_scores(grad, coef, alpha, BOUND), starts)
+            curv = np.array([problem.curvature(j) for j in range(1, levels + 1)])
+            outputs.append((grad[1:], scores, curv))
+        (g1, s1, c1), (g2, s2, c2) = outputs
+        tol = 1e-12
+        assert np.linalg.norm(g1 - g2) <= 2 * BOUND * RESIDUAL_BOUND / n + tol
+        assert np.abs(s1 - s2).max() <= 2 * RESIDUAL_BOUND / n + tol
+        assert np.linalg.norm(c1 - c2) <= np.sqrt(2) * BOUND**2 / n + tol
+        worst = max(worst, np.linalg.norm(g1 - g2) / (2 * BOUND * RESIDUAL_BOUND / n))
+    assert worst > 0.5
+
+
+def test_block_scores_are_one_lipschitz_and_keep_a_single_columns_score():
+    rng = np.random.default_rng(1)
+    starts = np.array([0, 1, 4])
+    for _ in range(500):
+        a, b = rng.normal(size=(2, 9)) * rng.choice([0.01, 1.0])
+        sa, sb = greedy_cd.block_scores(a, starts), greedy_cd.block_scores(b, starts)
+        for k, (lo, hi) in enumerate(zip(starts, [1, 4, 9])):
+            assert abs(sa[k] - sb[k]) <= np.linalg.norm(a[lo:hi] - b[lo:hi]) + 1e-12
+        assert sa[0] == a[0]
+    # All below the threshold: the block's best column's score.
+    assert greedy_cd.block_scores(np.array([-0.5, -0.1, -0.3]), np.array([0])) == -0.1
+
+
+def test_one_hot_block_is_fitted_in_a_step():
+    """Without noise, a step on a one-hot block moves every level to its
+    optimum at once (the levels never share a row), where the columns one
+    at a time need a step per level."""
+    rng = np.random.default_rng(2)
+    n, levels = 2000, 20
+    X = _one_hot_rows(rng, n, levels)
+    effects = rng.normal(size=levels)
+    y = X @ effects * 0.3
+    blocks = np.zeros(levels, dtype=int)
+    plan = GreedyCDPlan(
+        np.inf, 0.0, EpsilonDeltaEvent(np.inf, 0.0), n_steps=1,
+        selection="exponential", gradient_noise="gaussian",
+        selection_epsilon=np.inf, gradient_noise_multiplier=0.0,
+        curvature_noise_multiplier=0.0, activation_margin=ACTIVATION_MARGIN)
+    result = private_greedy_cd(
+        LinearProblem(X, y, False, alpha=0.0, feature_bound=1.0,
+                      residual_bound=10.0, blocks=blocks),
+        plan, np.random.default_rng(0))
+    np.testing.assert_allclose(result.coef, 0.3 * effects, atol=1e-9)
+    assert result.selected.tolist() == [0]
+    one_at_a_time = private_greedy_cd(
+        LinearProblem(X, y, False, alpha=0.0, feature_bound=1.0,
+                      residual_bound=10.0), plan, np.random.default_rng(0))
+    assert np.count_nonzero(one_at_a_time.coef) == 1
+
+
+def test_block_step_releases_one_gradient_and_one_curvature(monkeypatch):
+    """A block step is one Gaussian release of the block's gradient and one
+    of its curvatures, whatever the block's size: the plan's event."""
+    rng = np.random.default_rng(3)
+    X = np.c_[rng.uniform(-1, 1, 300), _one_hot_rows(rng, 300, 12)]
+    y = X[:, 1:] @ rng.normal(size=12) + X[:, 0]
+    calls = []
+    original = greedy_cd.gaussian_noise
+    monkeypatch.setattr(greedy_cd, "gaussian_noise",
+                        lambda r, std, size: calls.append(size) or original(r, std, size))
+    plan = GreedyCDPlan(
+        np.inf, 0.0, EpsilonDeltaEvent(np.inf, 0.0), n_steps=6,
+        selection="exponential", gradient_noise="gaussian",
+        selection_epsilon=8.0, gradient_noise_multiplier=1.0,
+        curvature_noise_multiplier=1.0, activation_margin=ACTIVATION_MARGIN)
+    blocks = np.r_[0, np.ones(12, dtype=int)]
+    result = private_greedy_cd(
+        LinearProblem(X, y, False, alpha=0.0, feature_bound=1.0,
+                      residual_bound=5.0, blocks=blocks), plan, rng)
+    # Two releases per step (gradient, curvature), each one call.
+    assert len(calls) == 2 * 6
+    assert set(result.selected.tolist()) <= {0, 1}
+
+
+def test_a_block_of_pure_noise_stays_at_zero():
+    """The gate: a block whose levels carry no signal leaves zero on noise
+    alone as often as one column does, though a few of its columns clear
+    the per-column margin at nearly every step; a block with signal
+    enters, and a block of one column gets the per-column rule."""
+    rng = np.random.default_rng(4)
+    size, std, trials = 50, 1.0, 2000
+    noise = rng.normal(scale=std, size=(trials, size))
+    entered = np.mean([greedy_cd.block_enters(z, std, ACTIVATION_MARGIN) for z in noise])
+    per_column = np.mean(np.any(np.abs(noise) > ACTIVATION_MARGIN * std, axis=1))
+    assert per_column > 0.8
+    # As often as one column clears the margin: 4.6%, within 3 binomial
+    # standard deviations (1.4%) over 2,000 trials.
+    single = 2 * ndtr(-ACTIVATION_MARGIN)
+    assert abs(entered - single) < 3 * np.sqrt(single * (1 - single) / trials)
+    # Levels at 1.2 noise scales each: the squared norm's mean 122 and
+    # standard deviation about 20 put the threshold (67) 2.7 deviations
+    # below it (99.6%).
+    signal = noise + 1.2 * std
+    assert np.mean([greedy_cd.block_enters(z, std, ACTIVATION_MARGIN)
+                    for z in signal]) > 0.95
+    for z in (1.9, 2.1):
+        assert greedy_cd.block_enters(np.array([z]), 1.0, 2.0) == (z > 2.0)
