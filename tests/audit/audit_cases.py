@@ -312,6 +312,75 @@ LASSO = AuditCase(
 )
 
 
+
+# -- DPLasso, one-hot block: one greedy step, the block's noisy gradient ------
+
+# A level count of a real categorical column; without its block clip the
+# canary's part has l2 norm sqrt(64) = 8, the 8-fold bug of the LASSO case
+# (16 levels, a 4-fold one, needed a planted audit of over 100,000 fits).
+BLOCK_WIDTH = 64
+
+
+def _fit_lasso_block(data, random_state):
+    # As _fit_lasso, with the BLOCK_WIDTH columns declared as one one-hot
+    # block of bound 1 (as a private pipeline declares an encoder's
+    # columns): each row's part in it is clipped into the unit l2 ball, and
+    # the one step (its selection has one candidate) releases the block's
+    # whole gradient with the noise of one column's.
+    plan_lasso = skdpopt.lasso.plan_lasso  # maybe planted
+    ones, block = np.ones(BLOCK_WIDTH), np.zeros(BLOCK_WIDTH, dtype=int)
+    X, y = data
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(skdpopt.lasso, "plan_lasso", lambda **kwargs: dataclasses.replace(
+            plan_lasso(**kwargs), activation_margin=0.0))
+        return DPLasso(
+            alpha=1e-9, epsilon=EPSILON, delta=DELTA, fit_intercept=False,
+            max_iter=1, curvature="bound", residual_bound=1.0,
+            feature_bound="public", target_bound=1.0,
+            random_state=random_state).with_declared_bounds(ones, block).fit(X, y)
+
+
+def _block_pair():
+    """Zero rows plus a canary at BEYOND in every column of the block (l2
+    norm sqrt(BLOCK_WIDTH) BEYOND, far outside the one-hot shape) with
+    label +BEYOND vs -BEYOND: clipped to 1 per column, then into the
+    block's unit ball, its part moves the block's gradient by the full l2
+    sensitivity 2 B C / n, along (1, ..., 1)."""
+    X = np.zeros((N_ROWS, BLOCK_WIDTH))
+    X[0] = BEYOND
+    y_in, y_out = np.zeros(N_ROWS), np.zeros(N_ROWS)
+    y_in[0], y_out[0] = BEYOND, -BEYOND
+    return (X, y_in), (X, y_out)
+
+
+def _plant_skipped_block_clip(monkeypatch):
+    monkeypatch.setattr(skdpopt.lasso, "clip_blocks", lambda X, blocks, bounds: X)
+
+
+LASSO_BLOCK = AuditCase(
+    name="DPLasso (one-hot block)",
+    release=(f"one greedy step on a block of {BLOCK_WIDTH} columns: sum of its "
+             "coefficients = its noisy gradient along the canary's direction"),
+    fit=_fit_lasso_block,
+    datasets=_block_pair,
+    # The projection of the released block gradient on the canary's
+    # direction, times sqrt(BLOCK_WIDTH) (the step is -noisy / M with
+    # M = 1: the curvature floor, 4 noise scales, about 0.8, stays below
+    # it).  The chi-square gate (post-processing: with activation_margin
+    # 0, ||noisy||^2 > BLOCK_WIDTH std^2) keeps the block at zero in about
+    # half the fits, alike under both datasets (its chance depends on
+    # ||noisy|| only, which has one law under both); the tails, where the
+    # projection is large, mostly pass it.
+    statistic=lambda est: float(np.sum(est.coef_)),
+    claimed=_spent,
+    # Without the block clip the canary's part keeps its per-column clip,
+    # (1, ..., 1) of l2 norm sqrt(BLOCK_WIDTH) = 8: a sensitivity 8 times
+    # the one the noise is calibrated for.
+    plant=_plant_skipped_block_clip,
+    bug=(f"block clip skipped (the canary's part of l2 norm "
+         f"sqrt({BLOCK_WIDTH}) = {np.sqrt(BLOCK_WIDTH):.0f}, not 1)"),
+)
+
 # -- DPLogisticSimplex, Frank-Wolfe: one exponential-mechanism vertex draw ----
 
 def _simplex_fw(random_state):
@@ -622,5 +691,5 @@ SYNTHETIC_BOUNDS = AuditCase(
 )
 
 
-CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, SIMPLEX_FW, SIMPLEX_MD, MINIMAX,
-         MINIMAX_GDA, SYNTHETIC, SYNTHETIC_BOUNDS]
+CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, LASSO_BLOCK, SIMPLEX_FW, SIMPLEX_MD,
+         MINIMAX, MINIMAX_GDA, SYNTHETIC, SYNTHETIC_BOUNDS]

@@ -48,6 +48,9 @@ PLANTED = {
     "DPLasso": Planted(  # claim 1.000
         threshold=0.04836256285728979, direction=1,
         rates=(0.128, 0.0104), runs=960),
+    "DPLasso (one-hot block)": Planted(  # claim 1.000
+        threshold=2.8192900357635544, direction=1,
+        rates=(0.0934, 0.0069), runs=1232),
     "DPLogisticSimplex (frank_wolfe)": Planted(  # claim 1.000
         threshold=0.0, direction=1,
         rates=(0.2339, 0.0378), runs=1208),
