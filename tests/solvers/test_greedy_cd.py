@@ -390,27 +390,37 @@ def test_one_hot_block_is_fitted_in_a_step():
 
 
 def test_block_step_releases_one_gradient_and_one_curvature(monkeypatch):
-    """A block step is one Gaussian release of the block's gradient and one
-    of its curvatures, whatever the block's size: the plan's event."""
+    """A block step is one Gaussian release of the block's gradient, at the
+    plan's multiplier times 2 B C / n, and one of its curvatures, at the
+    multiplier times sqrt(2) B^2 / n, whatever the block's size: the plan's
+    event.  A column's step keeps its own scales."""
     rng = np.random.default_rng(3)
-    X = np.c_[rng.uniform(-1, 1, 300), _one_hot_rows(rng, 300, 12)]
-    y = X[:, 1:] @ rng.normal(size=12) + X[:, 0]
+    n, levels, bound, residual_bound = 300, 12, 0.8, 5.0
+    X = np.c_[rng.uniform(-bound, bound, n), bound * _one_hot_rows(rng, n, levels)]
+    y = X[:, 1:] @ rng.normal(size=levels) + X[:, 0]
     calls = []
     original = greedy_cd.gaussian_noise
-    monkeypatch.setattr(greedy_cd, "gaussian_noise",
-                        lambda r, std, size: calls.append(size) or original(r, std, size))
+    monkeypatch.setattr(greedy_cd, "gaussian_noise", lambda r, std, size: (
+        calls.append((size, std)) or original(r, std, size)))
     plan = GreedyCDPlan(
         np.inf, 0.0, EpsilonDeltaEvent(np.inf, 0.0), n_steps=6,
         selection="exponential", gradient_noise="gaussian",
-        selection_epsilon=8.0, gradient_noise_multiplier=1.0,
-        curvature_noise_multiplier=1.0, activation_margin=ACTIVATION_MARGIN)
-    blocks = np.r_[0, np.ones(12, dtype=int)]
+        selection_epsilon=8.0, gradient_noise_multiplier=1.5,
+        curvature_noise_multiplier=2.5, activation_margin=ACTIVATION_MARGIN)
+    blocks = np.r_[0, np.ones(levels, dtype=int)]
     result = private_greedy_cd(
-        LinearProblem(X, y, False, alpha=0.0, feature_bound=1.0,
-                      residual_bound=5.0, blocks=blocks), plan, rng)
-    # Two releases per step (gradient, curvature), each one call.
-    assert len(calls) == 2 * 6
-    assert set(result.selected.tolist()) <= {0, 1}
+        LinearProblem(X, y, False, alpha=0.0, feature_bound=bound,
+                      residual_bound=residual_bound, blocks=blocks), plan, rng)
+    assert len(calls) == 2 * 6  # a gradient and a curvature per step
+    gradient_std = 1.5 * 2 * bound * residual_bound / n
+    for step, column in enumerate(result.selected):
+        (g_size, g_std), (c_size, c_std) = calls[2 * step], calls[2 * step + 1]
+        size = 1 if column == 0 else levels
+        spread = 1.0 if column == 0 else np.sqrt(2.0)
+        assert (g_size, c_size) == (size, size)
+        assert g_std == pytest.approx(gradient_std)
+        assert c_std == pytest.approx(2.5 * spread * bound**2 / n)
+    assert set(result.selected.tolist()) == {0, 1}
 
 
 def test_a_block_of_pure_noise_stays_at_zero():
