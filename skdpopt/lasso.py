@@ -403,12 +403,12 @@ class DPLasso(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             steps = plan.with_bounds(feature_bound=self.feature_bound_,
                                      target_bound=self.target_bound_)
         X = clip_rows(X, self.feature_bound_)
+        y = clip_values(y - self.target_location_, self.target_bound_)
         # Public: the declared blocks (greedy CD with Gaussian noise, in
         # memory); clipped so that a block's row has one column's l2 bound.
         self.feature_blocks_ = self._blocks(X)
         if self.feature_blocks_ is not None:
             X = clip_blocks(X, self.feature_blocks_, self.feature_bound_)
-        y = clip_values(y - self.target_location_, self.target_bound_)
         warm = (self.warm_start and hasattr(self, "coef_")
                 and self.coef_.shape == (n_features,))
         previous_event = self._warm_start_event() if warm else None

@@ -137,6 +137,16 @@ MUTANTS = [
         (RECORDS, "tests/test_ledger.py"),
     ),
     Mutant(
+        "lasso-block-unclipped",
+        "DPLasso steps on a declared block without clipping its rows into "
+        "the block's l2 ball (sqrt(size) times one column's sensitivity)",
+        (Patch("skdpopt/lasso.py",
+               "self.feature_blocks_ = self._blocks(X)\n        if self",
+               "self.feature_blocks_ = self._blocks(X)\n        if False and self"),),
+        (f"{AUDITS}::test_audit_within_claim[DPLasso (one-hot block)]",
+         "tests/test_lasso.py"),
+    ),
+    Mutant(
         "lasso-bound-from-data",
         "DPLasso clips features to max(bound, max |X|), a bound taken from the "
         "data",
