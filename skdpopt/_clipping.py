@@ -76,18 +76,20 @@ def clip_blocks(X, blocks, bounds):
     if X.shape[0] == 0 or starts.size == X.shape[1]:
         return X
     if sp.issparse(X):
-        X = X.tocsr()
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        block = blocks[X.indices]
+        # Duplicate entries summed first: a row's norm is of its values.
+        rows_first = X.tocsr(copy=True)
+        rows_first.sum_duplicates()
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(rows_first.indptr))
+        block = blocks[rows_first.indices]
         key = rows * starts.size + block
         _, where = np.unique(key, return_inverse=True)
-        norms = np.sqrt(np.bincount(where, weights=X.data.astype(float) ** 2))
+        norms = np.sqrt(np.bincount(where, weights=rows_first.data.astype(float) ** 2))
         factor = _shrink(norms[where], limits[block])
-        if np.all(factor == 1.0):
-            return X
-        X = X.astype(np.float64, copy=True)
-        X.data *= factor
-        return X
+        if np.all(factor == 1.0) and rows_first.nnz == X.nnz:
+            return X  # in its own format
+        clipped = rows_first.astype(np.float64)
+        clipped.data *= factor
+        return clipped.asformat(X.format)
     values = np.asarray(X, dtype=float)
     norms = np.sqrt(np.add.reduceat(values * values, starts, axis=1))
     factor = _shrink(norms, limits)
