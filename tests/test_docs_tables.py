@@ -243,7 +243,8 @@ def test_every_generated_file_a_page_quotes_exists():
 
     result = page_commits.survey([ROOT / name for name in PAGES])
     assert result.problems == []
-    assert {"docs/benchmarks/dpsgd.md", "docs/comparison/dpsgd.rst"} <= set(result.pages)
+    assert {"docs/benchmarks/dpsgd.md",
+            "docs/comparison/dpsgd.rst"} <= set(result.pages)
 
 
 def test_every_page_quotes_runs_of_one_commit():

@@ -278,7 +278,7 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
             margin = plan.activation_margin * gradient_std
             new = np.where((coef[columns] == 0) & (np.abs(noisy) <= alpha + margin),
                            0.0, new)
-            for j, value in zip(columns, new):
+            for j, value in zip(columns, new, strict=True):
                 if value != coef[j]:
                     data.move(j, value - coef[j])
                     coef[j] = value

@@ -355,7 +355,7 @@ def test_block_scores_are_one_lipschitz_and_keep_a_single_columns_score():
     for _ in range(500):
         a, b = rng.normal(size=(2, 9)) * rng.choice([0.01, 1.0])
         sa, sb = greedy_cd.block_scores(a, starts), greedy_cd.block_scores(b, starts)
-        for k, (lo, hi) in enumerate(zip(starts, [1, 4, 9])):
+        for k, (lo, hi) in enumerate(zip(starts, [1, 4, 9], strict=True)):
             assert abs(sa[k] - sb[k]) <= np.linalg.norm(a[lo:hi] - b[lo:hi]) + 1e-12
         assert sa[0] == a[0]
     # All below the threshold: the block's best column's score.
@@ -431,7 +431,8 @@ def test_a_block_of_pure_noise_stays_at_zero():
     rng = np.random.default_rng(4)
     size, std, trials = 50, 1.0, 2000
     noise = rng.normal(scale=std, size=(trials, size))
-    entered = np.mean([greedy_cd.block_enters(z, std, ACTIVATION_MARGIN) for z in noise])
+    entered = np.mean([greedy_cd.block_enters(z, std, ACTIVATION_MARGIN)
+                       for z in noise])
     per_column = np.mean(np.any(np.abs(noise) > ACTIVATION_MARGIN * std, axis=1))
     assert per_column > 0.8
     # As often as one column clears the margin: 4.6%, within 3 binomial
