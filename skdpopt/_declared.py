@@ -52,11 +52,8 @@ def declared_blocks(transformer, n_columns):
 
     Parameters
     ----------
-    transformer : estimator, "passthrough" or None
-        A fitted transformer (a ``ColumnTransformer`` or ``Pipeline`` of
-        them included).
-    n_columns : int
-        The width of its output.
+    transformer, n_columns
+        As in :func:`declared_bounds`.
 
     Returns
     -------
