@@ -179,7 +179,6 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
     alpha, n_steps, fit_intercept = problem.alpha, plan.n_steps, problem.fit_intercept
     selection, selection_epsilon = plan.selection, plan.selection_epsilon
     gradient_noise_multiplier = plan.gradient_noise_multiplier
-    curvature_noise_multiplier = plan.curvature_noise_multiplier
     residual_noise_multiplier = plan.residual_noise_multiplier
     coef_init, intercept_init = problem.coef_init, problem.intercept_init
     # Per-column bounds B_j; the intercept's constant feature is the largest.
@@ -244,50 +243,65 @@ def private_greedy_cd(problem, plan, rng, *, verbose=0):
             # 2 B_j C / n, for a block of one).
             block_bound = (bounds[columns[0]] if columns.size == 1
                            else block_bounds[choice])
-            gradient_std = (gradient_noise_multiplier * block_bound
-                            * score_sensitivity)
-            noisy = grad[columns] + _noise(plan, rng, gradient_std, columns.size)
-            if columns.size > 1 and not np.any(coef[columns]) and not \
-                    block_enters(noisy, gradient_std, plan.activation_margin):
-                noisy = np.zeros(columns.size)  # the block stays at zero
-            step_curvature = bounds[columns] ** 2  # M_j
-            if curvature_noise_multiplier is not None:
-                # Sensitivity of (1/n) sum_i x_ij^2: B_j^2 / n for a column,
-                # sqrt(2) B_b^2 / n in l2 for a block's vector of them.
-                spread = 1.0 if columns.size == 1 else np.sqrt(2.0)
-                curvature_std = (curvature_noise_multiplier * spread
-                                 * block_bound ** 2 / n)
-                released = np.array([data.curvature(j) for j in columns]) \
-                    + gaussian_noise(rng, curvature_std, columns.size)
-                curvature_sums[columns] += released
-                curvature_counts[columns] += 1
-                step_curvature = _curvature_upper_bound(
-                    curvature_sums[columns], curvature_counts[columns],
-                    curvature_std, step_curvature)
-            if columns.size > 1:
-                # A block's levels can be rare (curvature near 0, where a
-                # column of a standardised feature is not): no step's noise
-                # beyond C / (BLOCK_STEP_NOISE B_b), a fraction of the
-                # largest move its feature can make in the clipped residuals
-                # (post-processing of public values).
-                step_curvature = np.maximum(
-                    step_curvature, BLOCK_STEP_NOISE * gradient_std
-                    * block_bound / data.residual_bound)
-            new = soft_threshold(coef[columns] - noisy / step_curvature,
-                                 alpha / step_curvature)
-            margin = plan.activation_margin * gradient_std
-            new = np.where((coef[columns] == 0) & (np.abs(noisy) <= alpha + margin),
-                           0.0, new)
-            for j, value in zip(columns, new, strict=True):
-                if value != coef[j]:
-                    data.move(j, value - coef[j])
-                    coef[j] = value
+            _step_on_columns(data, coef, columns, grad[columns], alpha, plan,
+                             rng, block_bound=block_bound,
+                             ceilings=bounds[columns] ** 2,
+                             score_sensitivity=score_sensitivity,
+                             curvatures=(curvature_sums, curvature_counts))
         if verbose and ((t + 1) % max(1, n_steps // 10) == 0 or t + 1 == n_steps):
             print(f"-- Step {t + 1}/{n_steps}: non-zeros {np.count_nonzero(coef)}, "
                   f"intercept {intercept:.6f}, "
                   f"elapsed {time.perf_counter() - start:.2f} s")
 
     return LinearResult(coef=coef, intercept=intercept, selected=selected)
+
+
+def _step_on_columns(data, coef, columns, grad, alpha, plan, rng, *,
+                     block_bound, ceilings, score_sensitivity, curvatures):
+    """One step on a column or a block: release its gradient (and
+    curvatures), then move each coordinate by its proximal step.
+
+    ``coef`` and the running curvature sums and counts (``curvatures``)
+    are updated in place, ``data``'s residuals with them.  ``ceilings``
+    holds the columns' public curvature bounds ``M_j = B_j^2``.
+    """
+    gradient_std = plan.gradient_noise_multiplier * block_bound * score_sensitivity
+    noisy = grad + _noise(plan, rng, gradient_std, columns.size)
+    if columns.size > 1 and not np.any(coef[columns]) and not \
+            block_enters(noisy, gradient_std, plan.activation_margin):
+        noisy = np.zeros(columns.size)  # the block stays at zero
+    step_curvature = ceilings
+    if plan.curvature_noise_multiplier is not None:
+        # Sensitivity of (1/n) sum_i x_ij^2: B_j^2 / n for a column,
+        # sqrt(2) B_b^2 / n in l2 for a block's vector of them.
+        spread = 1.0 if columns.size == 1 else np.sqrt(2.0)
+        curvature_std = (plan.curvature_noise_multiplier * spread
+                         * block_bound ** 2 / data.n_samples)
+        released = np.array([data.curvature(j) for j in columns]) \
+            + gaussian_noise(rng, curvature_std, columns.size)
+        sums, counts = curvatures
+        sums[columns] += released
+        counts[columns] += 1
+        step_curvature = _curvature_upper_bound(
+            sums[columns], counts[columns], curvature_std, step_curvature)
+    if columns.size > 1:
+        # A block's levels can be rare (curvature near 0, where a column of
+        # a standardised feature is not): no step's noise beyond
+        # C / (BLOCK_STEP_NOISE B_b), a fraction of the largest move its
+        # feature can make in the clipped residuals (post-processing of
+        # public values).
+        step_curvature = np.maximum(
+            step_curvature,
+            BLOCK_STEP_NOISE * gradient_std * block_bound / data.residual_bound)
+    new = soft_threshold(coef[columns] - noisy / step_curvature,
+                         alpha / step_curvature)
+    margin = plan.activation_margin * gradient_std
+    new = np.where((coef[columns] == 0) & (np.abs(noisy) <= alpha + margin),
+                   0.0, new)
+    for j, value in zip(columns, new, strict=True):
+        if value != coef[j]:
+            data.move(j, value - coef[j])
+            coef[j] = value
 
 
 def block_enters(noisy, std, margin):
