@@ -143,7 +143,8 @@ MUTANTS = [
         (Patch("skdpopt/lasso.py",
                "self.feature_blocks_ = self._blocks(X)\n        if self",
                "self.feature_blocks_ = self._blocks(X)\n        if False and self"),),
-        (f"{AUDITS}::test_audit_within_claim[DPLasso (one-hot block)]",
+        ("tests/privacy/test_sensitivity.py",
+         f"{AUDITS}::test_audit_within_claim[DPLasso (one-hot block)]",
          "tests/test_lasso.py"),
     ),
     Mutant(

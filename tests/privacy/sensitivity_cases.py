@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 import pytest
+import scipy.sparse
 from harness import (
     Statistic,
     features,
@@ -566,6 +567,51 @@ def _lasso_observe(residual_bound, curvature, per_column=False):
     return observe
 
 
+def _lasso_blocks_observe(side, rng):
+    """Greedy CD on declared blocks (column 0 alone, the others one block
+    of bound B), whatever the rows: the block's gradient over B in l2
+    (2 C / n), every candidate's score (2 C / n) and the block's
+    curvatures over B^2 in l2 (sqrt(2) / n), from the problem handed to
+    the solver (after the block clip), at probe iterates and bounds."""
+    alpha = 0.05
+    X = side.X
+    if X.shape[1] < 4:  # zero columns alike on both sides: a block of 3
+        pad = np.zeros((X.shape[0], 4 - X.shape[1]), dtype=X.dtype)
+        X = (scipy.sparse.hstack([X, pad], format="csr") if scipy.sparse.issparse(X)
+             else np.hstack([X, pad]))
+    n, d = X.shape
+    blocks = np.r_[0, np.ones(d - 1, dtype=np.intp)]
+    est = DPLasso(alpha=alpha, max_iter=2, target_bound=TARGET,
+                  curvature="private", random_state=0)
+    est = est.with_declared_bounds(np.full(d, B), blocks)
+    with observing() as patch:
+        zero_noise(patch, skdpopt.lasso, "plan_lasso",
+                   **_noiseless_lasso("auto", "private"))
+        problems = spy(patch, skdpopt.solvers.greedy_cd, "least_squares_problem")
+        est.fit(X, side.y)
+    assert est.feature_blocks_ is not None
+    problem = problems.first.result
+    # Besides random iterates, an intercept far beyond the targets: every
+    # residual then clips at the same edge, where a row's whole block
+    # moves its gradient most.
+    far = [np.r_[np.zeros(d), edge] for edge in (-100.0 * TARGET, 100.0 * TARGET)]
+    stats = {}
+    for i, point in enumerate(list(probe_vectors(rng, d + 1)) + far):
+        C = TARGET * rng.uniform(0.01, 1.0) if i else TARGET
+        problem.residual_bound = C
+        problem.reset(point[:d], point[d])
+        grad, grad_intercept = problem.gradient()
+        stats[f"block gradient over B at probe {i}"] = Statistic(
+            grad[1:] / B, 2.0 * C / n, "l2")
+        scores = skdpopt.solvers.greedy_cd.block_scores(
+            selection_scores(grad, point[:d], alpha, B), np.array([0, 1]))
+        stats[f"column and block scores at probe {i}"] = Statistic(
+            np.append(scores, abs(grad_intercept) / B), 2.0 * C / n, "linf")
+    stats["block curvatures over B squared"] = Statistic(
+        [problem.curvature(j) / B**2 for j in range(1, d)], np.sqrt(2.0) / n, "l2")
+    return stats
+
+
 def _noiseless_lasso(residual_bound, curvature):
     fields = {"gradient_noise_multiplier": 0.0, "selection_epsilon": np.inf,
               "activation_margin": 0.0}
@@ -636,6 +682,9 @@ LASSO_CASES = [
     Case("DPLasso(greedy_cd, per-column feature bounds)",
          _lasso_observe("auto", "private", per_column=True),
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
+    Case("DPLasso(greedy_cd, one-hot blocks): block gradient, scores, curvatures",
+         _lasso_blocks_observe,
+         features(formats=("dense", "csr"), dtypes=FLOATS, targets="real")),
     Case("DPLasso(frank_wolfe): vertex scores",
          _lasso_frank_wolfe_observe,
          features(formats=ALL_FORMATS, dtypes=FLOATS, targets="real")),
