@@ -41,10 +41,9 @@ def declared_bounds(transformer, n_columns):
         a ``ColumnTransformer`` in their output order; a ``Pipeline``'s
         last transformer's; NaN for any other column (unknown).
     """
-    bounds = _bounds(transformer, n_columns)
-    if bounds is None or bounds.shape != (n_columns,):
-        return np.full(n_columns, np.nan)
-    return bounds
+    bounds = _walk(transformer, n_columns, _leaf_bounds,
+                   lambda width: np.full(width, np.nan))
+    return np.full(n_columns, np.nan) if bounds is None else bounds
 
 
 def declared_blocks(transformer, n_columns):
@@ -64,49 +63,42 @@ def declared_blocks(transformer, n_columns):
         own.  Contiguous and non-decreasing; ``arange(n_columns)`` when
         nothing is declared.
     """
-    sizes = _block_sizes(transformer, n_columns)
-    if sizes is None or sum(sizes) != n_columns:
-        sizes = [1] * n_columns
-    return np.repeat(np.arange(len(sizes)), sizes).astype(np.intp)
+    starts = _walk(transformer, n_columns, _leaf_block_starts,
+                   lambda width: np.ones(width, dtype=bool))
+    if starts is None:
+        starts = np.ones(n_columns, dtype=bool)
+    return (np.cumsum(starts) - 1).astype(np.intp)
 
 
-def _block_sizes(transformer, width):
-    """Widths of the output's blocks in order, or None if unknown."""
+def _walk(transformer, width, leaf, unknown):
+    """One value per output column of a fitted transformer: ``leaf(step,
+    width)`` for a transformer that declares something (None if it does
+    not), the parts of a ``ColumnTransformer`` at their output positions
+    (``unknown(width)`` where a part declares nothing), a ``Pipeline``'s
+    last transformer's; None if unknown."""
     if isinstance(transformer, ColumnTransformer):
         indices = getattr(transformer, "output_indices_", None)
         if indices is None or max(
                 (part.stop for part in indices.values()), default=0) != width:
-            return None
+            return None  # not the output this transformer gives
+        out = unknown(width)
         fitted = dict(transformer.named_transformers_)
-        sizes = []
-        for name, positions in sorted(indices.items(),
-                                      key=lambda item: item[1].start):
-            part = len(range(width)[positions])
-            inner = (_block_sizes(fitted[name], part)
-                     if part and name in fitted else None)
-            sizes += inner if inner is not None and sum(inner) == part else [1] * part
-        return sizes
+        for name, positions in indices.items():
+            part = range(width)[positions]
+            if len(part) == 0 or name not in fitted:
+                continue
+            inner = _walk(fitted[name], len(part), leaf, unknown)
+            if inner is not None and inner.shape == (len(part),):
+                out[positions] = inner
+        return out
     if isinstance(transformer, Pipeline):
         steps = [s for _, s in transformer.steps
                  if s is not None and not (isinstance(s, str) and s == "passthrough")]
-        return _block_sizes(steps[-1], width) if steps else None
-    kind = type(transformer)
-    if kind.__name__ == "OneHotEncoder" and kind.__module__.startswith("sklearn."):
-        # The encoder's own count of output columns per input column (after
-        # a dropped or grouped infrequent category): its parameters' doing.
-        sizes = getattr(transformer, "_n_features_outs", None)
-        if sizes is not None and sum(sizes) == width:
-            return [int(size) for size in sizes]
-    return None
+        return _walk(steps[-1], width, leaf, unknown) if steps else None
+    return leaf(transformer, width)
 
 
-def _bounds(transformer, width):
-    if isinstance(transformer, ColumnTransformer):
-        return _column_transformer_bounds(transformer, width)
-    if isinstance(transformer, Pipeline):
-        steps = [s for _, s in transformer.steps
-                 if s is not None and not (isinstance(s, str) and s == "passthrough")]
-        return _bounds(steps[-1], width) if steps else None
+def _leaf_bounds(transformer, width):
     kind = type(transformer)
     if kind.__name__ in _ZERO_ONE and kind.__module__.startswith("sklearn."):
         return np.ones(width)
@@ -116,20 +108,17 @@ def _bounds(transformer, width):
     return None
 
 
-def _column_transformer_bounds(transformer, width):
-    """The parts' bounds at the output positions ``output_indices_`` gives
-    (remainder and passthrough columns unknown)."""
-    indices = getattr(transformer, "output_indices_", None)
-    if indices is None or max(
-            (part.stop for part in indices.values()), default=0) != width:
-        return None  # not the output this transformer gives
-    bounds = np.full(width, np.nan)
-    fitted = dict(transformer.named_transformers_)
-    for name, positions in indices.items():
-        part = range(width)[positions]
-        if len(part) == 0 or name not in fitted:
-            continue
-        inner = _bounds(fitted[name], len(part))
-        if inner is not None and inner.shape == (len(part),):
-            bounds[positions] = inner
-    return bounds
+def _leaf_block_starts(transformer, width):
+    """Where a ``OneHotEncoder``'s blocks start: its own count of output
+    columns per input column (after a dropped or grouped infrequent
+    category), its parameters' doing."""
+    kind = type(transformer)
+    if kind.__name__ != "OneHotEncoder" or not kind.__module__.startswith("sklearn."):
+        return None
+    sizes = getattr(transformer, "_n_features_outs", None)
+    if sizes is None or sum(sizes) != width:
+        return None
+    starts = np.zeros(width, dtype=bool)
+    first = np.cumsum(np.r_[0, sizes[:-1]]).astype(int)
+    starts[first[first < width]] = True
+    return starts
