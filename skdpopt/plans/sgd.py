@@ -55,11 +55,22 @@ CLIP_QUANTILE = 0.9
 # most MAX_TARGET_SHARE.
 TARGET_QUANTILE = 0.99
 MAX_TARGET_SHARE = 0.25
+# Classes in lockstep clip each row's K derivatives together to this times
+# clip_norm: sqrt(2) is the largest l2 norm of y - p for a one-hot y and a
+# probability vector p, so a row whose derivatives behave like a softmax
+# model's is clipped no harder than one binary problem's row is clipped
+# to clip_norm.  Against 1 and 2 on the multiclass tables of the panel's
+# design half and benchmarks/design_classify_dev.py: 1 cut the signal of
+# the rows where one class dominates (military, epsilon = 1: 0.87 of the
+# non-private gain against 0.91 run one after another), 2 added noise
+# where the noise was small (chile, epsilon = 3).
+LOCKSTEP_CLIP = math.sqrt(2.0)
 
 
 @dataclass(frozen=True)
 class DPSGDPlan(PrivacyPlan):
-    """What a DP-SGD fit releases: ``n_problems * n_steps`` noisy sums.
+    """What a DP-SGD fit releases: ``n_problems * n_steps`` noisy sums, or
+    ``n_steps`` joint ones when the problems run in lockstep.
 
     Attributes
     ----------
@@ -70,7 +81,11 @@ class DPSGDPlan(PrivacyPlan):
     n_epochs : int
         Epochs those steps make (for progress messages and ``n_iter_``).
     n_problems : int
-        Binary problems fitted one after another (one-vs-rest), or 1.
+        Binary problems (one-vs-rest), or 1.
+    lockstep : bool
+        The problems run together, each step one noisy sum of all their
+        gradients under one clip (:mod:`skdpopt.solvers.joint_sgd`),
+        instead of one after another.
     noise_multiplier : float
         Noise std over the clip norm; 0 without privacy.
     average_start : float or None
@@ -114,6 +129,7 @@ class DPSGDPlan(PrivacyPlan):
     n_epochs: int
     n_problems: int
     noise_multiplier: float
+    lockstep: bool = False
     average_start: float = None
     clip_draws: QuantileDraws = None
     target_draws: TargetDraws = None
@@ -127,6 +143,13 @@ class DPSGDPlan(PrivacyPlan):
     learning_rate: str = "invscaling"
     eta0: float = 0.01
     power_t: float = 0.25
+
+    @property
+    def clip_scale(self):
+        """What ``clip_norm`` is multiplied by to bound one step's
+        contribution of a row (and the noise with it):
+        :data:`LOCKSTEP_CLIP` for problems in lockstep, else 1."""
+        return LOCKSTEP_CLIP if self.lockstep else 1.0
 
     def step_size(self, t):
         """The step size at step t = 0, 1, ..."""
@@ -178,7 +201,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
                max_iter, average, auto_clip=False, auto_target=False,
                n_classes=None, weight_bound=1.0, calibrate_intercept=False,
                fit_check=False, clip_check=False, centre_target=True,
-               learning_rate="invscaling", eta0=0.01, power_t=0.25):
+               learning_rate="invscaling", eta0=0.01, power_t=0.25,
+               lockstep=False):
     """Plan a DP-SGD fit from public quantities.
 
     Parameters
@@ -186,7 +210,7 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     n_samples : int
         Number of rows (public).
     n_problems : int
-        Binary problems composed in the fit (classes in one-vs-rest).
+        Binary problems in the fit (classes in one-vs-rest).
     epsilon, delta : float
         The fit's budget; ``epsilon=inf`` plans a run without noise.
     sampling, batch_size, max_iter, average, learning_rate, eta0, power_t
@@ -223,6 +247,10 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     centre_target : bool, default=True
         Whether the target's location is released (False for a model
         without intercept: only its scale, two draws).
+    lockstep : bool, default=False
+        The problems run together, each step one subsampled Gaussian
+        mechanism for all of them (:mod:`skdpopt.solvers.joint_sgd`);
+        otherwise one after another, their steps composed.
 
     Returns
     -------
@@ -298,16 +326,17 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         if check is not None:
             last.append(check.event)
 
+        runs = 1 if lockstep else n_problems
+
         def make_event(sigma):
             steps_event = repeat(
-                SubsampledGaussianMechanism(min(rate, 1.0), sigma),
-                steps * n_problems)
+                SubsampledGaussianMechanism(min(rate, 1.0), sigma), steps * runs)
             parts = [*first, steps_event, *last]
             return compose(*parts) if len(parts) > 1 else steps_event
 
-        # The problems run one after another: calibrate their total.  In
-        # zCDP terms the steps keep 1 - share of the budget.
-        guess = clt_noise_multiplier(epsilon, delta, rate, steps * n_problems)
+        # Problems run one after another compose: calibrate their total.
+        # In zCDP terms the steps keep 1 - share of the budget.
+        guess = clt_noise_multiplier(epsilon, delta, rate, steps * runs)
         noise_multiplier = calibrate(
             make_event, epsilon, delta,
             NoiseBracket(guess / np.sqrt(1.0 - share))).value
@@ -315,7 +344,7 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     return DPSGDPlan(
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
-        noise_multiplier=noise_multiplier, average_start=average_start,
+        noise_multiplier=noise_multiplier, lockstep=lockstep, average_start=average_start,
         clip_draws=clip_draws, target_draws=targets, bounds_share=share,
         class_totals=totals, calibration_steps=calibration_steps,
         calibration_noise=calibration_noise, fit_check=check, clip_check=clipped,

@@ -1,0 +1,238 @@
+"""One-vs-rest DP-SGD with the classes in lockstep, under one clip.
+
+The K binary problems of a multiclass fit read the same rows.  Run one
+after another, each pays its own noisy steps, and the K runs compose: each
+gets about a K-th of the budget (zCDP units), so its noise is about
+``sqrt(K)`` times a binary fit's.  Run together, step t draws one Poisson
+batch for all of them, and row i's gradients in the K problems form the
+K x (d + 1) matrix ``r_i (x_i, 1)^T``, where ``r_i`` holds its K loss
+derivatives (each times the row's weight in that problem).  Its Frobenius
+norm is ``||r_i|| ||(x_i, 1)||``; scaling ``r_i`` to norm at most
+``B / ||(x_i, 1)||`` clips it to B, with ``B = LOCKSTEP_CLIP * clip_norm``
+(:mod:`skdpopt.plans.sgd`).  The summed matrix then moves by at most B
+(one row added or removed) in Frobenius norm, and Gaussian noise of
+standard deviation ``sigma B`` on each of its entries is one subsampled
+Gaussian mechanism per step: the steps of all K problems cost what one
+binary fit's steps cost (docs/privacy/dpsgd.md, "Classes in lockstep").
+
+A row's K derivatives share its clip: where one class carries most of
+``||r_i||`` (the row's own class, early on), that problem gets nearly all
+of B, where one problem run alone gets at most ``clip_norm``.
+
+A derivative that is NaN (``inf - inf`` in an extreme row's prediction)
+counts as 0; an infinite one is first cut to the row's bound, so that the
+norm is finite; a row of infinite norm has bound 0 and adds nothing.  Sums
+are in float64 whatever X's dtype (:mod:`skdpopt._sums`).
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._clipping import example_norms
+from .._sums import column_sums, row_dots, total
+from ..mechanisms import gaussian_noise, poisson_batches
+from .problems import LinearResult
+
+# Poisson batches are drawn this many steps at a time (one vectorised draw).
+_BLOCK_STEPS = 256
+
+
+@dataclass(frozen=True)
+class LockstepProblem:
+    """One binary problem of a lockstep fit.
+
+    Attributes
+    ----------
+    target : ndarray of shape (n_samples,)
+        The +-1 targets.
+    loss : object
+        Its loss (class-weighted where its classes weigh differently).
+    step_scale : float
+        What the plan's step size is multiplied by for this problem.
+    weight_scale : float
+        What the rows' weights in [0, 1] were divided by (the noisy sum is
+        multiplied back by it).
+    intercept_init : float
+        Its starting intercept.
+    """
+
+    target: np.ndarray
+    loss: object
+    step_scale: float = 1.0
+    weight_scale: float = 1.0
+    intercept_init: float = 0.0
+
+
+def row_bounds(X, bound, fit_intercept):
+    """Each row's bound on ``||r_i||``: ``B / ||(x_i, 1)||`` in float64,
+    without overflow; 0 for a row of infinite norm (it adds nothing) and
+    for a row of norm 0 (whose gradient is 0 anyway)."""
+    norms = example_norms(X, float(fit_intercept))
+    bounds = np.zeros_like(norms)
+    np.divide(bound, norms, out=bounds, where=(norms > 0) & np.isfinite(norms))
+    np.minimum(bounds, np.finfo(np.float64).max, out=bounds)
+    return bounds
+
+
+def clip_rows(residuals, bounds):
+    """Scale each row of ``residuals`` (n x K) to l2 norm at most its
+    bound, in place: NaN entries become 0 and every entry is first cut to
+    ``[-bound, bound]`` (a clipped row's norm is then finite, and the row
+    still ends within its bound).
+
+    Parameters
+    ----------
+    residuals : ndarray of shape (n_rows, n_problems), float64
+    bounds : ndarray of shape (n_rows,)
+
+    Returns
+    -------
+    ndarray
+        ``residuals``, clipped.
+    """
+    np.nan_to_num(residuals, copy=False, nan=0.0, posinf=np.inf, neginf=-np.inf)
+    limit = bounds[:, None]
+    np.minimum(residuals, limit, out=residuals)
+    np.maximum(residuals, -limit, out=residuals)
+    # ||r_i|| / bound_i from entries in [-1, 1]: no overflow.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where(limit > 0, residuals / limit, 0.0)
+    ratio = np.sqrt(np.einsum("ij,ij->i", relative, relative))
+    residuals /= np.maximum(ratio, 1.0)[:, None]
+    return residuals
+
+
+def _gradient_sums(X_batch, residuals):
+    """``residuals.T @ X_batch`` (K x d) and the residuals' column sums,
+    in float64."""
+    grad = np.array([column_sums(X_batch, residuals[:, k])
+                     for k in range(residuals.shape[1])])
+    return grad, np.array([total(residuals[:, k]) for k in range(residuals.shape[1])])
+
+
+def _residuals(X_batch, targets, problems, coef, intercept, weights):
+    """Each row's K weighted loss derivatives at the current iterates."""
+    out = np.empty((X_batch.shape[0], len(problems)))
+    for k, problem in enumerate(problems):
+        prediction = row_dots(X_batch, coef[k]) + intercept[k]
+        out[:, k] = np.asarray(problem.loss.derivative(prediction, targets[:, k]),
+                               dtype=np.float64).ravel()
+    if weights is not None:
+        out *= weights[:, None]
+    return out
+
+
+def _batches(rng, plan, n_samples):
+    """Each step's rows: a Poisson sample (None: every row, full batch);
+    with ``single_pass``, only the rows not drawn before."""
+    n_steps, rate = plan.n_steps, plan.sampling_rate
+    if rate >= 1.0:
+        for _ in range(n_steps):
+            yield None
+        return
+    seen = np.zeros(n_samples, dtype=bool) if plan.single_pass else None
+    for start in range(0, n_steps, _BLOCK_STEPS):
+        rows, offsets = poisson_batches(rng, n_samples, rate,
+                                        min(_BLOCK_STEPS, n_steps - start))
+        for i in range(len(offsets) - 1):
+            batch = rows[offsets[i]:offsets[i + 1]]
+            if seen is not None:
+                batch = batch[~seen[batch]]
+                seen[batch] = True
+            yield batch
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def lockstep_sgd(X, problems, plan, rng, *, clip_norm, fit_intercept=True,
+                 alpha=0.0, radius=None, sample_weight=None, verbose=0):
+    """Run the binary problems of a one-vs-rest fit together (see the
+    module docstring).
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        In memory.
+    problems : list of LockstepProblem
+    plan : DPSGDPlan
+        Reads ``sampling_rate``, ``n_steps``, ``noise_multiplier`` (of the
+        joint sums), ``step_size(t)``, ``average_start``, ``single_pass``
+        and ``n_epochs``.
+    rng : numpy.random.Generator
+    clip_norm : float
+        Each row's K x (d + 1) gradient is clipped to ``clip_norm *
+        plan.clip_scale`` in Frobenius norm, the noise's scale with it.
+    fit_intercept : bool, default=True
+    alpha : float, default=0.0
+        L2 penalty (data-free).
+    radius : float or None, default=None
+        Project each problem's coefficients onto the l2 ball of this radius.
+    sample_weight : ndarray or None, default=None
+        The rows' weights in [0, 1], shared by the problems.
+    verbose : int, default=0
+
+    Returns
+    -------
+    list of LinearResult
+        One per problem, in order.
+    """
+    n_samples, n_features = X.shape
+    n_problems = len(problems)
+    targets = np.column_stack([np.asarray(p.target, dtype=np.float64)
+                               for p in problems])
+    bound = clip_norm * plan.clip_scale
+    bounds = row_bounds(X, bound, fit_intercept)
+    steps = np.array([p.step_scale for p in problems])
+    # eta / (q n) times the noisy sum, times what the weights were divided by.
+    per_sum = steps * np.array([p.weight_scale for p in problems]) / (
+        plan.sampling_rate * n_samples)
+    coef = np.zeros((n_problems, n_features))
+    intercept = np.array([p.intercept_init if fit_intercept else 0.0
+                          for p in problems], dtype=np.float64)
+    coef_sum, intercept_sum, n_averaged = np.zeros_like(coef), np.zeros(n_problems), 0
+    noise_std = plan.noise_multiplier * bound
+    start, epochs_done = time.perf_counter(), 0
+    for t, rows in enumerate(_batches(rng, plan, n_samples)):
+        if rows is None:
+            X_batch, y_batch, weights, limit = X, targets, sample_weight, bounds
+        else:
+            X_batch = X[rows]
+            y_batch, limit = targets[rows], bounds[rows]
+            weights = None if sample_weight is None else sample_weight[rows]
+        residuals = clip_rows(_residuals(X_batch, y_batch, problems, coef,
+                                         intercept, weights), limit)
+        grad, grad_intercept = _gradient_sums(X_batch, residuals)
+        noise = gaussian_noise(rng, noise_std, (n_problems, n_features + 1))
+        eta = plan.step_size(t)
+        update = (eta * per_sum)[:, None] * (grad + noise[:, :n_features])
+        if alpha:
+            update += (eta * alpha * steps)[:, None] * coef
+        coef -= update
+        if fit_intercept:
+            intercept -= eta * per_sum * (grad_intercept + noise[:, n_features])
+        if radius is not None:
+            norms = np.linalg.norm(coef, axis=1)
+            coef *= np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
+        if plan.average_start is not None and t >= plan.average_start:
+            coef_sum += coef
+            intercept_sum += intercept
+            n_averaged += 1
+        epoch = (t + 1) * plan.n_epochs // plan.n_steps
+        if verbose and epoch > epochs_done:
+            epochs_done = epoch
+            print(f"-- Epoch {epoch}\n"
+                  f"Norm: {np.linalg.norm(coef):.2f}, "
+                  f"Bias: {np.abs(intercept).max():.6f}, T: {t + 1}, "
+                  f"Elapsed: {time.perf_counter() - start:.2f} s")
+    if n_averaged:
+        coef, intercept = coef_sum / n_averaged, intercept_sum / n_averaged
+    return [LinearResult(coef=coef[k].copy(), intercept=float(intercept[k]))
+            for k in range(n_problems)]
+
+
+def lockstep_is_possible(X, n_problems):
+    """Whether a fit's problems can run in lockstep: several of them, on
+    rows in memory (public: the data's type and the label set's size)."""
+    return n_problems > 1 and (isinstance(X, np.ndarray) or sp.issparse(X))
