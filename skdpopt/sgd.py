@@ -38,9 +38,7 @@ from ._targets import check_sample_weight, classifier_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .plans.bounds import is_auto
 from .plans.sgd import plan_dpsgd
-from .solvers.joint_sgd import LockstepProblem, lockstep_is_possible, lockstep_sgd
-from .solvers.noisy_sgd import noisy_sgd
-from .solvers.problems import LinearProblem, LinearResult
+from .solvers.lockstep_sgd import lockstep_is_possible, sgd_problems
 from .solvers.targets import release_location_scale
 
 _COMMON_PARAMETER_CONSTRAINTS = {
@@ -100,19 +98,13 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             levers=(MORE_EPSILON, MORE_ROWS, "fewer features"))
         rng = self._begin_release(plan)
         weighting = self._weighting(targets, loss, sample_weight, plan, rng)
-        problems = weighting.problems if weighting else [None] * len(targets)
         targets, loss = self._scaled_problem(targets, loss, plan, rng)
         clip_norm = self._clip_norm(X, targets[0], loss, plan, rng)
-        alpha = self.alpha if self.penalty == "l2" else 0.0
-        if plan.lockstep:
-            results = self._lockstep(X, targets, loss, weighting, clip_norm,
-                                     alpha, plan, rng)
-        else:
-            results = [noisy_sgd(LinearProblem(
-                X, target, self.fit_intercept, loss=loss, clip_norm=clip_norm,
-                alpha=alpha, radius=self.radius, weighting=problem), plan, rng,
-                verbose=self.verbose)
-                for target, problem in zip(targets, problems, strict=True)]
+        results = sgd_problems(
+            X, targets, loss, weighting, plan, rng, clip_norm=clip_norm,
+            fit_intercept=self.fit_intercept,
+            alpha=self.alpha if self.penalty == "l2" else 0.0,
+            radius=self.radius, verbose=self.verbose)
         # The fit check reads the fitted model.
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
@@ -124,27 +116,6 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         self.t_ = plan.n_steps
         self._finish_release(plan)
         return self.coef_, self.intercept_
-
-    def _lockstep(self, X, targets, loss, weighting, clip_norm, alpha, plan, rng):
-        """The binary problems run together under one clip
-        (:mod:`skdpopt.solvers.joint_sgd`), then each intercept calibrated
-        (if planned) as a problem run alone is."""
-        weighted = weighting.problems if weighting is not None else None
-        problems = [
-            LockstepProblem(target, loss) if weighted is None else LockstepProblem(
-                target, p.loss, step_scale=p.step_scale,
-                weight_scale=p.weights.scale, intercept_init=p.intercept_init())
-            for target, p in zip(targets, weighted or targets, strict=True)]
-        results = lockstep_sgd(
-            X, problems, plan, rng, clip_norm=clip_norm,
-            fit_intercept=self.fit_intercept, alpha=alpha, radius=self.radius,
-            sample_weight=None if weighting is None else weighting.sample_weight,
-            verbose=self.verbose)
-        if weighted is not None and plan.calibration_steps:
-            results = [LinearResult(coef=r.coef, intercept=p.calibrated_intercept(
-                X, r.coef, r.intercept, plan, rng))
-                for r, p in zip(results, weighted, strict=True)]
-        return results
 
     def _fits_on_dask(self, X):
         # single_pass tracks the rows seen: validate_training_data refuses

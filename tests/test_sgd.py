@@ -14,6 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 from skdpopt import DPSGDClassifier, DPSGDRegressor, PrivacyLedger, PrivacySpent
 from skdpopt.exceptions import UtilityWarning
 from skdpopt.plans.checks import FIT_CHECK_BOUND
+from skdpopt.plans.sgd import LOCKSTEP_CLIP, plan_dpsgd
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution as pld_lib  # noqa: E402
@@ -109,22 +110,45 @@ def test_spent_epsilon_matches_peer_accountant(regression_data, sampling,
     assert model.privacy_spent_.relation == "replace_one"
 
 
-def test_multiclass_budget_covers_all_binary_fits(added_noise):
+@pytest.mark.parametrize("sampling", ["poisson", "full"])
+def test_multiclass_budget_covers_the_classes_in_lockstep(added_noise, sampling):
     X, y = make_classification(n_samples=1500, n_features=6, n_informative=4,
                                n_classes=3, random_state=0)
     # The hinge loss without an intercept releases no class totals, no
     # calibration and no fit check: the steps are the whole fit (the class
     # releases' spend is recomputed in test_totals_and_calibration_are_in_the_spend).
     clf = DPSGDClassifier(epsilon=2.0, delta=1e-6, batch_size=150, max_iter=2,
-                          loss="hinge", fit_intercept=False,
+                          loss="hinge", fit_intercept=False, sampling=sampling,
                           random_state=0).fit(X, y)
     assert clf.coef_.shape == (3, 6)
-    # Three one-vs-rest problems of t_ steps each, composed: the noise drawn.
+    assert clf.privacy_plan_.lockstep
+    # Each step draws noise for the three problems at once (three rows of
+    # n_params values), at sqrt(2) C: one Gaussian mechanism of that
+    # sensitivity per step, not three.
     assert added_noise.steps(clf) == 3 * clf.t_
-    assert_claim_matches_peer(clf.privacy_spent_.epsilon,
-                              added_noise.noise_multiplier(clf),
-                              150 / 1500, added_noise.steps(clf), 1e-6)
+    multiplier = added_noise.noise_multiplier(clf) / LOCKSTEP_CLIP
+    assert multiplier == pytest.approx(clf.noise_multiplier_, rel=1e-12)
+    rate = 1.0 if sampling == "full" else 150 / 1500
+    assert_claim_matches_peer(clf.privacy_spent_.epsilon, multiplier, rate,
+                              clf.t_, 1e-6)
     assert clf.privacy_spent_.epsilon <= 2.0
+
+
+def test_one_after_another_composes_the_problems():
+    # Problems that do not run in lockstep (a Dask fit's) compose: K times
+    # the steps, at a larger noise for the same budget.
+    common = {"n_samples": 1500, "n_problems": 3, "epsilon": 2.0, "delta": 1e-6,
+              "sampling": "poisson", "batch_size": 150, "max_iter": 2,
+              "average": True}
+    apart = plan_dpsgd(**common)
+    together = plan_dpsgd(**common, lockstep=True)
+    assert not apart.lockstep and apart.clip_scale == 1.0
+    assert together.clip_scale == LOCKSTEP_CLIP
+    assert_claim_matches_peer(apart.spent().epsilon, apart.noise_multiplier,
+                              0.1, 3 * apart.n_steps, 1e-6)
+    assert_claim_matches_peer(together.spent().epsilon,
+                              together.noise_multiplier, 0.1, together.n_steps, 1e-6)
+    assert apart.noise_multiplier > 1.5 * together.noise_multiplier
 
 
 def test_accuracy_close_to_non_private(regression_data):

@@ -84,7 +84,7 @@ class DPSGDPlan(PrivacyPlan):
         Binary problems (one-vs-rest), or 1.
     lockstep : bool
         The problems run together, each step one noisy sum of all their
-        gradients under one clip (:mod:`skdpopt.solvers.joint_sgd`),
+        gradients under one clip (:mod:`skdpopt.solvers.lockstep_sgd`),
         instead of one after another.
     noise_multiplier : float
         Noise std over the clip norm; 0 without privacy.
@@ -249,7 +249,7 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
         without intercept: only its scale, two draws).
     lockstep : bool, default=False
         The problems run together, each step one subsampled Gaussian
-        mechanism for all of them (:mod:`skdpopt.solvers.joint_sgd`);
+        mechanism for all of them (:mod:`skdpopt.solvers.lockstep_sgd`);
         otherwise one after another, their steps composed.
 
     Returns
@@ -344,7 +344,8 @@ def plan_dpsgd(*, n_samples, n_problems, epsilon, delta, sampling, batch_size,
     return DPSGDPlan(
         epsilon=epsilon, delta=delta, event=event, sampling_rate=rate,
         n_steps=steps, n_epochs=epochs, n_problems=n_problems,
-        noise_multiplier=noise_multiplier, lockstep=lockstep, average_start=average_start,
+        noise_multiplier=noise_multiplier, lockstep=lockstep,
+        average_start=average_start,
         clip_draws=clip_draws, target_draws=targets, bounds_share=share,
         class_totals=totals, calibration_steps=calibration_steps,
         calibration_noise=calibration_noise, fit_check=check, clip_check=clipped,

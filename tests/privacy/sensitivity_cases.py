@@ -10,6 +10,7 @@ is seeded alike for both datasets, so both are probed at the same points.
 hypothesis strategy and fixed adversarial examples.
 """
 
+import math
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -40,6 +41,7 @@ import skdpopt.logistic_simplex
 import skdpopt.minimax
 import skdpopt.sgd
 import skdpopt.solvers.classes
+import skdpopt.solvers.lockstep_sgd
 import skdpopt.solvers.clipping
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
@@ -139,6 +141,31 @@ def _gradient_sums(patch, fit_intercept, seed, out, max_calls=6):
             out.append(values)
 
         spy(patch, owner, "gradient_sum", then=then)
+    _lockstep_sums(patch, fit_intercept, seed, out, max_calls)
+
+
+def _lockstep_sums(patch, fit_intercept, seed, out, max_calls):
+    """The same for the classes in lockstep: the K x (d + 1) sums of every
+    step, at probe coefficient matrices (as one vector)."""
+    owner = skdpopt.solvers.lockstep_sgd.LockstepRows
+    original = owner.gradient_sums
+
+    def then(call):
+        if len(out) >= max_calls:
+            return
+        source = call.args[0]
+        rows = call.args[3] if len(call.args) > 3 else call.kwargs.get("rows")
+        k, d = len(source.problems), source.n_features
+        points = probe_vectors(np.random.default_rng([seed, len(out)]), k * (d + 1))
+        values = []
+        for point in points:
+            point = point.reshape(k, d + 1)
+            intercept = point[:, d] if fit_intercept else np.zeros(k)
+            g, s = original(source, point[:, :d], intercept, rows)
+            values.append((np.column_stack([g, s]) if fit_intercept else g).ravel())
+        out.append(values)
+
+    spy(patch, owner, "gradient_sums", then=then)
 
 
 def _linear_rows_classes():
@@ -163,6 +190,10 @@ def _sgd_observe(make, sampling, fit_intercept, clip=CLIP):
             _gradient_sums(patch, fit_intercept, int(rng.integers(2**31)), sums)
             est.fit(side.X, side.y)
         bound = 2.0 * est.clip_norm_  # replace-one: two clipped contributions
+        if est.privacy_plan_.lockstep:
+            # A row's gradients in the K problems, clipped together to
+            # sqrt(2) C in Frobenius norm (docs/privacy/dpsgd.md).
+            bound *= math.sqrt(2.0)
         stats = {}
         for step, values in enumerate(sums):
             for i, value in enumerate(values):

@@ -63,6 +63,7 @@ from skdpopt.solvers.mirror_descent import (
     vertex_sampling_mirror_descent,
 )
 from skdpopt.solvers.noisy_newton import noisy_newton_logistic
+from skdpopt.solvers.lockstep_sgd import LockstepProblem, lockstep_sgd
 from skdpopt.solvers.noisy_sgd import noisy_sgd
 from skdpopt.solvers.problems import GroupProblem, LinearProblem, MarginalProblem
 from skdpopt.solvers.query_release import (
@@ -271,7 +272,12 @@ def _expected_sgd(est, draws, n, clip_norm=None):
     found = leaves(plan.event)
     expected, _ = _expected_preliminary(plan, found, draws)
     for leaf, count in found:
-        if isinstance(leaf, SubsampledGaussianMechanism):
+        if isinstance(leaf, SubsampledGaussianMechanism) and plan.lockstep:
+            # The K problems' sums at once: each example's K gradients
+            # clipped together to sqrt(2) C (Frobenius norm), K dim values.
+            expected.append(("normal", leaf.noise_multiplier * math.sqrt(2.0)
+                             * clip_norm, count * dim * plan.n_problems))
+        elif isinstance(leaf, SubsampledGaussianMechanism):
             # The clipped sum (each example's gradient of norm <= C).
             expected.append(("normal", leaf.noise_multiplier * clip_norm,
                              count * dim))
@@ -725,6 +731,24 @@ def test_noisy_sgd_adds_its_noise(rate):
                      learning_rate="constant", eta0=1.0)
     result = noisy_sgd(problem, plan, np.random.default_rng(0))
     assert_gaussian(-result.coef * rate * n, z * clip)
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.5])
+def test_lockstep_sgd_adds_its_noise(rate):
+    # The same for K problems in lockstep: each entry of the K x d noisy
+    # sum has standard deviation z sqrt(2) C.
+    n, z, clip, k = 10, 1.5, 0.7, 3
+    d = GAUSSIAN_DRAWS // k
+    problems = [LockstepProblem(np.zeros(n), SquaredError()) for _ in range(k)]
+    plan = DPSGDPlan(np.inf, 0.0, EpsilonDeltaEvent(np.inf, 0.0),
+                     sampling_rate=rate, n_steps=1, n_epochs=1, n_problems=k,
+                     noise_multiplier=z, lockstep=True, average_start=None,
+                     single_pass=False, learning_rate="constant", eta0=1.0)
+    results = lockstep_sgd(np.zeros((n, d)), problems, plan,
+                           np.random.default_rng(0), clip_norm=clip,
+                           fit_intercept=False)
+    noise = -np.concatenate([r.coef for r in results]) * rate * n
+    assert_gaussian(noise, z * math.sqrt(2.0) * clip)
 
 
 # DPLasso's greedy coordinate descent.

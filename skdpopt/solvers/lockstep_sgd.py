@@ -34,7 +34,8 @@ import scipy.sparse as sp
 from .._clipping import example_norms
 from .._sums import column_sums, row_dots, total
 from ..mechanisms import gaussian_noise, poisson_batches
-from .problems import LinearResult
+from .noisy_sgd import noisy_sgd
+from .problems import LinearProblem, LinearResult
 
 # Poisson batches are drawn this many steps at a time (one vectorised draw).
 _BLOCK_STEPS = 256
@@ -105,24 +106,48 @@ def clip_rows(residuals, bounds):
     return residuals
 
 
-def _gradient_sums(X_batch, residuals):
-    """``residuals.T @ X_batch`` (K x d) and the residuals' column sums,
-    in float64."""
-    grad = np.array([column_sums(X_batch, residuals[:, k])
-                     for k in range(residuals.shape[1])])
-    return grad, np.array([total(residuals[:, k]) for k in range(residuals.shape[1])])
+class LockstepRows:
+    """The rows of a lockstep fit, for its clipped gradient sums.
 
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+    problems : list of LockstepProblem
+    bound : float
+        B, the bound on each row's K x (d + 1) gradient (Frobenius norm).
+    fit_intercept : bool
+    sample_weight : ndarray or None
+        The rows' weights in [0, 1], shared by the problems.
+    """
 
-def _residuals(X_batch, targets, problems, coef, intercept, weights):
-    """Each row's K weighted loss derivatives at the current iterates."""
-    out = np.empty((X_batch.shape[0], len(problems)))
-    for k, problem in enumerate(problems):
-        prediction = row_dots(X_batch, coef[k]) + intercept[k]
-        out[:, k] = np.asarray(problem.loss.derivative(prediction, targets[:, k]),
-                               dtype=np.float64).ravel()
-    if weights is not None:
-        out *= weights[:, None]
-    return out
+    def __init__(self, X, problems, bound, fit_intercept, sample_weight=None):
+        self.X, self.problems, self.sample_weight = X, problems, sample_weight
+        self.n_samples, self.n_features = X.shape
+        self.targets = np.column_stack([np.asarray(p.target, dtype=np.float64)
+                                        for p in problems])
+        self.bounds = row_bounds(X, bound, fit_intercept)
+
+    def gradient_sums(self, coef, intercept, rows=None):
+        """Over ``rows`` (None: all): the clipped gradients' sum, a
+        ``(K, d)`` array, and their intercept parts' sums, a K-vector, in
+        float64."""
+        if rows is None:
+            X, y, bounds = self.X, self.targets, self.bounds
+            weights = self.sample_weight
+        else:
+            X, y, bounds = self.X[rows], self.targets[rows], self.bounds[rows]
+            weights = None if self.sample_weight is None else self.sample_weight[rows]
+        residuals = np.empty((X.shape[0], len(self.problems)))
+        for k, problem in enumerate(self.problems):
+            prediction = row_dots(X, coef[k]) + intercept[k]
+            residuals[:, k] = np.asarray(
+                problem.loss.derivative(prediction, y[:, k]), dtype=np.float64).ravel()
+        if weights is not None:
+            residuals *= weights[:, None]
+        clip_rows(residuals, bounds)
+        columns = range(residuals.shape[1])
+        return (np.array([column_sums(X, residuals[:, k]) for k in columns]),
+                np.array([total(residuals[:, k]) for k in columns]))
 
 
 def _batches(rng, plan, n_samples):
@@ -180,10 +205,8 @@ def lockstep_sgd(X, problems, plan, rng, *, clip_norm, fit_intercept=True,
     """
     n_samples, n_features = X.shape
     n_problems = len(problems)
-    targets = np.column_stack([np.asarray(p.target, dtype=np.float64)
-                               for p in problems])
     bound = clip_norm * plan.clip_scale
-    bounds = row_bounds(X, bound, fit_intercept)
+    data = LockstepRows(X, problems, bound, fit_intercept, sample_weight)
     steps = np.array([p.step_scale for p in problems])
     # eta / (q n) times the noisy sum, times what the weights were divided by.
     per_sum = steps * np.array([p.weight_scale for p in problems]) / (
@@ -193,18 +216,11 @@ def lockstep_sgd(X, problems, plan, rng, *, clip_norm, fit_intercept=True,
                           for p in problems], dtype=np.float64)
     coef_sum, intercept_sum, n_averaged = np.zeros_like(coef), np.zeros(n_problems), 0
     noise_std = plan.noise_multiplier * bound
+    dim = n_features + int(fit_intercept)
     start, epochs_done = time.perf_counter(), 0
     for t, rows in enumerate(_batches(rng, plan, n_samples)):
-        if rows is None:
-            X_batch, y_batch, weights, limit = X, targets, sample_weight, bounds
-        else:
-            X_batch = X[rows]
-            y_batch, limit = targets[rows], bounds[rows]
-            weights = None if sample_weight is None else sample_weight[rows]
-        residuals = clip_rows(_residuals(X_batch, y_batch, problems, coef,
-                                         intercept, weights), limit)
-        grad, grad_intercept = _gradient_sums(X_batch, residuals)
-        noise = gaussian_noise(rng, noise_std, (n_problems, n_features + 1))
+        grad, grad_intercept = data.gradient_sums(coef, intercept, rows)
+        noise = gaussian_noise(rng, noise_std, (n_problems, dim))
         eta = plan.step_size(t)
         update = (eta * per_sum)[:, None] * (grad + noise[:, :n_features])
         if alpha:
@@ -230,6 +246,81 @@ def lockstep_sgd(X, problems, plan, rng, *, clip_norm, fit_intercept=True,
         coef, intercept = coef_sum / n_averaged, intercept_sum / n_averaged
     return [LinearResult(coef=coef[k].copy(), intercept=float(intercept[k]))
             for k in range(n_problems)]
+
+
+def lockstep_fit(X, targets, loss, weighting, plan, rng, **options):
+    """:func:`lockstep_sgd` of a classifier's binary problems, then each
+    intercept calibrated (where planned) as a problem run alone is.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix
+    targets : list of ndarray
+        The +-1 targets of each problem.
+    loss : object
+        The unweighted loss (used as it is without a weighting).
+    weighting : ClassWeighting or None
+        Each problem's loss, step scale, weight scale and starting
+        intercept (:mod:`skdpopt.solvers.classes`), and the rows' weights.
+    plan : DPSGDPlan
+    rng : numpy.random.Generator
+    **options
+        ``clip_norm``, ``fit_intercept``, ``alpha``, ``radius``,
+        ``verbose``: as for :func:`lockstep_sgd`.
+
+    Returns
+    -------
+    list of LinearResult
+    """
+    if weighting is None:
+        return lockstep_sgd(X, [LockstepProblem(t, loss) for t in targets],
+                            plan, rng, **options)
+    weighted = weighting.problems
+    problems = [LockstepProblem(p.target, p.loss, step_scale=p.step_scale,
+                                weight_scale=p.weights.scale,
+                                intercept_init=p.intercept_init())
+                for p in weighted]
+    results = lockstep_sgd(X, problems, plan, rng,
+                           sample_weight=weighting.sample_weight, **options)
+    if not plan.calibration_steps:
+        return results
+    return [LinearResult(coef=r.coef, intercept=p.calibrated_intercept(
+        X, r.coef, r.intercept, plan, rng))
+        for r, p in zip(results, weighted, strict=True)]
+
+
+def sgd_problems(X, targets, loss, weighting, plan, rng, *, clip_norm,
+                 fit_intercept, alpha, radius, verbose=0):
+    """DP-SGD of each problem of a fit: in lockstep where the plan says
+    (:func:`lockstep_fit`), else one after another
+    (:func:`~skdpopt.solvers.noisy_sgd.noisy_sgd`).
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask.array.Array
+    targets : list of ndarray or dask.array.Array
+    loss : object
+    weighting : ClassWeighting or None
+    plan : DPSGDPlan
+    rng : numpy.random.Generator
+    clip_norm, fit_intercept, alpha, radius, verbose
+        As for :func:`lockstep_sgd`.
+
+    Returns
+    -------
+    list of LinearResult
+        One per problem.
+    """
+    options = {"clip_norm": clip_norm, "fit_intercept": fit_intercept,
+               "alpha": alpha, "radius": radius, "verbose": verbose}
+    if plan.lockstep:
+        return lockstep_fit(X, targets, loss, weighting, plan, rng, **options)
+    problems = weighting.problems if weighting is not None else [None] * len(targets)
+    return [noisy_sgd(LinearProblem(X, target, fit_intercept, loss=loss,
+                                    clip_norm=clip_norm, alpha=alpha,
+                                    radius=radius, weighting=problem),
+                      plan, rng, verbose=verbose)
+            for target, problem in zip(targets, problems, strict=True)]
 
 
 def lockstep_is_possible(X, n_problems):
