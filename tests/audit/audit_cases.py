@@ -36,6 +36,7 @@ import skdpopt.plans.minimax
 import skdpopt.plans.minimax_vertex
 import skdpopt.sgd
 import skdpopt.solvers.groups
+import skdpopt.solvers.lockstep_sgd
 import skdpopt.solvers.mirror_descent
 import skdpopt.solvers.query_release
 import skdpopt.synthetic
@@ -43,6 +44,7 @@ from skdpopt import (
     DPLasso,
     DPLogisticSimplex,
     DPMinimaxClassifier,
+    DPSGDClassifier,
     DPSGDRegressor,
     DPSyntheticData,
     logistic_simplex,
@@ -270,6 +272,70 @@ SGD_EXTREME = AuditCase(
     plant=_plant_naive_clipping,
     bug=("norm squared naively (overflows to inf), clip factor "
          "C / max(abs(r) norm(x), C)"),
+)
+
+
+# -- DPSGDClassifier: classes in lockstep, one joint step ---------------------
+
+# Classes of the lockstep audit: without the joint clip a row's part moves
+# by sqrt(LOCKSTEP_CLASSES) times the bound the noise is calibrated for.
+LOCKSTEP_CLASSES = 64
+
+
+def _lockstep_pair():
+    """Zero rows (of four of the classes in turn: they move no gradient;
+    the other classes have none) plus a canary of class 0 at x = +BEYOND
+    against the same canary at -BEYOND.
+    At w = 0 each of its K hinge derivatives is -y_k (+-1, norm sqrt(K)),
+    clipped together to B: its part flips sign between the datasets, so
+    the joint sum moves by 2 B, the whole replace-one sensitivity, along
+    the direction -y of its derivatives."""
+    X = np.zeros((N_ROWS, 1))
+    y = np.arange(N_ROWS) % 4
+    X_out = X.copy()
+    X[0, 0], X_out[0, 0] = BEYOND, -BEYOND
+    return (X, y), (X_out, y)
+
+
+def _lockstep_direction():
+    """The canary's derivatives at w = 0 over their norm: -y / sqrt(K)."""
+    y = -np.ones(LOCKSTEP_CLASSES)
+    y[0] = 1.0
+    return -y / np.sqrt(LOCKSTEP_CLASSES)
+
+
+def _sgd_lockstep(random_state):
+    # The hinge loss without an intercept releases nothing but the steps
+    # (no class totals, calibration or fit check); one full-batch step of
+    # size 1 from 0 makes each coefficient minus its noisy sum over n.
+    return DPSGDClassifier(
+        loss="hinge", epsilon=EPSILON, delta=DELTA, max_iter=1, sampling="full",
+        average=False, fit_intercept=False, alpha=0.0, learning_rate="constant",
+        eta0=1.0, clip_norm=1.0, classes=list(range(LOCKSTEP_CLASSES)),
+        random_state=random_state)
+
+
+def _plant_per_problem_clip(monkeypatch):
+    # Each derivative cut to the row's bound alone, as one problem run
+    # alone clips it: the canary's part keeps norm sqrt(K) B.
+    def clip_each(residuals, bounds):
+        residuals = np.nan_to_num(residuals, copy=False)
+        return np.clip(residuals, -bounds[:, None], bounds[:, None], out=residuals)
+    monkeypatch.setattr(skdpopt.solvers.lockstep_sgd, "clip_rows", clip_each)
+
+
+SGD_LOCKSTEP = AuditCase(
+    name=f"DPSGDClassifier ({LOCKSTEP_CLASSES} classes in lockstep)",
+    release=("one full-batch step of all classes: the coefficients' projection "
+             "on the canary's derivatives"),
+    fit=_fit_xy(_sgd_lockstep),
+    datasets=_lockstep_pair,
+    statistic=lambda est: float(_lockstep_direction() @ est.coef_[:, 0]),
+    claimed=_spent,
+    plant=_plant_per_problem_clip,
+    bug=(f"joint clip skipped, each class's derivative clipped alone (the "
+         f"canary's part of norm sqrt({LOCKSTEP_CLASSES}) = "
+         f"{np.sqrt(LOCKSTEP_CLASSES):.0f} times the bound)"),
 )
 
 
@@ -691,5 +757,5 @@ SYNTHETIC_BOUNDS = AuditCase(
 )
 
 
-CASES = [SGD, SGD_POISSON, SGD_EXTREME, LASSO, LASSO_BLOCK, SIMPLEX_FW, SIMPLEX_MD,
+CASES = [SGD, SGD_POISSON, SGD_EXTREME, SGD_LOCKSTEP, LASSO, LASSO_BLOCK, SIMPLEX_FW, SIMPLEX_MD,
          MINIMAX, MINIMAX_GDA, SYNTHETIC, SYNTHETIC_BOUNDS]

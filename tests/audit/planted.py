@@ -45,6 +45,9 @@ PLANTED = {
     "DPSGDRegressor (extreme canary)": Planted(  # claim 4.000
         threshold=0.11037142300010681, direction=-1,
         rates=(0.991, 0.0012), runs=632),
+    "DPSGDClassifier (64 classes in lockstep)": Planted(  # claim 0.990
+        threshold=-0.3885729099138309, direction=-1,
+        rates=(0.2196, 0.0049), runs=270),
     "DPLasso": Planted(  # claim 1.000
         threshold=0.04836256285728979, direction=1,
         rates=(0.128, 0.0104), runs=960),
