@@ -80,8 +80,8 @@ MUTANTS = [
         "sgd-plan-half-noise",
         "DP-SGD plan's noise multiplier halved (event unchanged)",
         (Patch("skdpopt/plans/sgd.py",
-               "noise_multiplier=noise_multiplier, average_start=average_start,",
-               "noise_multiplier=noise_multiplier / 2, average_start=average_start,"),),
+               "noise_multiplier=noise_multiplier, lockstep=lockstep,",
+               "noise_multiplier=noise_multiplier / 2, lockstep=lockstep,"),),
         (NOISE, "tests/plans/test_sgd_plan.py", "tests/test_sgd.py"),
     ),
     Mutant(
@@ -100,6 +100,18 @@ MUTANTS = [
                "scaled = np.nan_to_num(residual); scaled_sum = scaled.sum()"),),
         ("tests/solvers/test_noisy_sgd.py", "tests/test_sgd.py",
          f"{AUDITS}::test_audit_within_claim"),
+    ),
+    Mutant(
+        "lockstep-per-problem-clip",
+        "classes in lockstep: each class's derivative clipped alone, not the "
+        "row's K derivatives together (sqrt(K) times the sensitivity)",
+        (Patch("skdpopt/solvers/lockstep_sgd.py",
+               "    residuals *= np.minimum(room, 1.0)[:, None]\n",
+               "    np.clip(residuals, -bounds[:, None], bounds[:, None], "
+               "out=residuals)\n"),),
+        ("tests/privacy/test_sensitivity.py", "tests/solvers/test_lockstep_sgd.py",
+         f"{AUDITS}::test_audit_within_claim[DPSGDClassifier (64 classes in "
+         "lockstep)]"),
     ),
     Mutant(
         "lasso-selection-sensitivity",

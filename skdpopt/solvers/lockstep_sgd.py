@@ -20,8 +20,9 @@ A row's K derivatives share its clip: where one class carries most of
 of B, where one problem run alone gets at most ``clip_norm``.
 
 A derivative that is NaN (``inf - inf`` in an extreme row's prediction)
-counts as 0; an infinite one is first cut to the row's bound, so that the
-norm is finite; a row of infinite norm has bound 0 and adds nothing.  Sums
+counts as 0, an infinite one as the largest float, and the row's norm is
+computed without overflow; a row of infinite norm has bound 0 and adds
+nothing.  Sums
 are in float64 whatever X's dtype (:mod:`skdpopt._sums`).
 """
 
@@ -80,9 +81,9 @@ def row_bounds(X, bound, fit_intercept):
 
 def clip_rows(residuals, bounds):
     """Scale each row of ``residuals`` (n x K) to l2 norm at most its
-    bound, in place: NaN entries become 0 and every entry is first cut to
-    ``[-bound, bound]`` (a clipped row's norm is then finite, and the row
-    still ends within its bound).
+    bound, in place, keeping its direction: NaN entries become 0, infinite
+    ones the largest float (the norm is computed from the row over its
+    largest entry, so it never overflows).
 
     Parameters
     ----------
@@ -94,15 +95,15 @@ def clip_rows(residuals, bounds):
     ndarray
         ``residuals``, clipped.
     """
-    np.nan_to_num(residuals, copy=False, nan=0.0, posinf=np.inf, neginf=-np.inf)
-    limit = bounds[:, None]
-    np.minimum(residuals, limit, out=residuals)
-    np.maximum(residuals, -limit, out=residuals)
-    # ||r_i|| / bound_i from entries in [-1, 1]: no overflow.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        relative = np.where(limit > 0, residuals / limit, 0.0)
-    ratio = np.sqrt(np.einsum("ij,ij->i", relative, relative))
-    residuals /= np.maximum(ratio, 1.0)[:, None]
+    np.nan_to_num(residuals, copy=False)
+    peak = np.max(np.abs(residuals), axis=1)
+    peak[peak == 0] = 1.0  # a zero row stays zero
+    unit = residuals / peak[:, None]  # entries in [-1, 1]
+    length = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+    length[length == 0] = 1.0
+    with np.errstate(over="ignore"):  # room of inf: nothing to clip
+        room = bounds / peak / length
+    residuals *= np.minimum(room, 1.0)[:, None]
     return residuals
 
 

@@ -41,11 +41,11 @@ import skdpopt.logistic_simplex
 import skdpopt.minimax
 import skdpopt.sgd
 import skdpopt.solvers.classes
-import skdpopt.solvers.lockstep_sgd
 import skdpopt.solvers.clipping
 import skdpopt.solvers.frank_wolfe
 import skdpopt.solvers.gda
 import skdpopt.solvers.greedy_cd
+import skdpopt.solvers.lockstep_sgd
 import skdpopt.solvers.mirror_descent
 import skdpopt.solvers.saddle_point
 import skdpopt.solvers.targets

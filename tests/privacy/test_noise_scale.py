@@ -59,11 +59,11 @@ from skdpopt.solvers.greedy_cd import (
     private_greedy_cd,
 )
 from skdpopt.solvers.groups import release_group_sizes
+from skdpopt.solvers.lockstep_sgd import LockstepProblem, lockstep_sgd
 from skdpopt.solvers.mirror_descent import (
     vertex_sampling_mirror_descent,
 )
 from skdpopt.solvers.noisy_newton import noisy_newton_logistic
-from skdpopt.solvers.lockstep_sgd import LockstepProblem, lockstep_sgd
 from skdpopt.solvers.noisy_sgd import noisy_sgd
 from skdpopt.solvers.problems import GroupProblem, LinearProblem, MarginalProblem
 from skdpopt.solvers.query_release import (
