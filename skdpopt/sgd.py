@@ -463,9 +463,14 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     """Linear classifier by differentially private SGD.
 
     The solver of :class:`DPSGDRegressor` with classification losses.
-    Multiclass problems are fitted one-vs-rest; the binary fits run one
-    after another and are composed in one accountant, so ``epsilon`` covers
-    them all.
+    Multiclass problems are fitted one-vs-rest, all classes in one budget.
+    On rows in memory the binary problems run in lockstep: each step
+    samples one batch for all of them and clips each row's gradients in
+    all the problems together (to ``sqrt(2) * clip_norm``), so that one
+    noisy sum per step serves every class and the noise does not grow
+    with the number of classes (docs/privacy/dpsgd.md, "Classes in
+    lockstep").  On a Dask collection they run one after another and
+    compose.
 
     Parameters
     ----------
@@ -572,8 +577,9 @@ class DPSGDClassifier(LinearClassifierMixin, ClassifierMixin, _BaseDPSGD):
     t_ : int
         Noisy steps per binary problem.
     noise_multiplier_ : float
-        Noise standard deviation over ``clip_norm``, shared by all the
-        binary problems.
+        Noise standard deviation over the clip of one step's sum, shared
+        by all the binary problems: ``clip_norm``, or ``sqrt(2) *
+        clip_norm`` for classes in lockstep.
     privacy_spent_ : PrivacySpent
         The (epsilon, delta) guarantee of the fitted model (all classes
         together), replace-one.
