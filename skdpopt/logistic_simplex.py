@@ -30,6 +30,7 @@ from .plans.logistic_simplex import (
 )
 from .solvers.checks import release_clip_check
 from .solvers.frank_wolfe import frank_wolfe_logistic
+from .solvers.lockstep_sgd import lockstep_is_possible, polytope_lockstep
 from .solvers.mirror_descent import vertex_sampling_logistic
 from .solvers.noisy_sgd import polytope_sgd_logistic
 from .solvers.problems import LinearProblem
@@ -214,8 +215,10 @@ class DPLogisticSimplex(
     accuracy advantage is asymptotic: at ``n eps`` of a few thousand
     private Frank-Wolfe is often better (see the benchmark in
     ``docs/benchmarks/dplogisticsimplex.md``).
-    Multiclass problems are fitted one-vs-rest; all binary fits are
-    composed in one plan.
+    Multiclass problems are fitted one-vs-rest, all binary fits in one
+    plan; with ``solver="sgd"`` on rows in memory they run in lockstep,
+    one noisy sum per step for all classes (as
+    :class:`~skdpopt.DPSGDClassifier`'s do).
 
     Examples
     --------
@@ -329,7 +332,8 @@ class DPLogisticSimplex(
             feature_bound=self.feature_bound_, fit_intercept=self.fit_intercept,
             max_iter=self.max_iter, n_vertices=self.n_vertices,
             refresh_every=self.refresh_every, n_classes=len(self.classes_),
-            weight_bound=weight_bound(self, sample_weight))
+            weight_bound=weight_bound(self, sample_weight),
+            lockstep=lockstep_is_possible(X, len(targets)))
         rng = self._begin_release(plan)
         # A released check of the public bound against the data.
         clipped = release_clip_check(X, self.feature_bound_, plan.clip_check, rng)
@@ -346,12 +350,19 @@ class DPLogisticSimplex(
             X = clip_rows(X, self.feature_bound_)
             solve = (frank_wolfe_logistic if self.solver_ == "frank_wolfe"
                      else partial(polytope_sgd_logistic, verbose=self.verbose))
-        results = [solve(LinearProblem(
-            X, target, self.fit_intercept, radius=self.radius,
-            constraint=self.constraint, feature_bound=self.feature_bound_,
-            clip_norm=SGD_CLIP * self.feature_bound_, weighting=problem),
-            plan, rng) for target, problem in zip(targets, weighting.problems,
-                                                  strict=True)]
+        if self.solver_ == "sgd" and plan.lockstep:
+            solve = partial(polytope_lockstep, radius=self.radius,
+                            constraint=self.constraint, verbose=self.verbose)
+            results = solve(X, targets, weighting, plan, rng,
+                            clip_norm=SGD_CLIP * self.feature_bound_,
+                            fit_intercept=self.fit_intercept)
+        else:
+            results = [solve(LinearProblem(
+                X, target, self.fit_intercept, radius=self.radius,
+                constraint=self.constraint, feature_bound=self.feature_bound_,
+                clip_norm=SGD_CLIP * self.feature_bound_, weighting=problem),
+                plan, rng) for target, problem in zip(targets, weighting.problems,
+                                                      strict=True)]
         self.coef_ = np.array([result.coef for result in results])
         self.intercept_ = np.array([result.intercept for result in results])
         # A released check of the fitted model against the class prior.

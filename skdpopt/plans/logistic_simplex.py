@@ -579,13 +579,15 @@ def default_feature_bound(solver):
 
 
 def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
-                      n_classes, weight_bound=1.0):
+                      n_classes, weight_bound=1.0, lockstep=False):
     """Plan DP-SGD over the polytope (``solver="sgd"``).
 
     The DP-SGD plan (:func:`skdpopt.plans.sgd.plan_dpsgd`) with the
     schedule of DPSGDClassifier's defaults (``SGD_EPOCHS`` Poisson epochs,
     batch size "auto", averaged iterates), the clip check and the class
-    totals first, the intercept's calibration and the fit check last.
+    totals first, the intercept's calibration and the fit check last; the
+    classes in lockstep where ``lockstep`` (in memory,
+    :mod:`skdpopt.solvers.lockstep_sgd`).
 
     Returns
     -------
@@ -597,13 +599,13 @@ def plan_polytope_sgd(*, n_samples, n_problems, epsilon, delta, fit_intercept,
         max_iter=SGD_EPOCHS, average=True, n_classes=n_classes,
         weight_bound=weight_bound, calibrate_intercept=fit_intercept,
         fit_check=True, clip_check=True, learning_rate="constant",
-        eta0=SGD_STEP)
+        eta0=SGD_STEP, lockstep=lockstep)
 
 
 def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
                           solver, constraint, radius, feature_bound, fit_intercept,
                           max_iter, n_vertices, refresh_every, n_classes=None,
-                          weight_bound=1.0):
+                          weight_bound=1.0, lockstep=False):
     """Plan a DPLogisticSimplex fit from public quantities (never X or y).
 
     Parameters
@@ -622,6 +624,8 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
         The number of classes (None: 2 for one problem, else n_problems).
     weight_bound : float, default=1.0
         Public bound on the rows' sample weights.
+    lockstep : bool, default=False
+        Whether "sgd" runs the classes in lockstep (rows in memory).
 
     Returns
     -------
@@ -635,7 +639,7 @@ def plan_logistic_simplex(*, n_samples, n_features, n_problems, epsilon, delta,
         return plan_polytope_sgd(
             n_samples=n_samples, n_problems=n_problems, epsilon=epsilon,
             delta=delta, fit_intercept=fit_intercept, n_classes=n_classes,
-            weight_bound=weight_bound)
+            weight_bound=weight_bound, lockstep=lockstep)
     common = {"n_samples": n_samples, "n_features": n_features,
               "n_problems": n_problems, "epsilon": epsilon, "delta": delta,
               "constraint": constraint, "radius": radius,

@@ -28,12 +28,15 @@ are in float64 whatever X's dtype (:mod:`skdpopt._sums`).
 
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._clipping import example_norms
 from .._sums import column_sums, row_dots, total
+from ..geometry import project_polytope
+from ..losses import LogLoss
 from ..mechanisms import gaussian_noise, poisson_batches
 from .noisy_sgd import noisy_sgd
 from .problems import LinearProblem, LinearResult
@@ -173,7 +176,8 @@ def _batches(rng, plan, n_samples):
 
 @np.errstate(over="ignore", invalid="ignore")
 def lockstep_sgd(X, problems, plan, rng, *, clip_norm, fit_intercept=True,
-                 alpha=0.0, radius=None, sample_weight=None, verbose=0):
+                 alpha=0.0, radius=None, projection=None, sample_weight=None,
+                 verbose=0):
     """Run the binary problems of a one-vs-rest fit together (see the
     module docstring).
 
@@ -195,6 +199,9 @@ def lockstep_sgd(X, problems, plan, rng, *, clip_norm, fit_intercept=True,
         L2 penalty (data-free).
     radius : float or None, default=None
         Project each problem's coefficients onto the l2 ball of this radius.
+    projection : callable or None, default=None
+        Maps each problem's coefficients back onto a public set after each
+        step (DPLogisticSimplex's polytope), instead of ``radius``.
     sample_weight : ndarray or None, default=None
         The rows' weights in [0, 1], shared by the problems.
     verbose : int, default=0
@@ -232,6 +239,9 @@ def lockstep_sgd(X, problems, plan, rng, *, clip_norm, fit_intercept=True,
         if radius is not None:
             norms = np.linalg.norm(coef, axis=1)
             coef *= np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
+        if projection is not None:
+            for k in range(n_problems):
+                coef[k] = projection(coef[k])
         if plan.average_start is not None and t >= plan.average_start:
             coef_sum += coef
             intercept_sum += intercept
@@ -267,7 +277,7 @@ def lockstep_fit(X, targets, loss, weighting, plan, rng, **options):
     rng : numpy.random.Generator
     **options
         ``clip_norm``, ``fit_intercept``, ``alpha``, ``radius``,
-        ``verbose``: as for :func:`lockstep_sgd`.
+        ``projection``, ``verbose``: as for :func:`lockstep_sgd`.
 
     Returns
     -------
@@ -288,6 +298,38 @@ def lockstep_fit(X, targets, loss, weighting, plan, rng, **options):
     return [LinearResult(coef=r.coef, intercept=p.calibrated_intercept(
         X, r.coef, r.intercept, plan, rng))
         for r, p in zip(results, weighted, strict=True)]
+
+
+def polytope_lockstep(X, targets, weighting, plan, rng, *, radius, constraint,
+                      clip_norm, fit_intercept, verbose=0):
+    """DPLogisticSimplex's ``solver="sgd"`` with the classes in lockstep:
+    :func:`lockstep_fit` on the logistic loss, each problem's coefficients
+    projected back onto the polytope after every step (as
+    :func:`~skdpopt.solvers.noisy_sgd.polytope_sgd_logistic` does for one
+    problem), the intercepts outside it.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix
+        Rows already clipped to the feature bound.
+    targets : list of ndarray
+    weighting : ClassWeighting
+    plan : DPSGDPlan
+    rng : numpy.random.Generator
+    radius : float
+    constraint : {"l1_ball", "simplex"}
+    clip_norm : float
+    fit_intercept : bool
+    verbose : int, default=0
+
+    Returns
+    -------
+    list of LinearResult
+    """
+    projection = partial(project_polytope, radius=radius, constraint=constraint)
+    return lockstep_fit(X, targets, LogLoss(), weighting, plan, rng,
+                        clip_norm=clip_norm, fit_intercept=fit_intercept,
+                        projection=projection, verbose=verbose)
 
 
 def sgd_problems(X, targets, loss, weighting, plan, rng, *, clip_norm,

@@ -66,7 +66,7 @@ from skdpopt._sums import row_dots
 from skdpopt.accounting import leaves
 from skdpopt.losses import LogLoss
 from skdpopt.plans.checks import plan_clip_check, plan_fit_check
-from skdpopt.plans.logistic_simplex import refit_sensitivities
+from skdpopt.plans.logistic_simplex import SGD_CLIP, refit_sensitivities
 from skdpopt.solvers.checks import (
     clipped_targets,
     release_clip_check,
@@ -818,7 +818,37 @@ def _simplex_frank_wolfe_observe(classes, fit_intercept, constraint):
     return observe
 
 
+def _simplex_sgd_observe(classes):
+    """DP-SGD over the polytope: every step's clipped gradient sum (the
+    rows clipped to the feature bound b, each example's gradient to SGD_CLIP
+    b, a multiclass fit's K gradients together to sqrt(2) SGD_CLIP b), at
+    probe iterates; replace-one moves it by twice the clip."""
+    def observe(side, rng):
+        est = DPLogisticSimplex(
+            solver="sgd", radius=RADIUS, feature_bound=FEATURE_BOUND,
+            classes=classes, random_state=0)
+        sums = []
+        with observing() as patch:
+            zero_noise(patch, skdpopt.logistic_simplex, "plan_logistic_simplex",
+                       noise_multiplier=0.0)
+            _gradient_sums(patch, True, int(rng.integers(2**31)), sums)
+            est.fit(side.X, side.y)
+        bound = 2.0 * SGD_CLIP * FEATURE_BOUND
+        if est.privacy_plan_.lockstep:
+            bound *= math.sqrt(2.0)
+        return {f"step {step} sum at probe {i}": Statistic(value, bound)
+                for step, values in enumerate(sums)
+                for i, value in enumerate(values)}
+    return observe
+
+
 SIMPLEX_CASES = [
+    Case("DPLogisticSimplex(sgd): clipped gradient sums",
+         _simplex_sgd_observe([0.0, 1.0]),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets=[0.0, 1.0])),
+    Case("DPLogisticSimplex(sgd, 3 classes): clipped gradient sums in lockstep",
+         _simplex_sgd_observe(["a", "b", "c"]),
+         features(formats=ALL_FORMATS, dtypes=FLOATS, targets=["a", "b", "c"])),
     Case("DPLogisticSimplex(mirror_descent, delta=0): Laplace, l1 Newton",
          _simplex_md_observe([-1.0, 1.0], True, "l1_ball", delta=0.0),
          features(formats=("dense",), dtypes=FLOATS, targets=[-1.0, 1.0])),

@@ -1,14 +1,16 @@
 """The classes of a one-vs-rest DP-SGD fit in lockstep, under one clip."""
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
-from skdpopt import DPSGDClassifier
+from skdpopt import DPLogisticSimplex, DPSGDClassifier
 from skdpopt.accounting import EpsilonDeltaEvent
+from skdpopt.geometry import project_polytope
 from skdpopt.losses import Hinge, LogLoss
 from skdpopt.plans.sgd import LOCKSTEP_CLIP, DPSGDPlan
 from skdpopt.solvers.lockstep_sgd import (
@@ -130,6 +132,25 @@ def test_sparse_and_float32_rows_give_the_dense_fit(rate):
             assert a.intercept == pytest.approx(b.intercept, rel=1e-5, abs=1e-9)
     for result in dense:
         assert np.linalg.norm(result.coef) <= 2.0 * (1 + 1e-12)
+
+
+def test_the_projection_keeps_each_problem_on_the_polytope():
+    X, y = make_classification(n_samples=300, n_features=6, n_classes=3,
+                               n_informative=4, random_state=0)
+    problems = [LockstepProblem(t, LogLoss()) for t in _targets(y, 3)]
+    results = lockstep_sgd(X, problems, _plan(n_steps=8, noise=2.0),
+                           np.random.default_rng(0), clip_norm=1.0,
+                           projection=partial(project_polytope, radius=0.3))
+    assert all(np.abs(r.coef).sum() <= 0.3 * (1 + 1e-9) for r in results)
+
+
+def test_multiclass_simplex_sgd_runs_in_lockstep():
+    X, y = make_classification(n_samples=600, n_features=5, n_classes=3,
+                               n_informative=4, n_redundant=0, random_state=0)
+    clf = DPLogisticSimplex(solver="sgd", radius=2.0, classes=[0, 1, 2],
+                            random_state=0).fit(X, y)
+    assert clf.privacy_plan_.lockstep and clf.coef_.shape == (3, 5)
+    assert np.all(np.abs(clf.coef_).sum(axis=1) <= 2.0 * (1 + 1e-9))
 
 
 def test_an_extreme_row_leaves_the_fit_finite():
