@@ -351,11 +351,10 @@ class DPLogisticSimplex(
             solve = (frank_wolfe_logistic if self.solver_ == "frank_wolfe"
                      else partial(polytope_sgd_logistic, verbose=self.verbose))
         if self.solver_ == "sgd" and plan.lockstep:
-            solve = partial(polytope_lockstep, radius=self.radius,
-                            constraint=self.constraint, verbose=self.verbose)
-            results = solve(X, targets, weighting, plan, rng,
-                            clip_norm=SGD_CLIP * self.feature_bound_,
-                            fit_intercept=self.fit_intercept)
+            results = polytope_lockstep(
+                X, targets, weighting, plan, rng, radius=self.radius,
+                constraint=self.constraint, clip_norm=SGD_CLIP * self.feature_bound_,
+                fit_intercept=self.fit_intercept, verbose=self.verbose)
         else:
             results = [solve(LinearProblem(
                 X, target, self.fit_intercept, radius=self.radius,
