@@ -98,7 +98,10 @@ def clip_rows(residuals, bounds):
     ndarray
         ``residuals``, clipped.
     """
-    np.nan_to_num(residuals, copy=False)
+    # NaN -> 0 and +-inf -> +-float max, as np.nan_to_num, without its
+    # passes over clean rows (a NaN shows in the sum).
+    if not np.isfinite(residuals.sum()):
+        np.nan_to_num(residuals, copy=False)
     peak = np.max(np.abs(residuals), axis=1)
     peak[peak == 0] = 1.0  # a zero row stays zero
     unit = residuals / peak[:, None]  # entries in [-1, 1]
@@ -139,8 +142,13 @@ class LockstepRows:
             X, y, bounds = self.X, self.targets, self.bounds
             weights = self.sample_weight
         else:
-            X, y, bounds = self.X[rows], self.targets[rows], self.bounds[rows]
-            weights = None if self.sample_weight is None else self.sample_weight[rows]
+            # take: the rows of fancy indexing, several times faster on the
+            # small batches of DP-SGD.
+            X = (self.X.take(rows, axis=0) if type(self.X) is np.ndarray
+                 else self.X[rows])
+            y, bounds = self.targets.take(rows, axis=0), self.bounds.take(rows)
+            weights = (None if self.sample_weight is None
+                       else self.sample_weight.take(rows))
         residuals = np.empty((X.shape[0], len(self.problems)))
         for k, problem in enumerate(self.problems):
             prediction = row_dots(X, coef[k]) + intercept[k]
